@@ -1,0 +1,14 @@
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY control-plane ./control-plane
+COPY proxy ./proxy
+COPY shared ./shared
+COPY migrations ./migrations
+COPY models.example.json ./
+ENV NODE_ENV=production
+USER node
+# The compose file picks the half: `npm run control-plane` or `npm run proxy`.
+CMD ["npm", "start"]

@@ -1,0 +1,58 @@
+import Koa from 'koa';
+import type { Server } from 'node:http';
+import type { ControlPlaneDeps } from './deps.js';
+import { problemErrors } from './http/problem.js';
+import { surface } from './http/surface.js';
+import { consoleRouters } from './console/index.js';
+import { scimSurface } from './scim/index.js';
+import { ssoRouters } from './sso/index.js';
+import { internalSurface } from './internal/index.js';
+import { webRouters } from './web/index.js';
+import { localAdminRoutes } from './local-admin.js';
+
+export interface ControlPlane {
+  app: Koa;
+  /** Listens on `port` (0 for any) and resolves once ready. */
+  listen(port: number, host?: string): Promise<Server>;
+}
+
+/**
+ * Builds the control plane. Each surface has its own dialect: SCIM errors
+ * under /v1/scim, problem+json for the rest of /v1, the proxy's internal
+ * API under /internal, and the web console's pages everywhere else.
+ */
+export interface ControlPlaneOptions {
+  /** Secret of the CLI's local bootstrap route (embedded store only). */
+  localSecret?: string;
+}
+
+export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlaneOptions = {}): ControlPlane {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+
+  app.use(async function healthz(ctx, next) {
+    if (ctx.path === '/healthz' && ctx.method === 'GET') {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    await next();
+  });
+
+  const scim = scimSurface(deps);
+  const internal = internalSurface(deps);
+  app.use(surface('/v1/scim/', scim.errors, scim.routers));
+  app.use(surface('/internal/', internal.errors, internal.routers));
+  app.use(surface('/v1/', problemErrors(deps.logger), [...ssoRouters(deps), ...consoleRouters(deps), localAdminRoutes(deps, options.localSecret)]));
+  for (const router of webRouters(deps)) app.use(router.routes()).use(router.allowedMethods());
+
+  return {
+    app,
+    listen(port, host = '127.0.0.1') {
+      return new Promise((resolve, reject) => {
+        const server = app.listen(port, host);
+        server.once('listening', () => resolve(server));
+        server.once('error', reject);
+      });
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The one seam between SQL and the rest of the code. Two drivers implement
+ * it (PostgreSQL via pg, embedded PGlite); the same SQL runs on both.
+ */
+export interface Queryable {
+  query<R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs `fn` in one transaction; commits on resolve, rolls back on throw. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a script of several statements (migrations). */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl: string | undefined;
+  /** PGlite directory; undefined keeps the embedded store in memory (tests). */
+  dataDir: string | undefined;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) {
+    const { openPostgres } = await import('./postgres.js');
+    return openPostgres(options.databaseUrl);
+  }
+  const { openPglite } = await import('./pglite.js');
+  return openPglite(options.dataDir);
+}

@@ -1,0 +1,46 @@
+import pg from 'pg';
+import type { Database, Queryable } from './database.js';
+
+const INT8_OID = 20;
+
+/** int8 as a JS number, like PGlite: counts and ids here stay far below 2^53. */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
+  },
+};
+
+export async function openPostgres(connectionString: string): Promise<Database> {
+  const pool = new pg.Pool({ connectionString, max: 10, types });
+  // Fail at start-up, not on the first request, when the server is unreachable.
+  const probe = await pool.connect();
+  probe.release();
+
+  const query = async <R extends object>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
+    (await client.query(sql, params as unknown[] | undefined)).rows as R[];
+
+  return {
+    kind: 'postgres',
+    query: (sql, params) => query(pool, sql, params),
+    async transaction(fn) {
+      const client = await pool.connect();
+      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
+      try {
+        await client.query('BEGIN');
+        const result = await fn(tx);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async exec(sql) {
+      await pool.query(sql);
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { systemClock, type Clock } from '../shared/clock.js';
+import { createControlPlane } from './app.js';
+import { openDatabase, type Database } from './db/database.js';
+import { acquireLock } from './db/data-dir-lock.js';
+import { migrate } from './db/migrate.js';
+
+export interface RunningControlPlane {
+  server: Server;
+  db: Database;
+  /** Where this process can reach it (loopback). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the store (taking the DATA_DIR lock for PGlite), migrates, and listens. */
+export async function startControlPlane(
+  config: Config,
+  logger: Logger,
+  options: { port?: number; host?: string; clock?: Clock } = {},
+): Promise<RunningControlPlane> {
+  const embedded = !config.databaseUrl;
+  const lock = embedded ? acquireLock(config.dataDir) : undefined;
+  let db: Database | undefined;
+  try {
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    const applied = await migrate(db);
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+    const localSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
+    const controlPlane = createControlPlane({ db, config, clock: options.clock ?? systemClock, logger }, { localSecret });
+    const server = await controlPlane.listen(options.port ?? config.controlPlanePort, options.host ?? config.host);
+    const { port } = server.address() as AddressInfo;
+    const url = `http://127.0.0.1:${port}`;
+    lock?.update({ url, secret: localSecret });
+    const openDb = db;
+    return {
+      server,
+      db: openDb,
+      url,
+      async close() {
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await openDb.close();
+        lock?.release();
+      },
+    };
+  } catch (err) {
+    await db?.close().catch(() => undefined);
+    lock?.release();
+    throw err;
+  }
+}

@@ -1,0 +1,71 @@
+import type { Queryable } from '../db/database.js';
+import type { ApiKey, KeyKind } from '../domain.js';
+
+const COLUMNS = `id, org_id, workspace_id, team_id, kind, owner_user_id, name, prefix, last4,
+  budget_usd::float8 AS budget_usd, rpm, tpm, expires_at, spend_usd::float8 AS spend_usd,
+  last_used_at, revoked_at, created_at`;
+
+export interface NewApiKey {
+  org_id: string;
+  workspace_id: string;
+  team_id: string;
+  kind: KeyKind;
+  owner_user_id: string | null;
+  name: string;
+  key_hash: string;
+  prefix: string;
+  last4: string;
+  budget_usd: number | null;
+  rpm: number | null;
+  tpm: number | null;
+  expires_at: Date | null;
+  created_by: string | null;
+  now: Date;
+}
+
+export async function api_key_insert(q: Queryable, k: NewApiKey): Promise<ApiKey> {
+  const [row] = await q.query<ApiKey>(
+    `INSERT INTO api_keys (org_id, workspace_id, team_id, kind, owner_user_id, name, key_hash, prefix, last4,
+                           budget_usd, rpm, tpm, expires_at, created_by, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
+    [k.org_id, k.workspace_id, k.team_id, k.kind, k.owner_user_id, k.name, k.key_hash, k.prefix, k.last4,
+     k.budget_usd, k.rpm, k.tpm, k.expires_at, k.created_by, k.now],
+  );
+  return row!;
+}
+
+export async function api_key_find_by_id(q: Queryable, id: string): Promise<ApiKey | undefined> {
+  const [row] = await q.query<ApiKey>(`SELECT ${COLUMNS} FROM api_keys WHERE id = $1`, [id]);
+  return row;
+}
+
+export async function api_key_find_by_hash(q: Queryable, keyHash: string): Promise<ApiKey | undefined> {
+  const [row] = await q.query<ApiKey>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+  return row;
+}
+
+export async function api_key_list_for_team(q: Queryable, teamId: string): Promise<ApiKey[]> {
+  return q.query<ApiKey>(`SELECT ${COLUMNS} FROM api_keys WHERE team_id = $1 ORDER BY created_at, id`, [teamId]);
+}
+
+export async function api_key_revoke(q: Queryable, id: string, now: Date): Promise<ApiKey | undefined> {
+  const [row] = await q.query<ApiKey>(
+    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, now],
+  );
+  return row;
+}
+
+/** A personal key dies with its owner's team membership (CONTRACT §2). */
+export async function api_key_revoke_personal_in_team(
+  q: Queryable,
+  teamId: string,
+  ownerUserId: string,
+  now: Date,
+): Promise<ApiKey[]> {
+  return q.query<ApiKey>(
+    `UPDATE api_keys SET revoked_at = $3
+      WHERE team_id = $1 AND owner_user_id = $2 AND kind = 'personal' AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [teamId, ownerUserId, now],
+  );
+}

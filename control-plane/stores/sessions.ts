@@ -1,0 +1,54 @@
+import type { Queryable } from '../db/database.js';
+import type { ConsoleSession, MembershipStatus, Role } from '../domain.js';
+
+export async function session_insert(
+  q: Queryable,
+  s: { token_hash: string; org_id: string; user_id: string; expires_at: Date; now: Date },
+): Promise<ConsoleSession> {
+  const [row] = await q.query<ConsoleSession>(
+    `INSERT INTO console_sessions (token_hash, org_id, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)
+     RETURNING id, org_id, user_id, expires_at, revoked_at`,
+    [s.token_hash, s.org_id, s.user_id, s.now, s.expires_at],
+  );
+  return row!;
+}
+
+export interface AuthenticatedSession {
+  session_id: string;
+  org_id: string;
+  user_id: string;
+  role: Role;
+  membership_status: MembershipStatus;
+  user_active: boolean;
+  email: string | null;
+}
+
+/**
+ * Resolves a live session together with the membership it acts through, so
+ * a deprovisioned user is refused on the very next call (spec 3).
+ */
+export async function session_authenticate(q: Queryable, tokenHash: string, now: Date): Promise<AuthenticatedSession | undefined> {
+  const [row] = await q.query<AuthenticatedSession>(
+    `SELECT s.id AS session_id, s.org_id, s.user_id, m.role, m.status AS membership_status, u.active AS user_active,
+            (SELECT e->>'value' FROM jsonb_array_elements(u.emails) e ORDER BY (e->>'primary')::boolean IS TRUE DESC LIMIT 1) AS email
+       FROM console_sessions s
+       JOIN users u ON u.id = s.user_id
+       JOIN memberships m ON m.org_id = s.org_id AND m.user_id = s.user_id
+      WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`,
+    [tokenHash, now],
+  );
+  return row;
+}
+
+export async function session_revoke(q: Queryable, sessionId: string, now: Date): Promise<void> {
+  await q.query(`UPDATE console_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [sessionId, now]);
+}
+
+/** Ends every console session of a user: deprovisioning (spec 3). */
+export async function session_revoke_all_for_user(q: Queryable, orgId: string, userId: string, now: Date): Promise<number> {
+  const rows = await q.query(
+    `UPDATE console_sessions SET revoked_at = $3 WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id`,
+    [orgId, userId, now],
+  );
+  return rows.length;
+}

@@ -1,0 +1,111 @@
+import type { Queryable } from '../db/database.js';
+import type { Email, User, UserSource } from '../domain.js';
+
+const COLUMNS =
+  'id, org_id, user_name, external_id, given_name, family_name, display_name, emails, active, source, created_at, updated_at';
+
+export interface UserFields {
+  user_name: string;
+  external_id: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  display_name: string | null;
+  emails: Email[];
+  active: boolean;
+}
+
+export async function user_insert(
+  q: Queryable,
+  orgId: string,
+  source: UserSource,
+  f: UserFields,
+  now: Date,
+): Promise<User> {
+  const [row] = await q.query<User>(
+    `INSERT INTO users (org_id, user_name, external_id, given_name, family_name, display_name, emails, active, source, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${COLUMNS}`,
+    [orgId, f.user_name, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, source, now],
+  );
+  return row!;
+}
+
+/** Every lookup takes the org id: a user is never reachable from another org. */
+export async function user_find_by_id(q: Queryable, orgId: string, id: string): Promise<User | undefined> {
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND id = $2`, [orgId, id]);
+  return row;
+}
+
+/** Same, with a row lock so concurrent PATCHes of one user apply one after the other. */
+export async function user_lock_by_id(q: Queryable, orgId: string, id: string): Promise<User | undefined> {
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE`, [orgId, id]);
+  return row;
+}
+
+export async function user_find_by_user_name(q: Queryable, orgId: string, userName: string): Promise<User | undefined> {
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND lower(user_name) = lower($2)`, [
+    orgId,
+    userName,
+  ]);
+  return row;
+}
+
+export async function user_find_by_external_id(q: Queryable, orgId: string, externalId: string): Promise<User | undefined> {
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND external_id = $2 LIMIT 1`, [
+    orgId,
+    externalId,
+  ]);
+  return row;
+}
+
+export interface UserListFilter {
+  userName?: string;
+  externalId?: string;
+}
+
+/** Paged search for SCIM; `offset` is 0-based. */
+export async function user_search(
+  q: Queryable,
+  orgId: string,
+  filter: UserListFilter,
+  offset: number,
+  limit: number,
+): Promise<{ total: number; users: User[] }> {
+  const where = ['org_id = $1'];
+  const params: unknown[] = [orgId];
+  if (filter.userName !== undefined) {
+    params.push(filter.userName);
+    where.push(`lower(user_name) = lower($${params.length})`);
+  }
+  if (filter.externalId !== undefined) {
+    params.push(filter.externalId);
+    where.push(`external_id = $${params.length}`);
+  }
+  const clause = where.join(' AND ');
+  const [count] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${clause}`, params);
+  const users = await q.query<User>(
+    `SELECT ${COLUMNS} FROM users WHERE ${clause} ORDER BY created_at, id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
+    [...params, offset, limit],
+  );
+  return { total: count!.n, users };
+}
+
+/** Replaces the mutable attributes; user_name is immutable (spec 2.1) and never written here. */
+export async function user_update(
+  q: Queryable,
+  orgId: string,
+  id: string,
+  f: Omit<UserFields, 'user_name'>,
+  now: Date,
+): Promise<User | undefined> {
+  const [row] = await q.query<User>(
+    `UPDATE users SET external_id = $3, given_name = $4, family_name = $5, display_name = $6, emails = $7, active = $8, updated_at = $9
+     WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [orgId, id, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, now],
+  );
+  return row;
+}
+
+export async function user_delete(q: Queryable, orgId: string, id: string): Promise<boolean> {
+  const rows = await q.query(`DELETE FROM users WHERE org_id = $1 AND id = $2 RETURNING id`, [orgId, id]);
+  return rows.length > 0;
+}

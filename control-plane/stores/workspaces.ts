@@ -1,0 +1,82 @@
+import type { Queryable } from '../db/database.js';
+import type { Workspace } from '../domain.js';
+
+const COLUMNS = 'id, org_id, slug, name, balance_usd::float8 AS balance_usd';
+
+export async function workspace_insert(q: Queryable, w: { org_id: string; slug: string; name: string }): Promise<Workspace> {
+  const [row] = await q.query<Workspace>(
+    `INSERT INTO workspaces (org_id, slug, name) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+    [w.org_id, w.slug, w.name],
+  );
+  return row!;
+}
+
+export async function workspace_find_by_id(q: Queryable, id: string): Promise<Workspace | undefined> {
+  const [row] = await q.query<Workspace>(`SELECT ${COLUMNS} FROM workspaces WHERE id = $1`, [id]);
+  return row;
+}
+
+export async function workspace_find_by_slug(q: Queryable, slug: string): Promise<Workspace | undefined> {
+  const [row] = await q.query<Workspace>(`SELECT ${COLUMNS} FROM workspaces WHERE slug = $1`, [slug]);
+  return row;
+}
+
+export async function workspace_list_for_org(q: Queryable, orgId: string): Promise<Workspace[]> {
+  return q.query<Workspace>(`SELECT ${COLUMNS} FROM workspaces WHERE org_id = $1 ORDER BY slug`, [orgId]);
+}
+
+/** Adds a credit ledger row and moves the cached balance in one statement pair (caller's transaction). */
+export async function workspace_credit(
+  q: Queryable,
+  w: { workspace_id: string; amount_usd: number; actor_user_id: string | null; now: Date },
+): Promise<number> {
+  await q.query(
+    `INSERT INTO ledger_entries (workspace_id, kind, amount_usd, actor_user_id, created_at) VALUES ($1, 'credit', $2, $3, $4)`,
+    [w.workspace_id, w.amount_usd, w.actor_user_id, w.now],
+  );
+  const [row] = await q.query<{ balance_usd: number }>(
+    `UPDATE workspaces SET balance_usd = balance_usd + $2 WHERE id = $1 RETURNING balance_usd::float8 AS balance_usd`,
+    [w.workspace_id, w.amount_usd],
+  );
+  return row!.balance_usd;
+}
+
+export interface UsageEntry {
+  workspace_id: string;
+  key_id: string;
+  request_id: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  now: Date;
+}
+
+/**
+ * Records one request's usage exactly once: a retried report with the same
+ * request id inserts nothing and moves no balance. Returns false on a repeat.
+ */
+export async function ledger_record_usage(q: Queryable, u: UsageEntry): Promise<boolean> {
+  const inserted = await q.query(
+    `INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
+     VALUES ($1, 'usage', -$2::numeric, $3, $4, $5, $6, $7, $8)
+     ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id`,
+    [u.workspace_id, u.cost_usd, u.key_id, u.request_id, u.model, u.input_tokens, u.output_tokens, u.now],
+  );
+  if (!inserted.length) return false;
+  await q.query(`UPDATE workspaces SET balance_usd = balance_usd - $2 WHERE id = $1`, [u.workspace_id, u.cost_usd]);
+  await q.query(`UPDATE api_keys SET spend_usd = spend_usd + $2, last_used_at = $3 WHERE id = $1`, [
+    u.key_id,
+    u.cost_usd,
+    u.now,
+  ]);
+  return true;
+}
+
+export async function ledger_sum(q: Queryable, workspaceId: string): Promise<number> {
+  const [row] = await q.query<{ total: number }>(
+    `SELECT COALESCE(sum(amount_usd), 0)::float8 AS total FROM ledger_entries WHERE workspace_id = $1`,
+    [workspaceId],
+  );
+  return row!.total;
+}
