@@ -1,0 +1,52 @@
+/**
+ * Runs the fake upstream alone, for demos and benchmarks:
+ *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
+ *     [--output-tokens 12] [--event-delay-ms 0]
+ */
+import { parseArgs } from 'node:util';
+import { startFakeUpstream } from './server.js';
+import type { OkBehavior } from './types.js';
+
+function nonNegativeInteger(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) {
+    process.stderr.write(`--${name} must be a non-negative integer, got ${JSON.stringify(raw)}\n`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'output-tokens': { type: 'string' },
+    'event-delay-ms': { type: 'string' },
+  },
+});
+
+const defaultBehavior: OkBehavior = {
+  kind: 'ok',
+  outputTokens: nonNegativeInteger('output-tokens', values['output-tokens'], 12),
+  eventDelayMs: nonNegativeInteger('event-delay-ms', values['event-delay-ms'], 0),
+};
+const fake = await startFakeUpstream({
+  port: nonNegativeInteger('port', values.port, 9000),
+  host: values.host ?? '127.0.0.1',
+  defaultBehavior,
+});
+process.stdout.write(`fake upstream listening on ${fake.url}\n`);
+
+// Nothing reads the recordings of a standalone run; keep memory flat under load.
+const trim = setInterval(() => fake.reset(), 1000);
+trim.unref();
+
+let stopping = false;
+function stop(): void {
+  if (stopping) return;
+  stopping = true;
+  fake.close().then(() => process.exit(0), () => process.exit(1));
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

@@ -1,0 +1,60 @@
+/** Anthropic Messages answers, in the shape and event order the real API sends. */
+import { tokenPiece, tokenText, type OutputPlan } from './usage.js';
+
+export interface Message {
+  id: string;
+  model: string;
+  inputTokens: number;
+  output: OutputPlan;
+}
+
+function stopReason(m: Message): string {
+  return m.output.capped ? 'max_tokens' : 'end_turn';
+}
+
+function usageJson(inputTokens: number, outputTokens: number): string {
+  return `{"input_tokens":${inputTokens},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":${outputTokens}}`;
+}
+
+export function messageJson(m: Message): string {
+  return `{"id":"${m.id}","type":"message","role":"assistant","model":${JSON.stringify(m.model)},`
+    + `"content":[{"type":"text","text":"${tokenText(m.output.tokens)}"}],`
+    + `"stop_reason":"${stopReason(m)}","stop_sequence":null,"usage":${usageJson(m.inputTokens, m.output.tokens)}}`;
+}
+
+function frame(type: string, data: string): string {
+  return `event: ${type}\ndata: ${data}\n\n`;
+}
+
+const BLOCK_START = frame('content_block_start', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}');
+const PING = frame('ping', '{"type": "ping"}');
+const BLOCK_STOP = frame('content_block_stop', '{"type":"content_block_stop","index":0}');
+const MESSAGE_STOP = frame('message_stop', '{"type":"message_stop"}');
+
+// Token deltas carry nothing request-specific, so they are built once and shared.
+const deltaCache: string[] = [];
+function deltaFrame(index: number): string {
+  let cached = deltaCache[index];
+  if (cached === undefined) {
+    cached = frame('content_block_delta', `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${tokenPiece(index)}"}}`);
+    if (index < 100_000) deltaCache[index] = cached;
+  }
+  return cached;
+}
+
+/** Every SSE frame of the streamed answer, in order; each is written on its own. */
+export function messageFrames(m: Message): string[] {
+  const frames: string[] = [
+    frame('message_start', `{"type":"message_start","message":{"id":"${m.id}","type":"message","role":"assistant",`
+      + `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${usageJson(m.inputTokens, 1)}}}`),
+    BLOCK_START,
+    PING,
+  ];
+  for (let i = 1; i <= m.output.tokens; i++) frames.push(deltaFrame(i));
+  frames.push(
+    BLOCK_STOP,
+    frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":null},"usage":{"output_tokens":${m.output.tokens}}}`),
+    MESSAGE_STOP,
+  );
+  return frames;
+}

@@ -1,0 +1,61 @@
+/** The checks a real provider makes before it accepts a model request. */
+import type { Dialect } from './errors.js';
+import type { RecordedRequest } from './types.js';
+
+export type CheckResult =
+  | { ok: true; body: Record<string, unknown> }
+  | { ok: false; status: number; message: string };
+
+export function credentialOf(
+  headers: RecordedRequest['headers'],
+  dialect: Dialect,
+): RecordedRequest['credential'] {
+  const apiKey = headers['x-api-key'];
+  const fromApiKey = typeof apiKey === 'string' && apiKey !== '' ? { header: 'x-api-key' as const, key: apiKey } : null;
+  const auth = headers.authorization;
+  const bearer = typeof auth === 'string' ? /^Bearer\s+(\S.*)$/i.exec(auth) : null;
+  const fromAuth = bearer ? { header: 'authorization' as const, key: bearer[1]! } : null;
+  // Each provider looks at its own header first, as the real ones do.
+  return dialect === 'openai' ? fromAuth ?? fromApiKey : fromApiKey ?? fromAuth;
+}
+
+function isPositiveInteger(value: unknown): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0;
+}
+
+export function checkModelRequest(
+  dialect: Dialect,
+  record: RecordedRequest,
+): CheckResult {
+  if (record.credential === null) {
+    return {
+      ok: false,
+      status: 401,
+      message: dialect === 'openai' ? "You didn't provide an API key." : 'x-api-key header is required',
+    };
+  }
+  if (dialect === 'anthropic' && record.headers['anthropic-version'] === undefined) {
+    return { ok: false, status: 400, message: 'anthropic-version: header is required' };
+  }
+  const body = record.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return { ok: false, status: 400, message: 'The request body is not valid JSON.' };
+  }
+  const fields = body as Record<string, unknown>;
+  if (typeof fields.model !== 'string' || fields.model === '') {
+    return { ok: false, status: 400, message: 'model: Field required' };
+  }
+  if (!Array.isArray(fields.messages)) {
+    return { ok: false, status: 400, message: 'messages: Field required' };
+  }
+  if (dialect === 'anthropic' && fields.max_tokens === undefined) {
+    return { ok: false, status: 400, message: 'max_tokens: Field required' };
+  }
+  for (const name of ['max_tokens', 'max_completion_tokens']) {
+    const value = fields[name];
+    if (value !== undefined && value !== null && !isPositiveInteger(value)) {
+      return { ok: false, status: 400, message: `${name}: must be a positive integer` };
+    }
+  }
+  return { ok: true, body: fields };
+}

@@ -1,0 +1,46 @@
+export interface RecordedRequest {
+  method: string;
+  /** Path without the query string, e.g. '/v1/chat/completions', '/anthropic/v1/messages'. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Parsed JSON, or the raw text if not JSON; undefined when the body was empty. */
+  body: unknown;
+  /** True once the client closed before the response ended. */
+  aborted: boolean;
+  /** Which credential header arrived and its key (the token after `Bearer ` for authorization); null if none. */
+  credential: { header: 'authorization' | 'x-api-key'; key: string } | null;
+}
+
+export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number };
+
+export type Behavior =
+  | OkBehavior
+  | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'stall'; when: 'before-headers' | 'after-first-event' }
+  | { kind: 'reset'; afterEvents: number };
+
+export interface FakeUpstream {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** `${url}/v1` → POST /v1/chat/completions */
+  chatCompletionsBaseUrl: string;
+  /** `${url}/anthropic` → POST /anthropic/v1/messages */
+  messagesBaseUrl: string;
+  requests: RecordedRequest[];
+  /** FIFO, one per accepted model request; an empty queue answers with the default ok behaviour. */
+  enqueue(...behaviors: Behavior[]): void;
+  /** Clears requests and queue. */
+  reset(): void;
+  close(): Promise<void>;
+  /** Resolves once at least `count` requests have been recorded (their bodies read). */
+  waitForRequests(count: number): Promise<void>;
+  /** Resolves once no response is in flight, so `aborted` flags are final. */
+  idle(): Promise<void>;
+}
+
+export interface FakeUpstreamOptions {
+  port?: number;
+  host?: string;
+  /** What an empty queue answers with; `{ kind: 'ok' }` unless given. */
+  defaultBehavior?: OkBehavior;
+}
