@@ -1,7 +1,40 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
+import { authOf, requireSession } from '../http/auth.js';
+import { parseValid, readValid } from '../http/body.js';
+import { assertOwnOrg } from '../services/access.js';
+import { changeMemberRole, listMembers } from '../services/members.js';
+import { listAudit } from '../services/audit.js';
 
-/** Settings → Members: GET /v1/orgs/:org_id/members, PATCH /v1/orgs/:org_id/members/:user_id */
-export function membersRoutes(_deps: ControlPlaneDeps): Router {
-  return new Router();
+const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
+const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
+
+/** Settings → Members and the org's audit trail: /v1/orgs/:org_id/members, /v1/orgs/:org_id/audit */
+export function membersRoutes(deps: ControlPlaneDeps): Router {
+  const router = new Router();
+  const session = requireSession(deps);
+
+  router.get('/v1/orgs/:org_id/members', session, async function listOrgMembers(ctx: Context) {
+    const auth = authOf(ctx);
+    assertOwnOrg(auth, ctx.params.org_id);
+    ctx.body = await listMembers(deps, auth);
+  });
+
+  router.patch('/v1/orgs/:org_id/members/:user_id', session, async function changeRole(ctx: Context) {
+    const auth = authOf(ctx);
+    assertOwnOrg(auth, ctx.params.org_id);
+    const { role } = await readValid(ctx, roleChange);
+    ctx.body = await changeMemberRole(deps, auth, ctx.params.user_id, role);
+  });
+
+  router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {
+    const auth = authOf(ctx);
+    assertOwnOrg(auth, ctx.params.org_id);
+    const { limit } = parseValid(auditQuery, ctx.query);
+    ctx.body = await listAudit(deps, auth, limit);
+  });
+
+  return router;
 }

@@ -1,7 +1,33 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
+import { authOf, requireSession } from '../http/auth.js';
+import { readValid } from '../http/body.js';
+import { assertOwnOrg } from '../services/access.js';
+import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces.js';
+
+const credit = z.object({ amount_usd: z.number().positive().max(MAX_CREDIT_USD) }).strict();
 
 /** Workspaces and balance: GET /v1/orgs/:org_id/workspaces, GET /v1/workspaces/:workspace_id, POST /v1/workspaces/:workspace_id/credits */
-export function workspacesRoutes(_deps: ControlPlaneDeps): Router {
-  return new Router();
+export function workspacesRoutes(deps: ControlPlaneDeps): Router {
+  const router = new Router();
+  const session = requireSession(deps);
+
+  router.get('/v1/orgs/:org_id/workspaces', session, async function listOrgWorkspaces(ctx: Context) {
+    const auth = authOf(ctx);
+    assertOwnOrg(auth, ctx.params.org_id);
+    ctx.body = await listWorkspaces(deps, auth);
+  });
+
+  router.get('/v1/workspaces/:workspace_id', session, async function showOneWorkspace(ctx: Context) {
+    ctx.body = await showWorkspace(deps, authOf(ctx), ctx.params.workspace_id);
+  });
+
+  router.post('/v1/workspaces/:workspace_id/credits', session, async function creditWorkspace(ctx: Context) {
+    const { amount_usd } = await readValid(ctx, credit);
+    ctx.body = await addCredits(deps, authOf(ctx), ctx.params.workspace_id, amount_usd);
+  });
+
+  return router;
 }

@@ -62,6 +62,18 @@ export async function membership_count_active_owners(q: Queryable, orgId: string
   return row!.n;
 }
 
+/**
+ * Locks the org's active owner rows and returns their user ids, so that two
+ * concurrent demotions cannot both see "another owner remains".
+ */
+export async function membership_lock_active_owners(q: Queryable, orgId: string): Promise<string[]> {
+  const rows = await q.query<{ user_id: string }>(
+    `SELECT user_id FROM memberships WHERE org_id = $1 AND role = 'owner' AND status = 'active' ORDER BY user_id FOR UPDATE`,
+    [orgId],
+  );
+  return rows.map((r) => r.user_id);
+}
+
 export interface MemberRow {
   user_id: string;
   user_name: string;

@@ -34,6 +34,15 @@ export async function team_member_exists(q: Queryable, teamId: string, userId: s
   return rows.length > 0;
 }
 
+/**
+ * Same as team_member_exists, holding a share lock on the row until the
+ * transaction ends: a concurrent removal waits, then revokes what was created.
+ */
+export async function team_member_lock(q: Queryable, teamId: string, userId: string): Promise<boolean> {
+  const rows = await q.query(`SELECT 1 FROM team_members WHERE team_id = $1 AND user_id = $2 FOR SHARE`, [teamId, userId]);
+  return rows.length > 0;
+}
+
 export async function team_member_list(q: Queryable, teamId: string): Promise<{ user_id: string; user_name: string }[]> {
   return q.query(
     `SELECT tm.user_id, u.user_name FROM team_members tm JOIN users u ON u.id = tm.user_id

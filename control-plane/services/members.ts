@@ -1,0 +1,66 @@
+import { conflict, forbidden, notFound } from '../../shared/errors.js';
+import type { ControlPlaneDeps } from '../deps.js';
+import type { Role } from '../domain.js';
+import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
+import { audit_insert } from '../stores/audit.js';
+import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../stores/memberships.js';
+import { actorOf, normalizeId } from './access.js';
+
+/** Settings → Members, as CONTRACT §2 shapes it. */
+export interface MemberView {
+  user_id: string;
+  user_name: string;
+  email: string | null;
+  role: Role;
+  status: MemberRow['status'];
+  source: MemberRow['source'];
+}
+
+function memberView(m: MemberRow): MemberView {
+  return { user_id: m.user_id, user_name: m.user_name, email: m.email, role: m.role, status: m.status, source: m.source };
+}
+
+export async function listMembers(deps: ControlPlaneDeps, auth: ConsoleAuth): Promise<MemberView[]> {
+  return (await member_list(deps.db, auth.orgId)).map(memberView);
+}
+
+/**
+ * Changes a member's role. The owner role is granted and taken away only by
+ * an owner, and the org always keeps one active owner: otherwise nobody could
+ * ever manage owners again.
+ */
+export async function changeMemberRole(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawUserId: string | undefined,
+  role: Role,
+): Promise<MemberView> {
+  assertAdmin(auth);
+  const userId = normalizeId(rawUserId, 'Member');
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const member = await member_find(tx, auth.orgId, userId);
+    if (!member) throw notFound('Member');
+    if (member.role === role) return memberView(member);
+    if ((member.role === 'owner' || role === 'owner') && auth.role !== 'owner') {
+      throw forbidden('Only an owner may grant or remove the owner role.');
+    }
+    if (member.role === 'owner' && member.status === 'active') {
+      const owners = await membership_lock_active_owners(tx, auth.orgId);
+      if (owners.filter((id) => id !== userId).length === 0) {
+        throw conflict('This is the last active owner of the organization; make someone else an owner first.');
+      }
+    }
+    await membership_set_role(tx, auth.orgId, userId, role, now);
+    await audit_insert(tx, {
+      org_id: auth.orgId,
+      actor: actorOf(auth),
+      action: 'member.role_change',
+      target_type: 'user',
+      target_id: userId,
+      detail: { from: member.role, to: role },
+      now,
+    });
+    return { ...memberView(member), role };
+  });
+}

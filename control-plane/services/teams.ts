@@ -1,0 +1,127 @@
+import { conflict, invalidInput, isUniqueViolation, notFound } from '../../shared/errors.js';
+import type { ControlPlaneDeps } from '../deps.js';
+import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
+import { api_key_revoke_personal_in_team } from '../stores/api-keys.js';
+import { audit_insert } from '../stores/audit.js';
+import { change_feed_publish } from '../stores/change-feed.js';
+import { member_find } from '../stores/memberships.js';
+import {
+  team_insert,
+  team_list_for_workspace,
+  team_member_add,
+  team_member_exists,
+  team_member_list,
+  team_member_remove,
+} from '../stores/teams.js';
+import { actorOf, loadTeam, loadWorkspace, normalizeId } from './access.js';
+
+export async function createTeam(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  name: string,
+): Promise<{ id: string; name: string }> {
+  const now = deps.clock.now();
+  try {
+    return await deps.db.transaction(async (tx) => {
+      const w = await loadWorkspace(tx, auth, rawWorkspaceId);
+      assertAdmin(auth);
+      const team = await team_insert(tx, { org_id: auth.orgId, workspace_id: w.id, name });
+      await audit_insert(tx, {
+        org_id: auth.orgId,
+        actor: actorOf(auth),
+        action: 'team.create',
+        target_type: 'team',
+        target_id: team.id,
+        detail: { workspace_id: w.id, name },
+        now,
+      });
+      return { id: team.id, name: team.name };
+    });
+  } catch (err) {
+    // The unique index compares names case-insensitively, as people read them.
+    if (isUniqueViolation(err)) throw conflict(`A team named "${name}" already exists in this workspace.`);
+    throw err;
+  }
+}
+
+export async function listTeams(deps: ControlPlaneDeps, auth: ConsoleAuth, rawWorkspaceId: string | undefined) {
+  const w = await loadWorkspace(deps.db, auth, rawWorkspaceId);
+  return (await team_list_for_workspace(deps.db, w.id)).map((t) => ({ id: t.id, name: t.name }));
+}
+
+export async function showTeam(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined) {
+  const t = await loadTeam(deps.db, auth, rawTeamId);
+  return { id: t.id, name: t.name, workspace_id: t.workspace_id };
+}
+
+export async function listTeamMembers(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined) {
+  const t = await loadTeam(deps.db, auth, rawTeamId);
+  return team_member_list(deps.db, t.id);
+}
+
+/** Adds an active member of the team's org; adding someone already in the team changes nothing. */
+export async function addTeamMember(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawTeamId: string | undefined,
+  userId: string,
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    const team = await loadTeam(tx, auth, rawTeamId);
+    assertAdmin(auth);
+    const member = await member_find(tx, auth.orgId, normalizeId(userId, 'User'));
+    if (!member) throw notFound('User');
+    if (member.status !== 'active') {
+      throw invalidInput(`user_id: ${member.user_name} is not an active member of the organization.`);
+    }
+    if (await team_member_exists(tx, team.id, member.user_id)) return;
+    await team_member_add(tx, team.id, member.user_id);
+    await audit_insert(tx, {
+      org_id: auth.orgId,
+      actor: actorOf(auth),
+      action: 'team.member_add',
+      target_type: 'team',
+      target_id: team.id,
+      detail: { user_id: member.user_id },
+      now,
+    });
+  });
+}
+
+/**
+ * Removes a user from a team and revokes their personal keys in it (CONTRACT
+ * §2); team keys survive. Removing someone who is not in the team is a no-op,
+ * so a retried DELETE answers the same.
+ */
+export async function removeTeamMember(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawTeamId: string | undefined,
+  rawUserId: string | undefined,
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction(async (tx) => {
+    const team = await loadTeam(tx, auth, rawTeamId);
+    assertAdmin(auth);
+    const userId = normalizeId(rawUserId, 'User');
+    // The user may already be gone from the org (SCIM delete): removal from the team must still work.
+    const removed = await team_member_remove(tx, team.id, userId);
+    const revoked = await api_key_revoke_personal_in_team(tx, team.id, userId, now);
+    if (!removed && revoked.length === 0) {
+      if (!(await member_find(tx, auth.orgId, userId))) throw notFound('User');
+      return;
+    }
+    for (const key of revoked) await change_feed_publish(tx, 'key', key.id);
+    await audit_insert(tx, {
+      org_id: auth.orgId,
+      actor: actorOf(auth),
+      action: 'team.member_remove',
+      target_type: 'team',
+      target_id: team.id,
+      detail: { user_id: userId, revoked_key_ids: revoked.map((k) => k.id) },
+      now,
+    });
+  });
+}

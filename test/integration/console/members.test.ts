@@ -1,0 +1,140 @@
+import { expect } from 'chai';
+import { describeEachStore } from '../../support/stores.js';
+import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { addMember, ok } from '../../support/console.js';
+
+describeEachStore('console: members and roles', (store) => {
+  let cp: TestControlPlane;
+  before(async () => {
+    cp = await startTestControlPlane(store.db);
+  });
+  after(() => cp.close());
+
+  const members = (orgId: string) => `${cp.url}/v1/orgs/${orgId}/members`;
+
+  it('200: lists members with user_name, email, role, status and source; any member may read it', async () => {
+    const org = await seedOrg(cp.deps);
+    const m = await addMember(cp.deps, org.org_id);
+    const gone = await addMember(cp.deps, org.org_id, { status: 'inactive' });
+    const body = await ok(members(org.org_id), { token: m.token });
+    expect(body).to.have.length(3);
+    const byId = new Map(body.map((r: { user_id: string }) => [r.user_id, r]));
+    expect(byId.get(org.owner_user_id)).to.deep.equal({
+      user_id: org.owner_user_id,
+      user_name: `owner@${org.org_slug}.test`,
+      email: `owner@${org.org_slug}.test`,
+      role: 'owner',
+      status: 'active',
+      source: 'bootstrap',
+    });
+    expect(byId.get(m.user_id)).to.include({ role: 'member', status: 'active', source: 'scim', email: m.user_name });
+    expect(byId.get(gone.user_id)).to.include({ status: 'inactive' });
+  });
+
+  it('401 without a token; 404 for another org and a malformed org id', async () => {
+    const org = await seedOrg(cp.deps);
+    const other = await seedOrg(cp.deps);
+    expect((await call(members(org.org_id))).status).to.equal(401);
+    for (const id of [other.org_id, 'not-a-uuid', '00000000-0000-0000-0000-000000000000']) {
+      const res = await call(members(id), { token: org.console_token });
+      expect(res.status, id).to.equal(404);
+      expect(res.headers.get('content-type')).to.include('application/problem+json');
+    }
+  });
+
+  it('200: an admin changes a member to admin and back; audit rows record each change', async () => {
+    const org = await seedOrg(cp.deps);
+    const admin = await addMember(cp.deps, org.org_id, { role: 'admin' });
+    const m = await addMember(cp.deps, org.org_id);
+    const up = await ok(`${members(org.org_id)}/${m.user_id}`, { method: 'PATCH', token: admin.token, body: { role: 'admin' } });
+    expect(up).to.include({ user_id: m.user_id, role: 'admin', status: 'active', source: 'scim' });
+    await ok(`${members(org.org_id)}/${m.user_id}`, { method: 'PATCH', token: admin.token, body: { role: 'member' } });
+    const listed = await ok(members(org.org_id), { token: admin.token });
+    expect(listed.find((r: { user_id: string }) => r.user_id === m.user_id).role).to.equal('member');
+    const audit = await ok(`${cp.url}/v1/orgs/${org.org_id}/audit`, { token: admin.token });
+    const changes = audit.filter((a: { action: string }) => a.action === 'member.role_change');
+    expect(changes.map((a: { detail: unknown }) => a.detail)).to.deep.equal([
+      { from: 'admin', to: 'member' },
+      { from: 'member', to: 'admin' },
+    ]);
+    expect(changes[0]).to.include({ actor: `user:${admin.user_id}`, target_id: m.user_id });
+  });
+
+  it('403 for a member changing roles, and for an admin granting or removing the owner role', async () => {
+    const org = await seedOrg(cp.deps);
+    const admin = await addMember(cp.deps, org.org_id, { role: 'admin' });
+    const m = await addMember(cp.deps, org.org_id);
+    const patch = (token: string, userId: string, role: string) =>
+      call(`${members(org.org_id)}/${userId}`, { method: 'PATCH', token, body: { role } });
+    expect((await patch(m.token, m.user_id, 'admin')).status).to.equal(403);
+    expect((await patch(admin.token, m.user_id, 'owner')).status).to.equal(403);
+    expect((await patch(admin.token, org.owner_user_id, 'member')).status).to.equal(403);
+    expect((await patch(admin.token, admin.user_id, 'owner')).status).to.equal(403);
+  });
+
+  it('200: an owner grants the owner role, and then one owner may step down', async () => {
+    const org = await seedOrg(cp.deps);
+    const m = await addMember(cp.deps, org.org_id);
+    await ok(`${members(org.org_id)}/${m.user_id}`, { method: 'PATCH', token: org.console_token, body: { role: 'owner' } });
+    const down = await ok(`${members(org.org_id)}/${org.owner_user_id}`, {
+      method: 'PATCH',
+      token: org.console_token,
+      body: { role: 'admin' },
+    });
+    expect(down.role).to.equal('admin');
+  });
+
+  it('409 when the last active owner would be demoted (an inactive owner does not count)', async () => {
+    const org = await seedOrg(cp.deps);
+    await addMember(cp.deps, org.org_id, { role: 'owner', status: 'inactive' });
+    const res = await call(`${members(org.org_id)}/${org.owner_user_id}`, {
+      method: 'PATCH',
+      token: org.console_token,
+      body: { role: 'member' },
+    });
+    expect(res.status).to.equal(409);
+    expect(res.body.detail).to.match(/last active owner/);
+    const me = await ok(`${cp.url}/v1/me`, { token: org.console_token });
+    expect(me.memberships[0].role).to.equal('owner');
+  });
+
+  it('400 naming the field for an unknown role, a missing role, an extra field and bad JSON', async () => {
+    const org = await seedOrg(cp.deps);
+    const m = await addMember(cp.deps, org.org_id);
+    const url = `${members(org.org_id)}/${m.user_id}`;
+    const cases: [unknown, RegExp][] = [
+      [{ role: 'superuser' }, /role/],
+      [{}, /role/],
+      [{ role: 'admin', extra: 1 }, /extra/],
+      ['{"role":', /JSON/],
+    ];
+    for (const [body, detail] of cases) {
+      const res = await call(url, { method: 'PATCH', token: org.console_token, body });
+      expect(res.status, JSON.stringify(body)).to.equal(400);
+      expect(res.body.detail).to.match(detail);
+    }
+  });
+
+  it("404 for an unknown, malformed or another org's user id", async () => {
+    const org = await seedOrg(cp.deps);
+    const other = await seedOrg(cp.deps);
+    for (const id of [other.owner_user_id, 'nope', '00000000-0000-0000-0000-000000000000']) {
+      const res = await call(`${members(org.org_id)}/${id}`, { method: 'PATCH', token: org.console_token, body: { role: 'admin' } });
+      expect(res.status, id).to.equal(404);
+    }
+  });
+
+  it('audit: 403 for members, 404 for another org, 400 for a bad limit, limit honoured', async () => {
+    const org = await seedOrg(cp.deps);
+    const other = await seedOrg(cp.deps);
+    const m = await addMember(cp.deps, org.org_id);
+    const audit = `${cp.url}/v1/orgs/${org.org_id}/audit`;
+    expect((await call(audit, { token: m.token })).status).to.equal(403);
+    expect((await call(`${cp.url}/v1/orgs/${other.org_id}/audit`, { token: org.console_token })).status).to.equal(404);
+    expect((await call(`${audit}?limit=0`, { token: org.console_token })).status).to.equal(400);
+    const rows = await ok(`${audit}?limit=1`, { token: org.console_token });
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.include({ action: 'org.bootstrap', target_id: org.org_id });
+    expect(rows[0].id).to.be.a('number');
+  });
+});
