@@ -23,6 +23,30 @@ export interface Config {
   logLevel: string;
   /** Console sessions last this long. */
   sessionTtlSeconds: number;
+  /** SECRETS_KEY: 32-byte AES-256-GCM key sealing stored secrets (SSO client secrets); see docs/sso.md. */
+  secretsKey: Buffer | undefined;
+  /** Data-plane tuning (docs/proxy.md). */
+  proxy: ProxySettings;
+}
+
+export interface ProxySettings {
+  maxBodyBytes: number;
+  keyCacheSize: number;
+  /** A cached key answer is used without asking the control plane for this long. */
+  keyFreshMs: number;
+  /** Unknown keys are remembered as unknown for this long. */
+  keyNegativeMs: number;
+  /** With the control plane unreachable, a key known good keeps working this long after its last confirmation. */
+  keyStaleMs: number;
+  /** Backstop poll of the change feed version, behind push invalidation. */
+  versionPollMs: number;
+  upstreamConnectTimeoutMs: number;
+  upstreamHeadersTimeoutMs: number;
+  upstreamIdleTimeoutMs: number;
+  /** A hold left by a dead proxy is released after this long. */
+  holdTtlSeconds: number;
+  /** Prefix of every Redis key the proxy writes. */
+  redisPrefix: string;
 }
 
 export class ConfigError extends Error {
@@ -103,6 +127,21 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   problems.push(...modelProblems);
 
   const sessionTtlSeconds = positiveInt('SESSION_TTL_SECONDS', 12 * 3600);
+  const proxy: ProxySettings = {
+    maxBodyBytes: positiveInt('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    keyCacheSize: positiveInt('PROXY_KEY_CACHE_SIZE', 10_000),
+    keyFreshMs: positiveInt('PROXY_KEY_FRESH_MS', 60_000),
+    keyNegativeMs: positiveInt('PROXY_KEY_NEGATIVE_MS', 2_000),
+    keyStaleMs: positiveInt('PROXY_KEY_STALE_MS', 15 * 60_000),
+    versionPollMs: positiveInt('PROXY_VERSION_POLL_MS', 1_000),
+    upstreamConnectTimeoutMs: positiveInt('PROXY_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
+    upstreamHeadersTimeoutMs: positiveInt('PROXY_UPSTREAM_HEADERS_TIMEOUT_MS', 300_000),
+    upstreamIdleTimeoutMs: positiveInt('PROXY_UPSTREAM_IDLE_TIMEOUT_MS', 120_000),
+    holdTtlSeconds: positiveInt('PROXY_HOLD_TTL_SECONDS', 900),
+    redisPrefix: env.PROXY_REDIS_PREFIX || 'tollgate',
+  };
+  const secretsKey = parseSecretsKey(env.SECRETS_KEY);
+  if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
   if (problems.length) throw new ConfigError(problems);
   return {
@@ -120,7 +159,19 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     dataPlaneToken,
     logLevel,
     sessionTtlSeconds,
+    secretsKey: secretsKey ?? undefined,
+    proxy,
   };
+}
+
+/** undefined when unset, null when set but not a 32-byte key in hex or base64(url). */
+export function parseSecretsKey(raw: string | undefined): Buffer | undefined | null {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
+  const key = Buffer.from(text, 'base64');
+  return key.length === 32 ? key : null;
 }
 
 /** Strips credentials from a URL before it is printed. */

@@ -1,7 +1,59 @@
-import type Router from '@koa/router';
+import Router from '@koa/router';
+import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
+import { SESSION_COOKIE } from '../http/auth.js';
+import { createSecretSealer } from '../services/sso-secrets.js';
+import { createSsoLogin, LOGIN_STATE_TTL_MS, SSO_CALLBACK_PATH } from '../services/sso-login.js';
+import { ssoPages } from './page.js';
+
+/** Binds a pending login to the browser that started it (see migrations/003). */
+export const SSO_LOGIN_COOKIE = 'tollgate_sso_login';
+const LOGIN_COOKIE_PATH = '/v1/auth/sso/';
+
+/** Cookies are Secure when the public URL is https, even when TLS ends at a proxy in front of us. */
+function useSecureCookies(deps: ControlPlaneDeps, ctx: Context): boolean {
+  const secure = deps.config.publicBaseUrl.startsWith('https:');
+  if (secure) ctx.cookies.secure = true;
+  return secure;
+}
 
 /** SSO login (OIDC authorization code + PKCE) under /v1/auth/sso. */
-export function ssoRouters(_deps: ControlPlaneDeps): Router[] {
-  return [];
+export function ssoRouters(deps: ControlPlaneDeps): Router[] {
+  const router = new Router();
+  const login = createSsoLogin(deps, createSecretSealer(deps.config));
+
+  router.get(SSO_CALLBACK_PATH, ssoPages(deps.logger), async function finishSsoLogin(ctx: Context) {
+    const secure = useSecureCookies(deps, ctx);
+    const browserSecret = ctx.cookies.get(SSO_LOGIN_COOKIE) ?? undefined;
+    // The login cookie has done its job whether or not the login succeeds.
+    ctx.cookies.set(SSO_LOGIN_COOKIE, null, { path: LOGIN_COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure });
+    const session = await login.finish(new URLSearchParams(ctx.querystring), browserSecret);
+    ctx.cookies.set(SESSION_COOKIE, session.token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      path: '/',
+      expires: session.expires_at,
+      overwrite: true,
+    });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.redirect('/');
+  });
+
+  router.get('/v1/auth/sso/:org_slug/login', ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
+    const secure = useSecureCookies(deps, ctx);
+    const started = await login.start(String(ctx.params.org_slug));
+    ctx.cookies.set(SSO_LOGIN_COOKIE, started.browserSecret, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure,
+      path: LOGIN_COOKIE_PATH,
+      maxAge: LOGIN_STATE_TTL_MS,
+      overwrite: true,
+    });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.redirect(started.location);
+  });
+
+  return [router];
 }

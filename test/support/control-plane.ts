@@ -12,8 +12,11 @@ import { bootstrapOrg, type BootstrapResult } from '../../control-plane/services
 
 export const TEST_MODELS_FILE = fileURLToPath(new URL('../fixtures/models.test.json', import.meta.url));
 
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
+
 export function testConfig(env: NodeJS.ProcessEnv = {}): Config {
-  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', ...env }, 'all');
+  // A fixed sealing key so tests never write DATA_DIR/secrets.key; pass SECRETS_KEY: '' to test without one.
+  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...env }, 'all');
 }
 
 export interface TestControlPlane {

@@ -1,0 +1,144 @@
+import * as oidc from 'openid-client';
+import { LRUCache } from 'lru-cache';
+import { AppError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+
+/** The claims the login uses, from the validated ID token merged with UserInfo. */
+export type IdentityClaims = Record<string, unknown> & { sub: string };
+
+/** One org's relying-party settings, with the client secret already opened. */
+export interface OidcClientSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Changes whenever the settings change, so a cached discovery is never stale. */
+  version: string;
+}
+
+export interface AuthorizationRequest {
+  redirectUri: string;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+export interface SsoOidc {
+  authorizationUrl(settings: OidcClientSettings, request: AuthorizationRequest): Promise<URL>;
+  /** Exchanges the code at the token endpoint and validates the ID token (issuer, audience, nonce, signature). */
+  exchange(
+    settings: OidcClientSettings,
+    callbackUrl: URL,
+    checks: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<IdentityClaims>;
+}
+
+export const SSO_SCOPES = 'openid email profile';
+const DISCOVERY_TTL_MS = 5 * 60_000;
+const IDP_TIMEOUT_SECONDS = 10;
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Claims UserInfo may add when the ID token carries only `sub` (common when an access token is also issued). */
+const PROFILE_CLAIMS = ['email', 'email_verified', 'given_name', 'family_name', 'name', 'preferred_username'];
+
+export function createSsoOidc(logger: Logger): SsoOidc {
+  const discovered = new LRUCache<string, Promise<oidc.Configuration>>({ max: 500, ttl: DISCOVERY_TTL_MS });
+
+  const configure = (s: OidcClientSettings): Promise<oidc.Configuration> => {
+    const cacheKey = `${s.version}|${s.issuer}|${s.clientId}`;
+    let pending = discovered.get(cacheKey);
+    if (!pending) {
+      const issuer = new URL(s.issuer);
+      // Settings only accept http for loopback issuers (local IdPs and tests).
+      const insecure = issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname);
+      pending = oidc.discovery(issuer, s.clientId, s.clientSecret, undefined, {
+        timeout: IDP_TIMEOUT_SECONDS,
+        execute: insecure ? [oidc.allowInsecureRequests] : [],
+      });
+      discovered.set(cacheKey, pending);
+      pending.catch(() => discovered.delete(cacheKey));
+    }
+    return pending.catch((err: unknown) => {
+      throw idpFailure(logger, err, 'discovery', s.issuer);
+    });
+  };
+
+  return {
+    async authorizationUrl(settings, request) {
+      const config = await configure(settings);
+      return oidc.buildAuthorizationUrl(config, {
+        redirect_uri: request.redirectUri,
+        scope: SSO_SCOPES,
+        response_type: 'code',
+        state: request.state,
+        nonce: request.nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(request.codeVerifier),
+        code_challenge_method: 'S256',
+      });
+    },
+
+    async exchange(settings, callbackUrl, checks) {
+      const config = await configure(settings);
+      try {
+        const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+          expectedState: checks.state,
+          expectedNonce: checks.nonce,
+          pkceCodeVerifier: checks.codeVerifier,
+          idTokenExpected: true,
+        });
+        const idClaims = tokens.claims();
+        if (!idClaims) throw new AppError('forbidden', 'The identity provider did not return an ID token.');
+        const claims: IdentityClaims = { ...idClaims, sub: idClaims.sub };
+        const missing = PROFILE_CLAIMS.some((c) => claims[c] === undefined);
+        if (missing && config.serverMetadata().userinfo_endpoint) {
+          const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+          // The ID token is signed and wins; UserInfo only fills what it lacks.
+          for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
+        }
+        return claims;
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        throw idpFailure(logger, err, 'token', settings.issuer);
+      }
+    },
+  };
+}
+
+const UNREACHABLE_CODES = new Set<string>([
+  'OAUTH_RESPONSE_IS_NOT_CONFORM',
+  'OAUTH_RESPONSE_IS_NOT_JSON',
+  'OAUTH_TIMEOUT',
+  'OAUTH_ABORT',
+  'OAUTH_MISSING_SERVER_METADATA',
+  'OAUTH_INVALID_SERVER_METADATA',
+  'OAUTH_PARSE_ERROR',
+]);
+
+/**
+ * Maps what openid-client throws to a page the user can act on: 502 when the
+ * identity provider could not be reached or answered nonsense, 403 when it
+ * (or our validation of its answer) refused the sign-in. The detail of the
+ * failure goes to the log only.
+ */
+function idpFailure(logger: Logger, err: unknown, phase: 'discovery' | 'token', issuer: string): AppError {
+  logger.warn({ err, phase, issuer }, 'SSO identity provider call failed');
+  if (err instanceof oidc.AuthorizationResponseError) {
+    return new AppError('forbidden', `Your identity provider refused the sign-in (${err.error}${describe(err.error_description)}).`);
+  }
+  if (err instanceof oidc.ResponseBodyError) {
+    const hint = err.error === 'invalid_client' ? ' An administrator should check the client id and secret in Settings → SSO.' : '';
+    return new AppError('forbidden', `Your identity provider rejected the sign-in (${err.error}${describe(err.error_description)}).${hint}`);
+  }
+  const code = err instanceof oidc.ClientError ? err.code : undefined;
+  if (phase === 'discovery') {
+    const why = code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' ? ' (the discovered issuer does not match the configured one)' : '';
+    return new AppError('upstream_unreachable', `Could not load the OpenID configuration of your identity provider at ${issuer}${why}.`);
+  }
+  if (err instanceof TypeError || (code !== undefined && UNREACHABLE_CODES.has(code))) {
+    return new AppError('upstream_unreachable', `Your identity provider at ${issuer} could not be reached or gave an unexpected answer.`);
+  }
+  return new AppError('forbidden', 'The identity provider\'s answer failed validation (ID token issuer, audience, nonce, signature or expiry).');
+}
+
+function describe(description: string | undefined): string {
+  return description ? `: ${description.slice(0, 300)}` : '';
+}

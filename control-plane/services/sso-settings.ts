@@ -1,0 +1,60 @@
+import type { ControlPlaneDeps } from '../deps.js';
+import type { SsoSettings } from '../domain.js';
+import { audit_insert } from '../stores/audit.js';
+import { sso_settings_find, sso_settings_upsert } from '../stores/sso-settings.js';
+import type { SecretSealer } from './sso-secrets.js';
+
+/** What the console sees of an org's OIDC settings: never the client secret. */
+export interface SsoSettingsView {
+  issuer: string;
+  client_id: string;
+  external_id_claim: string;
+}
+
+export interface SsoSettingsInput extends SsoSettingsView {
+  client_secret: string;
+}
+
+/** Binds a sealed client secret to its org: a sealed value copied to another org's row does not open. */
+export function clientSecretContext(orgId: string): string {
+  return `sso_settings.client_secret:${orgId}`;
+}
+
+export function viewOf(s: SsoSettings): SsoSettingsView {
+  return { issuer: s.issuer, client_id: s.client_id, external_id_claim: s.external_id_claim };
+}
+
+export async function findSsoSettings(deps: ControlPlaneDeps, orgId: string): Promise<SsoSettingsView | undefined> {
+  const s = await sso_settings_find(deps.db, orgId);
+  return s && viewOf(s);
+}
+
+export async function saveSsoSettings(
+  deps: ControlPlaneDeps,
+  sealer: SecretSealer,
+  actorUserId: string,
+  orgId: string,
+  input: SsoSettingsInput,
+): Promise<SsoSettingsView> {
+  // Sealed before the transaction: a missing SECRETS_KEY refuses the request without touching the store.
+  const client_secret_sealed = sealer.seal(input.client_secret, clientSecretContext(orgId));
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const previous = await sso_settings_find(tx, orgId);
+    const saved = await sso_settings_upsert(
+      tx,
+      { org_id: orgId, issuer: input.issuer, client_id: input.client_id, client_secret_sealed, external_id_claim: input.external_id_claim },
+      now,
+    );
+    await audit_insert(tx, {
+      org_id: orgId,
+      actor: `user:${actorUserId}`,
+      action: previous ? 'sso.settings_update' : 'sso.settings_create',
+      target_type: 'org',
+      target_id: orgId,
+      detail: { issuer: saved.issuer, client_id: saved.client_id, external_id_claim: saved.external_id_claim, client_secret: 'set' },
+      now,
+    });
+    return viewOf(saved);
+  });
+}

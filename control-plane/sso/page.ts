@@ -1,0 +1,49 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from '../../shared/logger.js';
+import { toAppError, type ErrorKind } from '../../shared/errors.js';
+
+const TITLES: Partial<Record<ErrorKind, string>> = {
+  forbidden: 'Sign-in refused',
+  not_found: 'Single sign-on is not available',
+  conflict: 'Sign-in refused',
+  upstream_unreachable: 'Identity provider unreachable',
+  upstream_timeout: 'Identity provider unreachable',
+  unavailable: 'Single sign-on is unavailable',
+};
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** A small self-contained HTML page: the browser landed here, not a script. */
+export function writePage(ctx: Context, status: number, title: string, message: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)} · Tollgate</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2328}h1{font-size:1.4rem}</style>
+</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Back to the console</a></p></body></html>
+`;
+}
+
+/**
+ * The SSO routes' dialect: a person's browser is on these URLs, so a refusal
+ * is an HTML page saying why (CONTRACT §2), not problem+json. Runs inside the
+ * /v1 surface and answers before its problem+json handler sees the error.
+ */
+export function ssoPages(logger: Logger) {
+  return async function ssoErrorPage(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (thrown) {
+      const err = toAppError(thrown);
+      if (!err.expose) logger.error({ err: thrown, path: ctx.path }, 'SSO request failed');
+      const title = TITLES[err.kind] ?? (err.status >= 500 ? 'Sign-in failed' : 'Sign-in refused');
+      writePage(ctx, err.status, title, err.expose ? err.message : 'Something went wrong on our side. Try again in a moment.');
+    }
+  };
+}
