@@ -8,6 +8,7 @@ import { modelsRoutes } from './models.js';
 import { keysRoutes } from './keys.js';
 import { scimSettingsRoutes } from './scim-settings.js';
 import { ssoSettingsRoutes } from './sso-settings.js';
+import { sessionRoutes } from './session.js';
 
 /** Every console API router (CONTRACT §2), mounted under /v1 with problem+json errors. */
 export function consoleRouters(deps: ControlPlaneDeps): Router[] {
@@ -20,5 +21,6 @@ export function consoleRouters(deps: ControlPlaneDeps): Router[] {
     keysRoutes(deps),
     scimSettingsRoutes(deps),
     ssoSettingsRoutes(deps),
+    sessionRoutes(deps),
   ];
 }

@@ -1,0 +1,70 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { invalidInput, unauthenticated } from '../../shared/errors.js';
+import type { ControlPlaneDeps } from '../deps.js';
+import { SESSION_COOKIE } from '../http/auth.js';
+import { readBody, parseValid } from '../http/body.js';
+import { audit_insert } from '../stores/audit.js';
+import { checkSession, openSession } from '../services/sessions.js';
+
+const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
+
+/**
+ * `POST /v1/auth/session {token}` → 204 + the console's httpOnly session
+ * cookie. The page never keeps the console token: it is traded for a fresh
+ * session of its own, so signing out of the browser ends that session only
+ * and the bootstrap token stays usable (an owner without SSO would otherwise
+ * lock themselves out by signing out).
+ */
+export function sessionRoutes(deps: ControlPlaneDeps): Router {
+  const router = new Router();
+
+  router.post('/v1/auth/session', async function signInWithToken(ctx: Context) {
+    // Only JSON: a cross-site HTML form cannot send it without a CORS
+    // preflight, so no other site can sign a browser into its own account.
+    if (!ctx.is('application/json')) throw invalidInput('Content-Type must be application/json.');
+    const text = await readBody(ctx);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      throw invalidInput('Request body is not valid JSON.');
+    }
+    const { token } = parseValid(SignIn, raw);
+    const checked = await checkSession(deps, token.trim());
+    if (!checked.ok) {
+      throw unauthenticated(
+        checked.reason === 'deprovisioned'
+          ? 'Your membership in this organization is inactive, so you cannot sign in.'
+          : 'That console token is not valid or has expired.',
+      );
+    }
+    const { org_id, user_id } = checked.session;
+    const session = await deps.db.transaction(async (tx) => {
+      const opened = await openSession(deps, tx, org_id, user_id);
+      await audit_insert(tx, {
+        org_id,
+        actor: `user:${user_id}`,
+        action: 'session.open',
+        target_type: 'user',
+        target_id: user_id,
+        detail: { method: 'console_token' },
+        now: deps.clock.now(),
+      });
+      return opened;
+    });
+    ctx.cookies.set(SESSION_COOKIE, session.token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: deps.config.publicBaseUrl.startsWith('https:'),
+      path: '/',
+      expires: session.expires_at,
+      overwrite: true,
+    });
+    ctx.set('cache-control', 'no-store');
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,55 @@
+// The console API client. The browser sends the httpOnly session cookie on
+// every same-origin request; the page itself never holds a token.
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(detail);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+let unauthorized = () => {};
+
+/** Called with the API's explanation whenever a request answers 401. */
+export function onUnauthorized(handler) {
+  unauthorized = handler;
+}
+
+/**
+ * JSON in and out. A problem+json answer becomes an ApiError carrying its
+ * `detail`; a 401 also hands the user back to the sign-in page unless
+ * `quiet` is set (the sign-in form shows its own errors).
+ */
+export async function api(path, { method = 'GET', body, quiet = false } = {}) {
+  const headers = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'The control plane could not be reached. Check your connection and try again.');
+  }
+  if (res.status === 204) return undefined;
+  const text = await res.text();
+  let data;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (!res.ok) {
+    const detail = (data && (data.detail || data.title)) || `The request failed (HTTP ${res.status}).`;
+    const err = new ApiError(res.status, detail);
+    if (res.status === 401 && !quiet) unauthorized(detail);
+    throw err;
+  }
+  return data;
+}
+
+export const enc = encodeURIComponent;

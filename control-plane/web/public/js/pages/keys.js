@@ -1,0 +1,185 @@
+import { api, enc } from '../api.js';
+import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, copyField, usd, when, badge } from '../dom.js';
+
+function statusOf(key) {
+  if (key.revoked_at) return 'revoked';
+  if (key.expires_at && new Date(key.expires_at).getTime() <= Date.now()) return 'expired';
+  return 'active';
+}
+
+/** API keys of one team: create (secret shown once), list, revoke. */
+export async function keysPage(section, s, { params, navigate }) {
+  fill(section, h('h1', { tabindex: '-1' }, 'API keys'));
+  if (!s.workspace) return;
+  const teams = await api(`/v1/workspaces/${enc(s.workspace.id)}/teams`);
+  if (!teams.length) {
+    section.append(
+      h('p', { class: 'empty' }, 'Keys belong to a team. ', s.isAdmin ? h('a', { href: '#/teams' }, 'Create a team first.') : 'Ask an admin to add you to a team.'),
+    );
+    return;
+  }
+  const team = teams.find((t) => t.id === params.get('team')) ?? teams[0];
+  const picker = h(
+    'select',
+    { onchange: (e) => navigate(`#/keys?team=${e.target.value}`) },
+    teams.map((t) => h('option', { value: t.id, selected: t.id === team.id }, t.name)),
+  );
+  const listCard = h('div', { class: 'card' });
+  const create = h('button', { type: 'button', class: 'primary', onclick: () => createKeyDialog(team, s, () => renderKeys(listCard, team, s)) }, 'Create key');
+  section.append(h('div', { class: 'toolbar' }, field('Team', picker), create), listCard);
+  await renderKeys(listCard, team, s);
+}
+
+async function renderKeys(card, team, s) {
+  const [keys, members] = await Promise.all([
+    api(`/v1/teams/${enc(team.id)}/keys`),
+    api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => []),
+  ]);
+  const names = new Map(members.map((m) => [m.user_id, m.user_name]));
+  const error = errorBox();
+  const rows = keys.map((k) => {
+    const status = statusOf(k);
+    const mayRevoke = status === 'active' && (s.isAdmin || (k.kind === 'personal' && k.owner_user_id === s.me.user_id));
+    return h(
+      'tr',
+      { class: status === 'active' ? '' : 'inactive' },
+      h('td', {}, k.name),
+      h('td', { class: 'mono' }, `${k.prefix}…${k.last4}`),
+      h('td', {}, k.kind === 'team' ? 'Team' : names.get(k.owner_user_id) ?? 'Former member'),
+      h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? h('span', { class: 'hint' }, ` of ${usd(k.budget_usd)}`) : null),
+      h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
+      h('td', {}, badge(status, status === 'active' ? 'ok' : 'off')),
+      h(
+        'td',
+        { class: 'actions-cell' },
+        mayRevoke
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger small',
+                'aria-label': `Revoke key ${k.name}`,
+                onclick: async () => {
+                  const ok = await confirmDialog({
+                    title: `Revoke “${k.name}”?`,
+                    message: [`Key ${k.prefix}…${k.last4} stops working within seconds, everywhere.`, 'This cannot be undone.'],
+                    confirmLabel: 'Revoke key',
+                  });
+                  if (!ok) return;
+                  try {
+                    await api(`/v1/keys/${enc(k.id)}`, { method: 'DELETE' });
+                    toast(`Key “${k.name}” revoked.`);
+                    await renderKeys(card, team, s);
+                  } catch (err) {
+                    error.show(err.message);
+                  }
+                },
+              },
+              'Revoke',
+            )
+          : null,
+      ),
+    );
+  });
+  fill(
+    card,
+    h('h2', {}, `Keys of ${team.name}`),
+    error.el,
+    keys.length
+      ? table(`API keys of ${team.name}`, ['Name', 'Key', 'Owner', 'Spend', 'Last used', 'Status', ''], rows)
+      : h('p', { class: 'empty' }, 'No keys yet. Create one to call models from code.'),
+  );
+}
+
+function optionalNumber(input, { integer }) {
+  const raw = input.value.trim();
+  if (raw === '') return undefined;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) return NaN;
+  return n;
+}
+
+function createKeyDialog(team, s, onDone) {
+  let created = false;
+  openDialog({
+    title: `Create a key for ${team.name}`,
+    onClose: () => {
+      if (created) onDone();
+    },
+    body: (close, content) => {
+      const name = h('input', { name: 'name', required: true, maxlength: 100, placeholder: 'ci-pipeline', autofocus: true });
+      const personal = h('input', { type: 'radio', name: 'kind', value: 'personal', checked: true, id: 'kind-personal' });
+      const teamKind = h('input', { type: 'radio', name: 'kind', value: 'team', id: 'kind-team', disabled: !s.isAdmin });
+      const budget = h('input', { name: 'budget', type: 'number', min: '0.01', step: '0.01', inputmode: 'decimal', placeholder: 'No limit' });
+      const rpm = h('input', { name: 'rpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
+      const tpm = h('input', { name: 'tpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
+      const expires = h('input', { name: 'expires', type: 'date' });
+      const error = errorBox();
+      const form = h(
+        'form',
+        {
+          onsubmit: async (e) => {
+            e.preventDefault();
+            const body = { kind: form.elements.kind.value, name: name.value.trim() };
+            const problems = [];
+            if (!body.name) problems.push('Give the key a name.');
+            const numbers = { budget_usd: optionalNumber(budget, { integer: false }), rpm: optionalNumber(rpm, { integer: true }), tpm: optionalNumber(tpm, { integer: true }) };
+            for (const [k, v] of Object.entries(numbers)) {
+              if (Number.isNaN(v)) problems.push(k === 'budget_usd' ? 'Budget must be a positive amount.' : `${k.toUpperCase()} must be a positive whole number.`);
+              else if (v !== undefined) body[k] = v;
+            }
+            if (expires.value) {
+              // The key works through the whole chosen day, in the user's time zone.
+              const end = new Date(`${expires.value}T23:59:59`);
+              if (Number.isNaN(end.getTime()) || end.getTime() <= Date.now()) problems.push('The expiry date must be in the future.');
+              else body.expires_at = end.toISOString();
+            }
+            if (problems.length) {
+              error.show(problems.join(' '));
+              return;
+            }
+            error.clear();
+            try {
+              const key = await busy(form, () => api(`/v1/teams/${enc(team.id)}/keys`, { method: 'POST', body }));
+              created = true;
+              showSecret(content, key, close);
+            } catch (err) {
+              error.show(err.message);
+            }
+          },
+        },
+        field('Name', name, 'Where the key will be used, so you recognize it later.'),
+        h(
+          'fieldset',
+          { class: 'kind' },
+          h('legend', {}, 'Kind'),
+          h('label', { class: 'check', for: 'kind-personal' }, personal, h('span', {}, h('strong', {}, 'Personal'), ' — yours; revoked when you leave the team')),
+          h(
+            'label',
+            { class: 'check', for: 'kind-team' },
+            teamKind,
+            h('span', {}, h('strong', {}, 'Team'), s.isAdmin ? ' — owned by the team; survives membership changes' : ' — only admins create team keys'),
+          ),
+        ),
+        h('div', { class: 'grid three' }, field('Budget (USD)', budget), field('Requests / minute', rpm), field('Tokens / minute', tpm)),
+        field('Expires on', expires, 'Optional. Leave empty for a key that does not expire.'),
+        error.el,
+        h('div', { class: 'actions' }, h('button', { type: 'button', onclick: close }, 'Cancel'), h('button', { type: 'submit', class: 'primary' }, 'Create key')),
+      );
+      return form;
+    },
+  });
+}
+
+/** The one and only time the key is visible; closing the dialog removes it from the page. */
+function showSecret(content, key, close) {
+  const done = h('button', { type: 'button', class: 'primary', onclick: close }, 'I have copied it — close');
+  fill(
+    content,
+    h('p', { class: 'warning', role: 'alert' }, 'Copy this key now. It will not be shown again.'),
+    copyField(`API key “${key.name}”`, key.key, { secret: true }),
+    h('p', { class: 'hint' }, 'Store it in your secret manager or as TOLLGATE_API_KEY. Anyone with it can spend this workspace’s balance.'),
+    h('div', { class: 'actions' }, done),
+  );
+  content.querySelector('input')?.focus();
+}

@@ -1,0 +1,100 @@
+// Copy-paste examples for the official SDKs and curl, filled with this
+// workspace's real base URLs. The key is read from the environment so a
+// pasted snippet never carries a secret into source control.
+
+const q = (s) => JSON.stringify(s);
+const shellQuote = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+export function snippets({ chatBaseUrl, messagesBaseUrl, model }) {
+  const chatBody = JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello!' }] });
+  const messagesBody = JSON.stringify({ model, max_tokens: 1024, messages: [{ role: 'user', content: 'Hello!' }] });
+  return [
+    {
+      id: 'py-openai',
+      label: 'Python · openai',
+      code: `import os
+from openai import OpenAI
+
+client = OpenAI(
+    base_url=${q(chatBaseUrl)},
+    api_key=os.environ["TOLLGATE_API_KEY"],
+)
+reply = client.chat.completions.create(
+    model=${q(model)},
+    messages=[{"role": "user", "content": "Hello!"}],
+)
+print(reply.choices[0].message.content)
+`,
+    },
+    {
+      id: 'py-anthropic',
+      label: 'Python · anthropic',
+      code: `import os
+from anthropic import Anthropic
+
+client = Anthropic(
+    base_url=${q(messagesBaseUrl)},
+    api_key=os.environ["TOLLGATE_API_KEY"],
+)
+message = client.messages.create(
+    model=${q(model)},
+    max_tokens=1024,
+    messages=[{"role": "user", "content": "Hello!"}],
+)
+print(message.content[0].text)
+`,
+    },
+    {
+      id: 'ts-openai',
+      label: 'TypeScript · openai',
+      code: `import OpenAI from 'openai';
+
+const client = new OpenAI({
+  baseURL: ${q(chatBaseUrl)},
+  apiKey: process.env.TOLLGATE_API_KEY,
+});
+const reply = await client.chat.completions.create({
+  model: ${q(model)},
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(reply.choices[0].message.content);
+`,
+    },
+    {
+      id: 'ts-anthropic',
+      label: 'TypeScript · @anthropic-ai/sdk',
+      code: `import Anthropic from '@anthropic-ai/sdk';
+
+const client = new Anthropic({
+  baseURL: ${q(messagesBaseUrl)},
+  apiKey: process.env.TOLLGATE_API_KEY,
+});
+const message = await client.messages.create({
+  model: ${q(model)},
+  max_tokens: 1024,
+  messages: [{ role: 'user', content: 'Hello!' }],
+});
+console.log(message.content);
+`,
+    },
+    {
+      id: 'curl-chat',
+      label: 'curl · Chat Completions',
+      code: `curl ${chatBaseUrl}/chat/completions \\
+  -H "Authorization: Bearer $TOLLGATE_API_KEY" \\
+  -H "content-type: application/json" \\
+  -d ${shellQuote(chatBody)}
+`,
+    },
+    {
+      id: 'curl-messages',
+      label: 'curl · Messages',
+      code: `curl ${messagesBaseUrl}/v1/messages \\
+  -H "x-api-key: $TOLLGATE_API_KEY" \\
+  -H "anthropic-version: 2023-06-01" \\
+  -H "content-type: application/json" \\
+  -d ${shellQuote(messagesBody)}
+`,
+    },
+  ];
+}
