@@ -1,0 +1,103 @@
+import { invalidInput } from '../../shared/errors.js';
+import type { Email, User } from '../domain.js';
+import { booleanValue, emailList, isObject, lowerKeys, optionalString, userNameValue } from './scim-values.js';
+
+export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** The attributes SCIM may change; user_name is set once, at creation. */
+export interface MutableUser {
+  external_id: string | null;
+  given_name: string | null;
+  family_name: string | null;
+  display_name: string | null;
+  emails: Email[];
+  active: boolean;
+}
+
+export interface ScimUser {
+  schemas: string[];
+  id: string;
+  userName: string;
+  externalId?: string;
+  name: { givenName?: string; familyName?: string; formatted?: string };
+  displayName?: string;
+  active: boolean;
+  emails: Email[];
+  meta: { resourceType: 'User'; created: string; lastModified: string; location: string };
+}
+
+export function scimBaseUrl(publicBaseUrl: string, orgId: string): string {
+  return `${publicBaseUrl}/v1/scim/v2/orgs/${orgId}`;
+}
+
+export function userLocation(publicBaseUrl: string, orgId: string, id: string): string {
+  return `${scimBaseUrl(publicBaseUrl, orgId)}/Users/${id}`;
+}
+
+/** Unassigned attributes are omitted (RFC 7643 §2.5); nothing outside this list is ever echoed. */
+export function toScimUser(user: User, publicBaseUrl: string): ScimUser {
+  const name: ScimUser['name'] = {};
+  if (user.given_name !== null) name.givenName = user.given_name;
+  if (user.family_name !== null) name.familyName = user.family_name;
+  const formatted = [user.given_name, user.family_name].filter((p) => p !== null && p !== '').join(' ');
+  if (formatted) name.formatted = formatted;
+  const out: ScimUser = {
+    schemas: [USER_SCHEMA],
+    id: user.id,
+    userName: user.user_name,
+    name,
+    active: user.active,
+    emails: user.emails.map((e) => ({ ...e })),
+    meta: {
+      resourceType: 'User',
+      created: new Date(user.created_at).toISOString(),
+      lastModified: new Date(user.updated_at).toISOString(),
+      location: userLocation(publicBaseUrl, user.org_id, user.id),
+    },
+  };
+  if (user.external_id !== null) out.externalId = user.external_id;
+  if (user.display_name !== null) out.displayName = user.display_name;
+  return out;
+}
+
+/** What a POST or PUT body says; `undefined` means the attribute was absent (or null). */
+export interface UserBody {
+  userName: string | undefined;
+  externalId: string | null | undefined;
+  givenName: string | null;
+  familyName: string | null;
+  displayName: string | null;
+  emails: Email[];
+  active: boolean | undefined;
+}
+
+/**
+ * Reads a User body as connectors send it. Attribute names are matched
+ * case-insensitively; null counts as absent; attributes this service does not
+ * keep (password, groups, roles, locale, the enterprise extension, …) are
+ * ignored and never echoed.
+ */
+export function parseUserBody(raw: unknown): UserBody {
+  if (!isObject(raw)) throw invalidInput('The request body must be a JSON object (a SCIM User).', 'invalidSyntax');
+  const m = lowerKeys(raw);
+  const userNameRaw = m.get('username');
+  const name = m.get('name');
+  if (name !== null && name !== undefined && !isObject(name)) throw invalidInput('"name" must be an object.', 'invalidValue');
+  const nameKeys = isObject(name) ? lowerKeys(name) : new Map<string, unknown>();
+  optionalString(nameKeys.get('formatted'), 'name.formatted', 1024);
+  const active = m.get('active');
+  const externalId = m.get('externalid');
+  return {
+    userName: userNameRaw === null || userNameRaw === undefined ? undefined : userNameValue(userNameRaw),
+    externalId: externalId === null || externalId === undefined ? undefined : optionalString(externalId, 'externalId'),
+    givenName: optionalString(nameKeys.get('givenname'), 'name.givenName'),
+    familyName: optionalString(nameKeys.get('familyname'), 'name.familyName'),
+    displayName: optionalString(m.get('displayname'), 'displayName'),
+    emails: emailList(m.get('emails')),
+    active: active === null || active === undefined ? undefined : booleanValue(active, 'active'),
+  };
+}
