@@ -1,29 +1,90 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { Pool } from 'undici';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { startChangeFeed } from './change-feed.js';
+import { createControlPlaneClient } from './control-plane-client.js';
+import { createEdgeHandler } from './edge.js';
+import { createMemoryHoldStore, type HoldStore } from './holds.js';
+import { createRedisHoldStore } from './holds-redis.js';
+import { createKeyCache } from './key-cache.js';
+import { createMetering, type Metering } from './metering.js';
+import { createRateLimits } from './rate-limits.js';
 
 export interface RunningProxy {
   server: Server;
   url: string;
+  /** Resolves once every usage report in flight has been taken (tests, shutdown). */
+  drain(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Placeholder until the data plane lands: answers /healthz only. */
-export async function startProxy(
-  config: Config,
-  _logger: Logger,
-  options: { port?: number; host?: string; controlPlaneUrl: string },
-): Promise<RunningProxy> {
-  const server = createServer((req, res) => {
-    res.statusCode = req.url === '/healthz' ? 200 : 404;
-    res.end();
+export interface ProxyOptions {
+  port?: number;
+  host?: string;
+  controlPlaneUrl: string;
+}
+
+/** Builds the data plane and listens; everything it holds is released by close(). */
+export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
+  const settings = config.proxy;
+  const cp = createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken);
+  const keys = createKeyCache(cp, settings, logger);
+
+  let redis: Redis | undefined;
+  if (config.redisUrl) {
+    // No offline queue: while Redis is down a command fails at once, and the
+    // caller applies the outage policy instead of waiting.
+    redis = new Redis(config.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
+    await redis.connect();
+  }
+  const ttlMs = settings.holdTtlSeconds * 1000;
+  const holds: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs) : createMemoryHoldStore(ttlMs);
+  const limits = createRateLimits(redis, settings.redisPrefix);
+  const metering: Metering = createMetering(cp, holds, limits, logger);
+
+  const pools = new Map<string, Pool>();
+  const pool = (origin: string): Pool => {
+    let p = pools.get(origin);
+    if (!p) {
+      p = new Pool(origin, {
+        connect: { timeout: settings.upstreamConnectTimeoutMs },
+        headersTimeout: settings.upstreamHeadersTimeoutMs,
+        bodyTimeout: settings.upstreamIdleTimeoutMs,
+        keepAliveTimeout: 30_000,
+      });
+      pools.set(origin, p);
+    }
+    return p;
+  };
+
+  const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
+  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs);
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? config.proxyPort, options.host ?? config.host, () => resolve());
   });
-  await new Promise<void>((resolve) => server.listen(options.port ?? config.proxyPort, options.host ?? config.host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
     server,
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    drain: () => metering.drain(),
+    async close() {
+      feed.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await Promise.race([metering.drain(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      await Promise.all([...pools.values()].map((p) => p.close()));
+      await cp.close();
+      await holds.close();
+      redis?.disconnect();
+    },
   };
 }

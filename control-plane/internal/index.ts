@@ -1,9 +1,88 @@
-import type { Middleware } from 'koa';
-import type Router from '@koa/router';
+import Router from '@koa/router';
+import { PassThrough } from 'node:stream';
+import type { Context, Middleware, Next } from 'koa';
+import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { problemErrors } from '../http/problem.js';
+import { parseValid, readJson } from '../http/body.js';
+import { invalidInput, unauthenticated } from '../../shared/errors.js';
+import { safeEqual } from '../../shared/secrets.js';
+import { changesSince, changeVersion, resolveKey } from '../services/key-resolution.js';
+import { recordUsage } from '../services/usage.js';
+import { createChangeHub } from './change-hub.js';
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const HEARTBEAT_MS = 15_000;
+
+const usageSchema = z
+  .object({
+    request_id: z.string().min(1).max(200),
+    key_id: z.uuid(),
+    model: z.string().min(1).max(200),
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    cost_micros: z.number().int().nonnegative(),
+  })
+  .strict();
+
+/** Only a proxy holding DATA_PLANE_TOKEN may call /internal; compared timing-safely. */
+function requireDataPlane(deps: ControlPlaneDeps): Middleware {
+  return async function authenticateDataPlane(ctx: Context, next: Next) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+    if (!match || !safeEqual(match[1]!, deps.config.dataPlaneToken)) {
+      ctx.set('WWW-Authenticate', 'Bearer');
+      throw unauthenticated('The data-plane token is missing or wrong.');
+    }
+    await next();
+  };
+}
 
 /** The proxy's API into the control plane (key resolution, usage, change feed) under /internal. */
 export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; routers: Router[] } {
-  return { errors: problemErrors(deps.logger), routers: [] };
+  const hub = createChangeHub(deps);
+  const router = new Router({ prefix: '/internal' });
+  router.use(requireDataPlane(deps));
+
+  router.get('/keys/:hash', async function showKey(ctx: Context) {
+    const hash = String(ctx.params.hash);
+    if (!SHA256_HEX.test(hash)) throw invalidInput('The key hash must be 64 lowercase hex characters.');
+    ctx.body = await resolveKey(deps, hash);
+  });
+
+  router.post('/usage', async function reportUsage(ctx: Context) {
+    ctx.body = await recordUsage(deps, parseValid(usageSchema, await readJson(ctx)));
+  });
+
+  router.get('/changes/version', async function showVersion(ctx: Context) {
+    ctx.body = { version: await changeVersion(deps) };
+  });
+
+  router.get('/changes', async function listChanges(ctx: Context) {
+    const after = Number(ctx.query.after ?? 0);
+    if (!Number.isInteger(after) || after < 0) throw invalidInput('after must be a non-negative integer.');
+    ctx.body = { events: await changesSince(deps, after) };
+  });
+
+  // Server-sent events: one `ready` with the current version, then `change` frames as rows commit.
+  router.get('/changes/stream', async function streamChanges(ctx: Context) {
+    const out = new PassThrough();
+    const unsubscribe = await hub.subscribe((events) => {
+      for (const e of events) out.write(`event: change\nid: ${e.id}\ndata: ${JSON.stringify(e)}\n\n`);
+    });
+    const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const stop = () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+      out.end();
+    };
+    ctx.req.once('close', stop);
+    ctx.res.once('close', stop);
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('cache-control', 'no-store');
+    ctx.body = out;
+    out.write(`event: ready\ndata: ${JSON.stringify({ version: hub.position() ?? 0 })}\n\n`);
+  });
+
+  return { errors: problemErrors(deps.logger), routers: [router] };
 }

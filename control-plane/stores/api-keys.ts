@@ -69,3 +69,53 @@ export async function api_key_revoke_personal_in_team(
     [teamId, ownerUserId, now],
   );
 }
+
+/** What the proxy needs to decide on a key, in integer micro-dollars (floored: never more than there is). */
+export interface KeyResolutionRow {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  workspace_slug: string;
+  team_id: string;
+  owner_user_id: string | null;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+  rpm: number | null;
+  tpm: number | null;
+  key_remaining_micros: number | null;
+  key_version: number;
+  balance_micros: number;
+  balance_version: number;
+  models: string[];
+}
+
+export async function api_key_resolve(q: Queryable, keyHash: string): Promise<KeyResolutionRow | undefined> {
+  const [row] = await q.query<KeyResolutionRow>(
+    `SELECT k.id, k.org_id, k.workspace_id, w.slug AS workspace_slug, k.team_id, k.owner_user_id,
+            k.revoked_at, k.expires_at, k.rpm, k.tpm,
+            CASE WHEN k.budget_usd IS NULL THEN NULL
+                 ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
+            k.version::float8 AS key_version,
+            floor(w.balance_usd * 1000000)::float8 AS balance_micros,
+            w.balance_version::float8 AS balance_version,
+            COALESCE((SELECT array_agg(m.alias ORDER BY m.alias) FROM team_models m WHERE m.team_id = k.team_id), '{}'::text[]) AS models
+       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.key_hash = $1`,
+    [keyHash],
+  );
+  return row;
+}
+
+export async function api_key_money(
+  q: Queryable,
+  id: string,
+): Promise<{ key_remaining_micros: number | null; key_version: number; budget_exhausted: boolean } | undefined> {
+  const [row] = await q.query<{ key_remaining_micros: number | null; key_version: number; budget_exhausted: boolean }>(
+    `SELECT CASE WHEN budget_usd IS NULL THEN NULL ELSE floor((budget_usd - spend_usd) * 1000000)::float8 END AS key_remaining_micros,
+            version::float8 AS key_version,
+            (budget_usd IS NOT NULL AND spend_usd >= budget_usd) AS budget_exhausted
+       FROM api_keys WHERE id = $1`,
+    [id],
+  );
+  return row;
+}

@@ -1,0 +1,73 @@
+import type { ControlPlaneDeps } from '../deps.js';
+import { api_key_resolve } from '../stores/api-keys.js';
+import { change_feed_latest, change_feed_since, type ChangeTopic } from '../stores/change-feed.js';
+
+/**
+ * A key as the proxy sees it. Money is integer micro-dollars with the row
+ * version it was read at, so a proxy can tell a newer snapshot from an older.
+ */
+export interface ResolvedKey {
+  id: string;
+  org_id: string;
+  workspace_id: string;
+  workspace_slug: string;
+  team_id: string;
+  owner_user_id: string | null;
+  revoked: boolean;
+  expires_at: string | null;
+  rpm: number | null;
+  tpm: number | null;
+  models: string[];
+  key_remaining_micros: number | null;
+  key_version: number;
+  balance_micros: number;
+  balance_version: number;
+}
+
+export interface KeyResolution {
+  key: ResolvedKey | null;
+  /** Change-feed position this answer is at least as new as. */
+  version: number;
+}
+
+/** Looks a key up by the SHA-256 of its secret; the secret itself never reaches the control plane. */
+export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promise<KeyResolution> {
+  const version = await change_feed_latest(deps.db);
+  const row = await api_key_resolve(deps.db, keyHash);
+  if (!row) return { key: null, version };
+  return {
+    version,
+    key: {
+      id: row.id,
+      org_id: row.org_id,
+      workspace_id: row.workspace_id,
+      workspace_slug: row.workspace_slug,
+      team_id: row.team_id,
+      owner_user_id: row.owner_user_id,
+      revoked: row.revoked_at !== null,
+      expires_at: row.expires_at ? new Date(row.expires_at).toISOString() : null,
+      rpm: row.rpm,
+      tpm: row.tpm,
+      models: row.models,
+      key_remaining_micros: row.key_remaining_micros,
+      key_version: Number(row.key_version),
+      balance_micros: Number(row.balance_micros),
+      balance_version: Number(row.balance_version),
+    },
+  };
+}
+
+export interface ChangeEvent {
+  id: number;
+  topic: ChangeTopic;
+  subject_id: string;
+}
+
+export async function changesSince(deps: ControlPlaneDeps, afterId: number): Promise<ChangeEvent[]> {
+  const rows = await change_feed_since(deps.db, afterId);
+  return rows.map((r) => ({ id: Number(r.id), topic: r.topic, subject_id: r.subject_id }));
+}
+
+export async function changeVersion(deps: ControlPlaneDeps): Promise<number> {
+  return change_feed_latest(deps.db);
+}

@@ -1,0 +1,83 @@
+import { createParser } from 'eventsource-parser';
+import type { ChangeEvent } from '../control-plane/services/key-resolution.js';
+import type { Logger } from '../shared/logger.js';
+import type { ControlPlaneClient } from './control-plane-client.js';
+import type { KeyCache } from './key-cache.js';
+
+/**
+ * Keeps the key cache honest (DESIGN 4): a push stream from the control
+ * plane drops changed entries within milliseconds; the cache is flushed
+ * whenever the stream (re)connects, since events may have been missed; and a
+ * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
+ */
+export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number) {
+  let seen: number | undefined;
+  let stopped = false;
+  const abort = new AbortController();
+
+  const apply = (events: ChangeEvent[]) => {
+    for (const e of events) {
+      if (seen !== undefined && e.id <= seen) continue;
+      cache.invalidate(e.topic, e.subject_id);
+      seen = e.id;
+    }
+  };
+
+  async function poll(): Promise<void> {
+    try {
+      if (seen === undefined) {
+        seen = await client.version();
+        cache.clear();
+        return;
+      }
+      const { events } = await client.changesAfter(seen);
+      if (events.length >= 1000) cache.clear();
+      apply(events);
+    } catch {
+      /* the control plane is down: cached keys ride out the stale window */
+    }
+  }
+
+  async function stream(): Promise<void> {
+    let delay = 250;
+    while (!stopped) {
+      try {
+        const body = await client.openChangeStream(abort.signal);
+        delay = 250;
+        const parser = createParser({
+          onEvent(ev) {
+            if (ev.event === 'ready') {
+              // Anything may have changed while we were not listening.
+              cache.clear();
+              const { version } = JSON.parse(ev.data) as { version: number };
+              seen = Math.max(seen ?? 0, version);
+            } else if (ev.event === 'change') {
+              apply([JSON.parse(ev.data) as ChangeEvent]);
+            }
+          },
+        });
+        const decoder = new TextDecoder();
+        for await (const chunk of body) parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      } catch (err) {
+        if (stopped) return;
+        logger.debug({ err: (err as Error).message }, 'change stream dropped; reconnecting');
+      }
+      if (stopped) return;
+      await new Promise((r) => setTimeout(r, delay).unref());
+      delay = Math.min(delay * 2, 5_000);
+    }
+  }
+
+  const timer = setInterval(() => void poll(), pollMs);
+  timer.unref();
+  void poll();
+  void stream();
+
+  return {
+    stop(): void {
+      stopped = true;
+      clearInterval(timer);
+      abort.abort();
+    },
+  };
+}

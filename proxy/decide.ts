@@ -1,0 +1,55 @@
+import { AppError } from '../shared/errors.js';
+import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
+import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+
+export type KeyDecision = { ok: true } | { ok: false; error: AppError };
+export type ModelDecision = { ok: true; model: ModelConfig; provider: ProviderConfig } | { ok: false; error: AppError };
+
+const INVALID_KEY = 'Invalid API key.';
+
+/** The key alone: right workspace, not revoked, not expired. Both formats and both model lists use this. */
+export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs: number): KeyDecision {
+  // One message for every kind of bad key: the caller learns nothing about which it was.
+  if (!key || key.workspace_slug !== workspaceSlug || key.revoked) {
+    return { ok: false, error: new AppError('unauthenticated', INVALID_KEY) };
+  }
+  if (key.expires_at !== null && Date.parse(key.expires_at) <= nowMs) {
+    return { ok: false, error: new AppError('unauthenticated', INVALID_KEY) };
+  }
+  return { ok: true };
+}
+
+/**
+ * The one enforcement decision for a model call, whatever the wire format:
+ * key → model known (404) → model allowed for the key's team (403) → money
+ * left on the workspace and the key (402). Rate limits and the hold follow.
+ */
+export function decideCall(
+  key: ResolvedKey | null,
+  workspaceSlug: string,
+  alias: string,
+  catalog: ModelCatalog,
+  nowMs: number,
+): ModelDecision {
+  const k = decideKey(key, workspaceSlug, nowMs);
+  if (!k.ok) return k;
+  const model = catalog.models.get(alias);
+  if (!model) {
+    return { ok: false, error: new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' }) };
+  }
+  if (!key!.models.includes(alias)) {
+    return { ok: false, error: new AppError('forbidden', `This key's team may not use the model "${alias}".`) };
+  }
+  if (key!.balance_micros <= 0) {
+    return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };
+  }
+  if (key!.key_remaining_micros !== null && key!.key_remaining_micros <= 0) {
+    return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
+  }
+  return { ok: true, model, provider: catalog.providers.get(model.provider)! };
+}
+
+/** The aliases a key may call: on its team's list and in the catalog. */
+export function allowedAliases(key: ResolvedKey, catalog: ModelCatalog): string[] {
+  return key.models.filter((a) => catalog.models.has(a));
+}

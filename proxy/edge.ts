@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from 'undici';
+import type { Config } from '../shared/config.js';
+import { AppError, toAppError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
+import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+import { allowedAliases, decideCall, decideKey } from './decide.js';
+import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
+import { forward } from './forward.js';
+import { presentedKey, upstreamHeaders } from './headers.js';
+import type { HoldStore } from './holds.js';
+import type { KeyCache } from './key-cache.js';
+import type { HeldCall, Metering } from './metering.js';
+import { costMicros, estimateInputTokens } from './money.js';
+import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
+import { errorBody, type WireFormat } from './wire-errors.js';
+
+export interface EdgeDeps {
+  config: Config;
+  logger: Logger;
+  keys: KeyCache;
+  limits: RateLimits;
+  holds: HoldStore;
+  metering: Metering;
+  pool(origin: string): Pool;
+}
+
+type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
+
+const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|models)$/;
+
+function route(path: string): Route | undefined {
+  const m = PATH.exec(path);
+  if (!m) return undefined;
+  const format: WireFormat = m[2] ? 'messages' : 'chat';
+  if (m[3] === 'models') return { format, slug: m[1]!, action: 'models' };
+  if ((format === 'chat') !== (m[3] === 'chat/completions')) return undefined;
+  return { format, slug: m[1]!, action: 'call' };
+}
+
+function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+function sendError(res: ServerResponse, format: WireFormat, err: AppError, headers: Record<string, string> = {}): void {
+  const message = err.expose ? err.message : 'The proxy failed to handle this request.';
+  send(res, err.status, errorBody(format, err.kind, message, err.code), { ...err.headers, ...headers });
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) return reject(tooLarge(limit));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
+}
+
+/** The edge: one plain request handler for both formats (DESIGN 8, 10). */
+export function createEdgeHandler(deps: EdgeDeps) {
+  const { config, logger } = deps;
+  const catalog = config.models;
+  const settings = config.proxy;
+
+  async function lookupKey(req: IncomingMessage, format: WireFormat): Promise<ResolvedKey | null> {
+    const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
+    // Malformed keys never cost a lookup.
+    if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
+    const found = await deps.keys.lookup(sha256Hex(presented));
+    if (found.kind === 'unavailable') {
+      throw new AppError('unavailable', 'The key could not be checked right now. Retry shortly.');
+    }
+    return found.kind === 'known' ? found.key : null;
+  }
+
+  async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): Promise<void> {
+    const key = await lookupKey(req, r.format);
+    const verdict = decideKey(key, r.slug, Date.now());
+    if (!verdict.ok) throw verdict.error;
+    send(res, 200, modelList(r.format, allowedAliases(key!, catalog), catalog), { 'x-request-id': requestId });
+  }
+
+  async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+    const raw = await readBody(req, settings.maxBodyBytes);
+    const key = await lookupKey(req, r.format);
+    const k = decideKey(key, r.slug, Date.now());
+    if (!k.ok) throw k.error;
+    const call = parseCall(r.format, raw, req.headers);
+    const verdict = decideCall(key, r.slug, call.alias, catalog, Date.now());
+    if (!verdict.ok) throw verdict.error;
+    const { model, provider } = verdict;
+    const resolved = key!;
+
+    const inputEstimate = estimateInputTokens(raw.length);
+    const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
+    const limitHeaders = rateLimitHeaders(limit);
+    if (!limit.ok) {
+      const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
+      throw new AppError('rate_limited', `Rate limit reached for ${limit.which} per minute on this key. Retry after ${retryAfter}s.`, {
+        headers: { ...limitHeaders, 'retry-after': retryAfter },
+      });
+    }
+
+    const holdMicros = costMicros(model, inputEstimate, outputCeiling(call, model));
+    let held;
+    try {
+      held = await deps.holds.hold(
+        requestId,
+        {
+          workspaceId: resolved.workspace_id,
+          balanceMicros: resolved.balance_micros,
+          balanceVersion: resolved.balance_version,
+          keyId: resolved.id,
+          keyRemainingMicros: resolved.key_remaining_micros,
+          keyVersion: resolved.key_version,
+        },
+        holdMicros,
+      );
+    } catch (err) {
+      // DESIGN 2: money checks fail closed when the hold store is unreachable.
+      logger.error({ err, requestId }, 'hold store unavailable');
+      throw new AppError('unavailable', 'Spending limits cannot be checked right now. Retry shortly.', { headers: limitHeaders });
+    }
+    if (!held.ok) {
+      throw new AppError(
+        'insufficient_funds',
+        held.reason === 'balance'
+          ? 'The workspace balance cannot cover this request (its worst-case cost). Add credits or lower max_tokens.'
+          : "This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens or raise the budget.",
+        { headers: limitHeaders },
+      );
+    }
+
+    const heldCall: HeldCall = {
+      requestId,
+      keyId: resolved.id,
+      workspaceId: resolved.workspace_id,
+      tpm: resolved.tpm,
+      model,
+      holdMicros,
+      inputEstimate,
+      tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
+    };
+    const secret = provider.api_key ?? '';
+    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
+    const outcome = await forward(
+      {
+        pool: deps.pool(up.url.origin),
+        url: up.url,
+        headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length),
+        body: up.body,
+        format: r.format,
+        dropUsageChunk: up.dropUsageChunk,
+        extraHeaders: { ...limitHeaders, 'x-request-id': requestId },
+        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+      },
+      res,
+    );
+
+    switch (outcome.kind) {
+      case 'failed':
+        deps.metering.release(heldCall);
+        logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
+        sendError(res, r.format, outcome.error, { ...limitHeaders, 'x-request-id': requestId });
+        return;
+      case 'upstream-error':
+        deps.metering.release(heldCall);
+        return;
+      case 'complete': {
+        const usage = outcome.tap.usage();
+        if (usage) deps.metering.settle(heldCall, usage.inputTokens, usage.outputTokens);
+        else {
+          // An answer without usage is billed as if it used everything it was allowed.
+          logger.warn({ requestId }, 'upstream answer carried no usage; billing the hold');
+          deps.metering.settle(heldCall, inputEstimate, outputCeiling(call, model));
+        }
+        return;
+      }
+      case 'cut': {
+        const tap = outcome.tap;
+        deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
+        return;
+      }
+    }
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
+    const requestId = `req_${randomUUID().replace(/-/g, '')}`;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const search = q < 0 ? '' : url.slice(q);
+
+    if (path === '/healthz') {
+      send(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, '{"status":"ok"}', { 'x-request-id': requestId });
+      return;
+    }
+    const r = route(path);
+    const format: WireFormat = r?.format ?? (path.includes('/anthropic/') ? 'messages' : 'chat');
+    if (!r) {
+      sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      return;
+    }
+    const method = r.action === 'call' ? 'POST' : 'GET';
+    if (req.method !== method) {
+      send(res, 405, errorBody(format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
+      return;
+    }
+    if (req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] !== undefined) {
+      sendError(res, format, new AppError('invalid_input', 'Content-Length and Transfer-Encoding must not both be sent.'), {
+        'x-request-id': requestId,
+        connection: 'close',
+      });
+      return;
+    }
+    const work = r.action === 'models' ? listModels(req, res, r, requestId) : modelCall(req, res, r, search, requestId);
+    work.catch((thrown: unknown) => {
+      const err = toAppError(thrown);
+      if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
+      // A refused body is not read on: close the connection rather than drain it.
+      const extra: Record<string, string> = { 'x-request-id': requestId };
+      if (err.kind === 'too_large') extra.connection = 'close';
+      sendError(res, format, err, extra);
+    });
+  };
+}

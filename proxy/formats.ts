@@ -1,0 +1,97 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { AppError, invalidInput } from '../shared/errors.js';
+import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
+import type { WireFormat } from './wire-errors.js';
+
+/** A model call after its format's checks, the same shape for both formats. */
+export interface ParsedCall {
+  alias: string;
+  stream: boolean;
+  /** The most output tokens the client allowed, if it said. */
+  maxTokens: number | undefined;
+  body: Record<string, unknown>;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optionalPositiveInt(body: Record<string, unknown>, field: string): number | undefined {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalidInput(`${field}: must be a positive integer.`);
+  return v;
+}
+
+export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders): ParsedCall {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw invalidInput('The request body is not valid JSON.');
+  }
+  if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
+  if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
+  if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    throw invalidInput('stream: must be a boolean.');
+  }
+  let maxTokens: number | undefined;
+  if (format === 'messages') {
+    if (!headers['anthropic-version']) throw invalidInput('The anthropic-version header is required.');
+    maxTokens = optionalPositiveInt(body, 'max_tokens');
+    if (maxTokens === undefined) throw invalidInput('max_tokens: required on the Messages format.');
+  } else {
+    maxTokens = optionalPositiveInt(body, 'max_completion_tokens') ?? optionalPositiveInt(body, 'max_tokens');
+  }
+  return { alias: body.model, stream: body.stream === true, maxTokens, body };
+}
+
+/** The output ceiling the hold assumes: what the client allowed, else the model's own maximum. */
+export function outputCeiling(call: ParsedCall, model: ModelConfig): number {
+  return Math.min(call.maxTokens ?? model.max_output_tokens, model.max_output_tokens);
+}
+
+export interface UpstreamCall {
+  url: URL;
+  body: Buffer;
+  authHeader: 'authorization' | 'x-api-key';
+  /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
+  dropUsageChunk: boolean;
+}
+
+/** Alias → upstream model; for streamed Chat Completions also ask for the usage chunk. */
+export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
+  const body: Record<string, unknown> = { ...call.body, model: model.upstream_model };
+  let dropUsageChunk = false;
+  if (format === 'chat' && call.stream) {
+    const options = isObject(body.stream_options) ? body.stream_options : {};
+    if (options.include_usage !== true) {
+      dropUsageChunk = true;
+      body.stream_options = { ...options, include_usage: true };
+    }
+  }
+  const base = format === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url;
+  const url = new URL(`${base.replace(/\/+$/, '')}${format === 'chat' ? '/chat/completions' : '/v1/messages'}${search}`);
+  const authHeader =
+    format === 'chat'
+      ? (provider.chat_completions_auth_header ?? 'authorization')
+      : (provider.messages_auth_header ?? 'x-api-key');
+  return { url, body: Buffer.from(JSON.stringify(body)), authHeader, dropUsageChunk };
+}
+
+/** `GET …/models` in each provider's list shape. */
+export function modelList(format: WireFormat, aliases: string[], catalog: ModelCatalog): string {
+  if (format === 'messages') {
+    const data = aliases.map((id) => ({ type: 'model', id, display_name: id, created_at: '1970-01-01T00:00:00Z' }));
+    return JSON.stringify({ data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null });
+  }
+  return JSON.stringify({
+    object: 'list',
+    data: aliases.map((id) => ({ id, object: 'model', created: 0, owned_by: catalog.models.get(id)?.provider ?? 'tollgate' })),
+  });
+}
+
+export function tooLarge(limit: number): AppError {
+  return new AppError('too_large', `The request body is larger than ${limit} bytes.`);
+}

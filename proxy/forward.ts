@@ -1,0 +1,129 @@
+import type { ServerResponse } from 'node:http';
+import type { Dispatcher, Pool } from 'undici';
+import { AppError } from '../shared/errors.js';
+import { downstreamHeaders } from './headers.js';
+import { createUsageChunkFilter, createUsageTap, type UsageTap } from './usage-tap.js';
+import type { WireFormat } from './wire-errors.js';
+
+export type ForwardOutcome =
+  /** Nothing reached the client yet: the caller answers with this error. */
+  | { kind: 'failed'; error: AppError }
+  /** The provider's own 4xx/5xx went through unchanged. */
+  | { kind: 'upstream-error'; status: number }
+  | { kind: 'complete'; tap: UsageTap }
+  /** Ended early after the client disconnected or the upstream broke mid-answer. */
+  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean };
+
+export interface ForwardRequest {
+  pool: Pool;
+  url: URL;
+  headers: Record<string, string>;
+  body: Buffer;
+  format: WireFormat;
+  dropUsageChunk: boolean;
+  /** Added to the provider's headers (x-request-id, x-ratelimit-*). */
+  extraHeaders: Record<string, string>;
+  headersTimeoutMs: number;
+  idleTimeoutMs: number;
+}
+
+function upstreamFailure(err: Error): AppError {
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new AppError('upstream_timeout', 'The model provider did not answer in time.', { cause: err });
+  }
+  return new AppError('upstream_unreachable', 'The model provider could not be reached.', { cause: err });
+}
+
+/**
+ * Sends one call upstream through undici's dispatch and relays the answer as
+ * it arrives: bytes unchanged (but for the usage chunk the proxy asked for),
+ * paused while the client's socket is full, aborted when the client leaves.
+ * Redirects are never followed: dispatch has no redirect handling.
+ */
+export function forward(req: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome> {
+  return new Promise((resolve) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    let headersSent = false;
+    let errorAnswer = false;
+    let tap: UsageTap | undefined;
+    let filter: ReturnType<typeof createUsageChunkFilter> | undefined;
+
+    const done = (o: ForwardOutcome) => {
+      if (settled) return;
+      settled = true;
+      res.off('close', onClientClose);
+      resolve(o);
+    };
+    const clientGone = new Error('client disconnected');
+    function onClientClose() {
+      if (res.writableFinished) return;
+      if (controller && !controller.aborted) controller.abort(clientGone);
+      done({ kind: 'cut', tap, headersSent });
+    }
+    res.on('close', onClientClose);
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (res.destroyed) c.abort(clientGone);
+      },
+      onResponseStart(c, status, headers) {
+        controller = c;
+        if (status < 200) return;
+        errorAnswer = status >= 400;
+        const type = headers['content-type'];
+        const eventStream = typeof type === 'string' && type.includes('text/event-stream');
+        if (!errorAnswer) {
+          tap = createUsageTap(req.format, eventStream);
+          if (eventStream && req.dropUsageChunk) filter = createUsageChunkFilter();
+        }
+        res.writeHead(status, { ...downstreamHeaders(headers, filter !== undefined), ...req.extraHeaders });
+        headersSent = true;
+        // Send the head now so a client of a slow stream sees the status at once.
+        res.flushHeaders();
+      },
+      onResponseData(c, chunk) {
+        tap?.feed(chunk);
+        const out = filter ? filter.push(chunk) : chunk;
+        if (out.length && !res.write(out)) {
+          c.pause();
+          res.once('drain', () => c.resume());
+        }
+      },
+      onResponseEnd() {
+        if (filter) {
+          const rest = filter.flush();
+          if (rest.length) res.write(rest);
+        }
+        res.end();
+        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: tap! });
+      },
+      onResponseError(_c, err) {
+        if (settled) return;
+        if (!headersSent) {
+          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false });
+          else done({ kind: 'failed', error: upstreamFailure(err) });
+          return;
+        }
+        // Mid-answer: the client must see a broken response, not a complete-looking one.
+        res.destroy(err);
+        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true });
+      },
+    };
+
+    req.pool.dispatch(
+      {
+        origin: req.url.origin,
+        path: `${req.url.pathname}${req.url.search}`,
+        method: 'POST',
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: req.headersTimeoutMs,
+        bodyTimeout: req.idleTimeoutMs,
+      },
+      handler,
+    );
+  });
+}

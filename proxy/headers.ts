@@ -1,0 +1,70 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+
+/**
+ * What of the client's request reaches the provider: an allowlist, so hop-
+ * by-hop headers, cookies and the client's own credentials never do. The
+ * provider key is added by the caller. accept-encoding is not passed: the
+ * usage tap reads the answer, so it must arrive uncompressed.
+ */
+const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
+
+export function upstreamHeaders(
+  client: IncomingHttpHeaders,
+  auth: { header: 'authorization' | 'x-api-key'; secret: string },
+  contentLength: number,
+): Record<string, string> {
+  const out: Record<string, string> = {
+    'content-type': 'application/json',
+    'content-length': String(contentLength),
+    'accept-encoding': 'identity',
+  };
+  for (const name of PASSED) {
+    const v = client[name];
+    if (typeof v === 'string') out[name] = v;
+    else if (Array.isArray(v)) out[name] = v.join(', ');
+  }
+  out[auth.header] = auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret;
+  return out;
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** The provider's response headers minus hop-by-hop ones (and those the Connection header names). */
+export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
+  const named = new Set(
+    String(upstream.connection ?? '')
+      .split(',')
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(upstream)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (dropLength && name === 'content-length') continue;
+    out[name === 'x-request-id' ? 'x-upstream-request-id' : name] = value;
+  }
+  return out;
+}
+
+/** Bearer token or x-api-key, in the order the format prefers. */
+export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorization' | 'x-api-key'): string | undefined {
+  const bearer = () => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
+    return m?.[1];
+  };
+  const apiKey = () => {
+    const v = headers['x-api-key'];
+    return typeof v === 'string' && v.trim() ? v.trim() : undefined;
+  };
+  return prefer === 'authorization' ? (bearer() ?? apiKey()) : (apiKey() ?? bearer());
+}

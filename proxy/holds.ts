@@ -1,0 +1,102 @@
+/**
+ * Holds reserve a request's worst-case cost before it is forwarded (DESIGN 6).
+ *
+ * The store keeps, per workspace and per key, the newest money snapshot any
+ * proxy has seen (remaining micro-dollars with the database row version it
+ * was read at) and the sum of live holds. A hold is admitted only if
+ * `snapshot - held >= amount` on both. A hold is released only after its
+ * usage is committed in the ledger, together with adopting the snapshot the
+ * control plane answered; so every committed cost is either inside the
+ * snapshot or still held, and the check never sees more money than exists.
+ */
+export interface MoneySnapshot {
+  workspaceId: string;
+  balanceMicros: number;
+  balanceVersion: number;
+  keyId: string;
+  /** null: the key has no budget. */
+  keyRemainingMicros: number | null;
+  keyVersion: number;
+}
+
+export type HoldOutcome = { ok: true } | { ok: false; reason: 'balance' | 'budget' };
+
+export interface HoldStore {
+  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): Promise<HoldOutcome>;
+  /** Ends a hold; `snapshot`, when given, is the control plane's answer after recording the usage. */
+  release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Account {
+  base: number;
+  version: number;
+  held: number;
+  holds: Map<string, { amount: number; expiresAt: number }>;
+}
+
+/** One process's holds: exact for a single proxy (REDIS_URL unset). */
+export function createMemoryHoldStore(ttlMs: number, now: () => number = Date.now): HoldStore {
+  const accounts = new Map<string, Account>();
+
+  const account = (id: string): Account => {
+    let a = accounts.get(id);
+    if (!a) {
+      a = { base: 0, version: -1, held: 0, holds: new Map() };
+      accounts.set(id, a);
+    }
+    const t = now();
+    for (const [rid, h] of a.holds) {
+      if (h.expiresAt <= t) {
+        a.held -= h.amount;
+        a.holds.delete(rid);
+      }
+    }
+    return a;
+  };
+  const adopt = (a: Account, base: number, version: number): void => {
+    if (version > a.version) {
+      a.base = base;
+      a.version = version;
+    }
+  };
+  const drop = (a: Account | undefined, requestId: string): void => {
+    const h = a?.holds.get(requestId);
+    if (a && h) {
+      a.held -= h.amount;
+      a.holds.delete(requestId);
+    }
+  };
+
+  return {
+    async hold(requestId, s, amount) {
+      const ws = account(`ws:${s.workspaceId}`);
+      adopt(ws, s.balanceMicros, s.balanceVersion);
+      if (ws.base - ws.held < amount) return { ok: false, reason: 'balance' };
+      let key: Account | undefined;
+      if (s.keyRemainingMicros !== null) {
+        key = account(`key:${s.keyId}`);
+        adopt(key, s.keyRemainingMicros, s.keyVersion);
+        if (key.base - key.held < amount) return { ok: false, reason: 'budget' };
+      }
+      const expiresAt = now() + ttlMs;
+      for (const a of [ws, key]) {
+        if (!a) continue;
+        a.held += amount;
+        a.holds.set(requestId, { amount, expiresAt });
+      }
+      return { ok: true };
+    },
+    async release(requestId, ids, s) {
+      const ws = accounts.get(`ws:${ids.workspaceId}`);
+      const key = accounts.get(`key:${ids.keyId}`);
+      drop(ws, requestId);
+      drop(key, requestId);
+      if (s) {
+        adopt(account(`ws:${s.workspaceId}`), s.balanceMicros, s.balanceVersion);
+        if (s.keyRemainingMicros !== null) adopt(account(`key:${s.keyId}`), s.keyRemainingMicros, s.keyVersion);
+      }
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,159 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import type { WireFormat } from './wire-errors.js';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * Reads usage off a response on the side, never changing its bytes.
+ * `usage()` is what the upstream reported (undefined if it did not);
+ * `outputSeen()` counts generated text seen so far, for a stream cut short.
+ */
+export interface UsageTap {
+  feed(chunk: Buffer): void;
+  usage(): Usage | undefined;
+  inputReported(): number | undefined;
+  outputSeen(): number;
+}
+
+type Json = Record<string, unknown>;
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+}
+
+/** Anthropic counts cached prompt tokens separately; they are all input to bill. */
+function anthropicInput(u: Json): number {
+  return num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens);
+}
+
+const MAX_BUFFERED_BODY = 8 * 1024 * 1024;
+
+/** A whole (non-streamed) JSON answer: keep a copy and read `usage` at the end. */
+function jsonTap(format: WireFormat): UsageTap {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let parsed: Usage | undefined | null = null;
+  const read = (): Usage | undefined => {
+    if (parsed !== null) return parsed;
+    parsed = undefined;
+    try {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+      const u = body.usage as Json | undefined;
+      if (u && typeof u === 'object') {
+        parsed =
+          format === 'chat'
+            ? { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens) }
+            : { inputTokens: anthropicInput(u), outputTokens: num(u.output_tokens) };
+      }
+    } catch {
+      /* not JSON or cut short: no reported usage */
+    }
+    return parsed;
+  };
+  return {
+    feed(chunk) {
+      size += chunk.length;
+      if (size <= MAX_BUFFERED_BODY) chunks.push(chunk);
+    },
+    usage: read,
+    inputReported: () => undefined,
+    outputSeen: () => 0,
+  };
+}
+
+function sseTap(format: WireFormat): UsageTap {
+  let input: number | undefined;
+  let output: number | undefined;
+  let deltas = 0;
+  const decoder = new TextDecoder();
+  const onData = (data: string, event: string | undefined): void => {
+    if (format === 'chat') {
+      if (data === '[DONE]') return;
+      // Only the usage chunk needs parsing; every other chunk is one delta.
+      if (!data.includes('"usage":{')) {
+        deltas++;
+        return;
+      }
+      try {
+        const u = (JSON.parse(data) as Json).usage as Json | null;
+        if (u) {
+          input = num(u.prompt_tokens);
+          output = num(u.completion_tokens);
+        }
+      } catch {
+        /* malformed chunk: ignore */
+      }
+      return;
+    }
+    if (event === 'content_block_delta') {
+      deltas++;
+      return;
+    }
+    if (event !== 'message_start' && event !== 'message_delta') return;
+    try {
+      const msg = JSON.parse(data) as Json;
+      const u = (event === 'message_start' ? (msg.message as Json | undefined)?.usage : msg.usage) as Json | undefined;
+      if (!u) return;
+      if (event === 'message_start' || u.input_tokens !== undefined) input = anthropicInput(u);
+      // message_delta's output_tokens is cumulative: the last one is the total.
+      if (u.output_tokens !== undefined) output = num(u.output_tokens);
+    } catch {
+      /* malformed event: ignore */
+    }
+  };
+  const parser: EventSourceParser = createParser({ onEvent: (e) => onData(e.data, e.event) });
+  return {
+    feed(chunk) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+    },
+    usage: () => (input !== undefined && output !== undefined ? { inputTokens: input, outputTokens: output } : undefined),
+    inputReported: () => input,
+    outputSeen: () => Math.max(deltas, output ?? 0),
+  };
+}
+
+export function createUsageTap(format: WireFormat, eventStream: boolean): UsageTap {
+  return eventStream ? sseTap(format) : jsonTap(format);
+}
+
+/**
+ * Drops the usage-only final chunk (`"choices":[]` with a usage object) that
+ * the proxy asked for on the client's behalf; every other frame passes
+ * byte-for-byte. Frames are cut at the blank line that ends an SSE event.
+ */
+export function createUsageChunkFilter(): { push(chunk: Buffer): Buffer; flush(): Buffer } {
+  let pending = Buffer.alloc(0);
+  const isUsageOnly = (frame: Buffer): boolean => {
+    const text = frame.toString('utf8');
+    return text.includes('"usage":{') && /"choices"\s*:\s*\[\s*\]/.test(text);
+  };
+  const boundary = (buf: Buffer, from: number): { at: number; len: number } | undefined => {
+    for (let i = from; i < buf.length - 1; i++) {
+      if (buf[i] === 0x0a && buf[i + 1] === 0x0a) return { at: i, len: 2 };
+      if (buf[i] === 0x0d && buf[i + 1] === 0x0a && buf[i + 2] === 0x0d && buf[i + 3] === 0x0a) return { at: i, len: 4 };
+    }
+    return undefined;
+  };
+  return {
+    push(chunk) {
+      const buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      const out: Buffer[] = [];
+      let start = 0;
+      for (let b = boundary(buf, 0); b; b = boundary(buf, start)) {
+        const frame = buf.subarray(start, b.at + b.len);
+        if (!isUsageOnly(frame)) out.push(frame);
+        start = b.at + b.len;
+      }
+      pending = Buffer.from(buf.subarray(start));
+      return out.length === 1 ? out[0]! : Buffer.concat(out);
+    },
+    flush() {
+      const rest = pending;
+      pending = Buffer.alloc(0);
+      return rest.length && isUsageOnly(rest) ? Buffer.alloc(0) : rest;
+    },
+  };
+}
