@@ -35,12 +35,9 @@ const fake = await startFakeUpstream({
   port: nonNegativeInteger('port', values.port, 9000),
   host: values.host ?? '127.0.0.1',
   defaultBehavior,
+  recordRequests: false,
 });
 process.stdout.write(`fake upstream listening on ${fake.url}\n`);
-
-// Nothing reads the recordings of a standalone run; keep memory flat under load.
-const trim = setInterval(() => fake.reset(), 1000);
-trim.unref();
 
 let stopping = false;
 function stop(): void {

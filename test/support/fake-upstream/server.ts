@@ -35,6 +35,7 @@ function pathOf(url: string): string {
 export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const host = options.host ?? '127.0.0.1';
   const defaultBehavior: OkBehavior = options.defaultBehavior ?? { kind: 'ok' };
+  const recordRequests = options.recordRequests ?? true;
   const requests: RecordedRequest[] = [];
   const queue: Behavior[] = [];
   const requestWaiters: { count: number; resolve: () => void }[] = [];
@@ -189,7 +190,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         aborted: false,
         credential: credentialOf(req.headers, dialect),
       };
-      recorded(record);
+      if (recordRequests) recorded(record);
       route(record, r);
     });
   }
