@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider, { type AccountClaims, type Configuration } from 'oidc-provider';
+import Provider, { type AccountClaims, type Adapter, type AdapterPayload, type Configuration } from 'oidc-provider';
 
 /** A person at the test identity provider; extra claims (e.g. `employee_id`) go in the ID token/UserInfo too. */
 export interface TestAccount {
@@ -27,6 +27,33 @@ export interface TestIdp {
   /** Adds (or replaces) an account and makes it the next to sign in. */
   signInAs(account: TestAccount): void;
   close(): Promise<void>;
+}
+
+/** The provider's storage for one test IdP; stated explicitly so it does not warn about its default one. */
+function memoryAdapters(): (name: string) => Adapter {
+  const rows = new Map<string, AdapterPayload>();
+  return (name) => {
+    const key = (id: string) => `${name}:${id}`;
+    const findBy = (field: 'uid' | 'userCode', value: string) => [...rows.values()].find((p) => p.kind === name && p[field] === value);
+    return {
+      async upsert(id, payload) {
+        rows.set(key(id), payload);
+      },
+      find: async (id) => rows.get(key(id)),
+      findByUid: async (uid) => findBy('uid', uid),
+      findByUserCode: async (code) => findBy('userCode', code),
+      async consume(id) {
+        const p = rows.get(key(id));
+        if (p) p.consumed = Math.floor(Date.now() / 1000);
+      },
+      async destroy(id) {
+        rows.delete(key(id));
+      },
+      async revokeByGrantId(grantId) {
+        for (const [k, p] of rows) if (p.grantId === grantId) rows.delete(k);
+      },
+    };
+  };
 }
 
 /**
@@ -70,6 +97,8 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
       email: ['email', 'email_verified'],
       profile: ['given_name', 'family_name', 'name', 'employee_id'],
     },
+    adapter: memoryAdapters(),
+    ttl: { Interaction: 600, Grant: 600, Session: 600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     findAccount(_ctx, sub) {

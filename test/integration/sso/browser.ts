@@ -1,0 +1,73 @@
+/**
+ * Just enough of a browser for the SSO flow: follows nothing by itself
+ * (`redirect: 'manual'`), keeps cookies per origin between hops, and reports
+ * each answer so a test can look at every redirect on the way.
+ */
+export interface Hop {
+  url: string;
+  status: number;
+  location: string | undefined;
+  headers: Headers;
+  text: string;
+}
+
+export class TestBrowser {
+  private readonly jars = new Map<string, Map<string, string>>();
+
+  cookie(origin: string, name: string): string | undefined {
+    return this.jars.get(new URL(origin).origin)?.get(name);
+  }
+
+  async get(url: string): Promise<Hop> {
+    const origin = new URL(url).origin;
+    const jar = this.jars.get(origin) ?? new Map<string, string>();
+    this.jars.set(origin, jar);
+    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      const expired = attrs.some((a) => {
+        const [k, v] = a.trim().split('=');
+        if (k?.toLowerCase() === 'max-age') return Number(v) <= 0;
+        if (k?.toLowerCase() === 'expires') return new Date(v ?? '').getTime() <= Date.now();
+        return false;
+      });
+      if (!value || expired) jar.delete(name);
+      else jar.set(name, value);
+    }
+    const location = res.headers.get('location');
+    return { url, status: res.status, location: location ? new URL(location, url).href : undefined, headers: res.headers, text: await res.text() };
+  }
+}
+
+export interface LoginRun {
+  /** The control plane's answer to `/login`. */
+  start: Hop;
+  /** The IdP's redirect back to the control plane (not yet visited), if it got that far. */
+  callbackUrl: string | undefined;
+  /** The last hop at the IdP when it did not redirect back. */
+  stoppedAt: Hop;
+}
+
+/** Starts an SSO login and walks the IdP's redirects up to (not into) the callback. */
+export async function walkToCallback(browser: TestBrowser, controlPlaneUrl: string, orgSlug: string): Promise<LoginRun> {
+  const start = await browser.get(`${controlPlaneUrl}/v1/auth/sso/${orgSlug}/login`);
+  let hop = start;
+  for (let i = 0; i < 10 && hop.location; i++) {
+    if (hop.location.startsWith(`${controlPlaneUrl}/v1/auth/sso/callback`)) return { start, callbackUrl: hop.location, stoppedAt: hop };
+    hop = await browser.get(hop.location);
+  }
+  return { start, callbackUrl: undefined, stoppedAt: hop };
+}
+
+/** The full login: returns the callback's answer. */
+export async function ssoLogin(browser: TestBrowser, controlPlaneUrl: string, orgSlug: string): Promise<Hop> {
+  const run = await walkToCallback(browser, controlPlaneUrl, orgSlug);
+  if (!run.callbackUrl) {
+    throw new Error(`the IdP did not redirect back: ${run.stoppedAt.status} ${run.stoppedAt.url} ${run.stoppedAt.text.slice(0, 300)}`);
+  }
+  return browser.get(run.callbackUrl);
+}
