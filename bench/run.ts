@@ -1,1 +1,144 @@
-process.stdout.write('no benchmarks yet\n');
+/**
+ * `npm run bench [-- --quick] [--only <scenario>[,<scenario>…]] [--tool wrk|autocannon] [--shape split|combined]`
+ *
+ * Starts the fake upstream, each system under test and the load generator in
+ * their own processes (pinned to cores where the OS allows), runs each
+ * scenario after a warm-up, prints a table and writes bench/results/latest.json.
+ * See docs/bench.md.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BenchContext, PROFILES } from './lib/context.js';
+import { pickLoadTool, type LoadTool } from './lib/load.js';
+import { choosePlacement, CPU_RESOLUTION_US, REPO_ROOT } from './lib/procs.js';
+import { Report } from './lib/report.js';
+import type { Shape } from './lib/tollgate.js';
+import { coldKeysScenario } from './scenarios/cold-keys.js';
+import { keyCacheScenario } from './scenarios/key-cache.js';
+import { overheadScenario } from './scenarios/overhead.js';
+import { scimScenario } from './scenarios/scim.js';
+import { soakScenario } from './scenarios/soak.js';
+import { streamingScenario } from './scenarios/streaming.js';
+
+const SCENARIOS = ['overhead', 'streaming', 'peer', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined]`;
+
+function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefined; shape: Shape; out: string } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        quick: { type: 'boolean', default: false },
+        only: { type: 'string' },
+        tool: { type: 'string' },
+        shape: { type: 'string', default: 'split' },
+        out: { type: 'string', default: join(REPO_ROOT, 'bench/results/latest.json') },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const only = new Set<Scenario>();
+  for (const name of (values.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (!(SCENARIOS as readonly string[]).includes(name)) {
+      process.stderr.write(`unknown scenario "${name}"\n${USAGE}\n`);
+      process.exit(2);
+    }
+    only.add(name as Scenario);
+  }
+  if (values.tool !== undefined && values.tool !== 'wrk' && values.tool !== 'autocannon') {
+    process.stderr.write(`--tool must be wrk or autocannon\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (values.shape !== 'split' && values.shape !== 'combined') {
+    process.stderr.write(`--shape must be split or combined\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return { quick: values.quick, only, tool: values.tool, shape: values.shape, out: values.out };
+}
+
+async function main(): Promise<void> {
+  const args = parse();
+  const profile = PROFILES[args.quick ? 'quick' : 'full'];
+  const placement = choosePlacement();
+  const tool = pickLoadTool(args.tool);
+  const report = new Report();
+  const ctx = new BenchContext(profile, placement, tool, args.shape, report);
+  const startedAt = new Date();
+  process.stdout.write(
+    `Tollgate bench (${profile.name}) — ${cpus().length} cores, Node ${process.version}, load generator ${tool}, Tollgate ${args.shape}\n` +
+      `placement: ${placement.note}\n` +
+      `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+  );
+  const failures: Record<string, string> = {};
+  const run = async (name: Scenario, fn: () => Promise<void>) => {
+    if (!args.only.has(name)) return;
+    const t0 = Date.now();
+    try {
+      await fn();
+    } catch (err) {
+      failures[name] = (err as Error).stack ?? String(err);
+      ctx.log(`${name} failed: ${(err as Error).message.split('\n').slice(0, 6).join('\n')}`);
+    }
+    ctx.log(`${name}: ${((Date.now() - t0) / 1000).toFixed(0)}s`);
+  };
+  const stopping = () => void ctx.close().then(() => process.exit(130));
+  process.once('SIGINT', stopping);
+  process.once('SIGTERM', stopping);
+  try {
+    // overhead and peer run together so all four systems share one run's conditions.
+    if (args.only.has('overhead') || args.only.has('peer')) {
+      await run(args.only.has('overhead') ? 'overhead' : 'peer', () => overheadScenario(ctx, { portkey: args.only.has('peer') }));
+    }
+    await run('streaming', () => streamingScenario(ctx));
+    await run('soak', () => soakScenario(ctx));
+    await run('cold-keys', () => coldKeysScenario(ctx));
+    await run('key-cache', () => keyCacheScenario(ctx));
+    await run('scim', () => scimScenario(ctx));
+  } finally {
+    await ctx.close();
+  }
+
+  const finishedAt = new Date();
+  const results = {
+    meta: {
+      profile,
+      startedAt: startedAt.toISOString(),
+      finishedAt: finishedAt.toISOString(),
+      seconds: (finishedAt.getTime() - startedAt.getTime()) / 1000,
+      node: process.version,
+      cpus: cpus().map((c) => c.model),
+      memoryBytes: totalmem(),
+      loadAverageAtEnd: loadavg(),
+      placement,
+      loadGenerator: tool,
+      tollgateShape: args.shape,
+      cpuResolutionUs: CPU_RESOLUTION_US,
+      scenarios: [...args.only],
+    },
+    checks: report.checks,
+    failures,
+    ...report.data,
+  };
+  mkdirSync(join(args.out, '..'), { recursive: true });
+  writeFileSync(args.out, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${report.render()}\n\n`);
+  for (const [name, stack] of Object.entries(failures)) process.stdout.write(`scenario ${name} failed: ${stack.split('\n')[0]}\n`);
+  process.stdout.write(
+    `took ${results.meta.seconds.toFixed(0)}s; load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')} ` +
+      `(anything else running on these cores makes the numbers noisy)\nwrote ${args.out}\n`,
+  );
+}
+
+await main();

@@ -1,0 +1,220 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ANTHROPIC_VERSION, chatBody, messagesBody } from './bodies.js';
+import type { LoadTool } from './load.js';
+import { freePort, nodeArgs, readyWhenPrinted, startProcess, type Placement, type Proc } from './procs.js';
+import type { Report } from './report.js';
+import {
+  FAST_ALIAS, PACED_ALIAS, provision, removeDataDir, startTollgate, UPSTREAM_KEY, writeModelsFile,
+  type Provisioned, type Shape, type Tollgate,
+} from './tollgate.js';
+
+/** How long each part runs: the full suite fits in 10 minutes on 2 cores, --quick in about 1.5. */
+export interface Profile {
+  name: 'full' | 'quick';
+  warmS: number;
+  measureS: number;
+  soakS: number;
+  coldKeys: number;
+  scimCreates: number;
+  scimFilterQueries: number;
+  keyCacheSizes: number[];
+  keyCacheLookups: number;
+}
+
+export const PROFILES: Record<Profile['name'], Profile> = {
+  full: { name: 'full', warmS: 2, measureS: 4, soakS: 300, coldKeys: 3000, scimCreates: 2000, scimFilterQueries: 2000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 2_000_000 },
+  quick: { name: 'quick', warmS: 1, measureS: 1, soakS: 20, coldKeys: 300, scimCreates: 200, scimFilterQueries: 300, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 300_000 },
+};
+
+export type Format = 'chat' | 'messages';
+export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey';
+
+export interface RequestShape {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface System {
+  name: SystemName;
+  /** The process whose CPU time is charged to this system; undefined for direct. */
+  pid: number | undefined;
+  request(format: Format, options?: { stream?: boolean; paced?: boolean }): RequestShape;
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+/** Starts what a scenario needs, once, and stops everything at the end. */
+export class BenchContext {
+  readonly dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  private procs: Proc[] = [];
+  private upstreams?: { fast: Proc & { url: string }; paced: Proc & { url: string } };
+  private modelsFile?: string;
+  private tollgateInstance?: { tollgate: Tollgate; provisioned: Provisioned };
+  private bareProc?: Proc & { url: string };
+  private portkeyProc?: Proc & { url: string };
+
+  constructor(
+    readonly profile: Profile,
+    readonly placement: Placement,
+    readonly tool: LoadTool,
+    readonly shape: Shape,
+    readonly report: Report,
+  ) {}
+
+  log(message: string): void {
+    process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+  }
+
+  private async startUpstream(name: string, extra: string[]): Promise<Proc & { url: string }> {
+    const port = await freePort();
+    const [node, args] = nodeArgs('bench/fake-upstream.ts', ['--port', String(port), ...extra]);
+    const proc = await startProcess(name, node, args, { cpus: this.placement.driver, ready: readyWhenPrinted(/listening on/) });
+    this.procs.push(proc);
+    return Object.assign(proc, { url: `http://127.0.0.1:${port}` });
+  }
+
+  /** Two fake upstreams: instant answers (12 tokens), and paced SSE (50 events, 2 ms apart). */
+  async upstream() {
+    if (!this.upstreams) {
+      this.log('starting fake upstreams');
+      const fast = await this.startUpstream('fake upstream', []);
+      const paced = await this.startUpstream('paced fake upstream', ['--output-tokens', '50', '--event-delay-ms', '2']);
+      this.upstreams = { fast, paced };
+    }
+    return this.upstreams;
+  }
+
+  async models(): Promise<string> {
+    if (!this.modelsFile) {
+      const { fast, paced } = await this.upstream();
+      this.modelsFile = writeModelsFile(this.dir, fast.url, paced.url);
+    }
+    return this.modelsFile;
+  }
+
+  direct(): System {
+    const up = this.upstreams!;
+    return {
+      name: 'direct',
+      pid: undefined,
+      request: (format, o = {}) => upstreamRequest(o.paced ? up.paced.url : up.fast.url, format, 'bench-model', o.stream ?? false),
+    };
+  }
+
+  async bare(): Promise<System> {
+    if (!this.bareProc) {
+      const { fast } = await this.upstream();
+      const port = await freePort();
+      const [node, args] = nodeArgs('bench/bare-proxy.ts', ['--port', String(port), '--upstream', fast.url]);
+      const proc = await startProcess('bare proxy', node, args, { cpus: this.placement.sut, ready: readyWhenPrinted(/listening on/) });
+      this.procs.push(proc);
+      this.bareProc = Object.assign(proc, { url: `http://127.0.0.1:${port}` });
+    }
+    const url = this.bareProc.url;
+    return { name: 'bare', pid: this.bareProc.pid, request: (format) => upstreamRequest(url, format, 'bench-model', false) };
+  }
+
+  async portkey(): Promise<System> {
+    if (!this.portkeyProc) {
+      await this.upstream();
+      const port = await freePort();
+      const proc = await startProcess(
+        'portkey gateway',
+        process.execPath,
+        ['node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${port}`, '--headless'],
+        { cpus: this.placement.sut, ready: readyWhenPrinted(/Gateway is running/), env: { NODE_ENV: 'production' } },
+      );
+      this.procs.push(proc);
+      this.portkeyProc = Object.assign(proc, { url: `http://127.0.0.1:${port}` });
+    }
+    const url = this.portkeyProc.url;
+    const fast = this.upstreams!.fast.url;
+    return {
+      name: 'portkey',
+      pid: this.portkeyProc.pid,
+      request: (format) =>
+        format === 'chat'
+          ? {
+              url: `${url}/v1/chat/completions`,
+              headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${fast}/v1` },
+              body: chatBody('bench-model'),
+            }
+          : {
+              url: `${url}/v1/messages`,
+              headers: {
+                ...JSON_TYPE, 'x-api-key': UPSTREAM_KEY, 'anthropic-version': ANTHROPIC_VERSION,
+                'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${fast}/anthropic/v1`,
+              },
+              body: messagesBody('bench-model'),
+            },
+    };
+  }
+
+  /** Tollgate with in-process limits on embedded PGlite, provisioned through the public surface. */
+  async tollgate(): Promise<{ system: System; tollgate: Tollgate; provisioned: Provisioned }> {
+    if (!this.tollgateInstance) {
+      const modelsFile = await this.models();
+      this.log(`starting tollgate (${this.shape})`);
+      const tollgate = await startTollgate({ shape: this.shape, placement: this.placement, modelsFile });
+      this.procs.push(tollgate.proxy, ...(tollgate.controlPlane ? [tollgate.controlPlane] : []));
+      const provisioned = await provision(tollgate);
+      this.tollgateInstance = { tollgate, provisioned };
+    }
+    const { tollgate, provisioned } = this.tollgateInstance;
+    return { system: tollgateSystem(tollgate, provisioned.org.workspace_slug, provisioned.key), tollgate, provisioned };
+  }
+
+  /** Stops the shared Tollgate (e.g. before restarting it another way over the same data). */
+  async stopTollgate(): Promise<{ dataDir: string } | undefined> {
+    const t = this.tollgateInstance;
+    if (!t) return undefined;
+    this.tollgateInstance = undefined;
+    await t.tollgate.stop();
+    return { dataDir: t.tollgate.dataDir };
+  }
+
+  track(...procs: Proc[]): void {
+    this.procs.push(...procs);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.procs.reverse().map((p) => p.stop().catch(() => undefined)));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  removeLater(dataDir: string): void {
+    process.once('exit', () => removeDataDir(dataDir));
+  }
+}
+
+export function upstreamRequest(origin: string, format: Format, model: string, stream: boolean): RequestShape {
+  return format === 'chat'
+    ? { url: `${origin}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}` }, body: chatBody(model, { stream }) }
+    : {
+        url: `${origin}/anthropic/v1/messages`,
+        headers: { ...JSON_TYPE, 'x-api-key': UPSTREAM_KEY, 'anthropic-version': ANTHROPIC_VERSION },
+        body: messagesBody(model, { stream }),
+      };
+}
+
+export function tollgateSystem(tollgate: Tollgate, slug: string, key: string): System {
+  return {
+    name: 'tollgate',
+    pid: tollgate.proxy.pid,
+    request: (format, o = {}) => tollgateRequest(tollgate.edgeUrl, slug, key, format, o),
+  };
+}
+
+export function tollgateRequest(edgeUrl: string, slug: string, key: string, format: Format, o: { stream?: boolean; paced?: boolean } = {}): RequestShape {
+  const alias = o.paced ? PACED_ALIAS : FAST_ALIAS;
+  return format === 'chat'
+    ? { url: `${edgeUrl}/${slug}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${key}` }, body: chatBody(alias, { stream: o.stream }) }
+    : {
+        url: `${edgeUrl}/${slug}/anthropic/v1/messages`,
+        headers: { ...JSON_TYPE, 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },
+        body: messagesBody(alias, { stream: o.stream }),
+      };
+}

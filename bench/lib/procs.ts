@@ -1,0 +1,150 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const REPO_ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+
+/** Which cores each role runs on; `undefined` when the OS cannot pin (no taskset, one core). */
+export interface Placement {
+  /** The system under test: alone, so its CPU time and throughput are its own. */
+  sut: string | undefined;
+  /** Load generator, fake upstream, control plane when split out: shared by every system alike. */
+  driver: string | undefined;
+  note: string;
+}
+
+export function choosePlacement(): Placement {
+  const cores = cpus().length;
+  const hasTaskset = spawnSync('taskset', ['-V']).status === 0;
+  if (!hasTaskset || cores < 2) {
+    return { sut: undefined, driver: undefined, note: `not pinned (${hasTaskset ? `${cores} core` : 'no taskset'})` };
+  }
+  const last = cores - 1;
+  return {
+    sut: '0',
+    driver: last === 1 ? '1' : `1-${last}`,
+    note: `system under test on core 0; load generator, fake upstream and control plane on core${last === 1 ? '' : 's'} ${last === 1 ? '1' : `1-${last}`}`,
+  };
+}
+
+export interface Proc {
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  /** Everything it printed so far (stdout + stderr), for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  cpus: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Resolves true once the process is ready to serve. */
+  ready: (proc: Proc) => Promise<boolean>;
+  timeoutMs?: number;
+}
+
+/** `node --import tsx <file>`: one process (the `tsx` CLI forks a second one, which would hide the CPU we read). */
+export function nodeArgs(file: string, args: string[] = []): [string, string[]] {
+  return [process.execPath, ['--import', 'tsx', file, ...args]];
+}
+
+export async function startProcess(name: string, command: string, args: string[], options: StartOptions): Promise<Proc> {
+  const [cmd, argv] = options.cpus === undefined ? [command, args] : ['taskset', ['-c', options.cpus, command, ...args]];
+  const child = spawn(cmd, argv, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exited = false;
+  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+  const proc: Proc = {
+    name,
+    pid: child.pid ?? -1,
+    child,
+    output: () => out,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exitedPromise;
+      clearTimeout(timer);
+    },
+  };
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${name} exited during start-up:\n${out.slice(-4000)}`);
+    if (await options.ready(proc).catch(() => false)) return proc;
+    await sleep(100);
+  }
+  await proc.stop();
+  throw new Error(`${name} was not ready within ${(options.timeoutMs ?? 60_000) / 1000}s:\n${out.slice(-4000)}`);
+}
+
+export function readyWhenPrinted(pattern: RegExp): (proc: Proc) => Promise<boolean> {
+  return async (proc) => pattern.test(proc.output());
+}
+
+export function readyWhenHealthy(...urls: string[]): () => Promise<boolean> {
+  return async () => {
+    for (const url of urls) {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (!res.ok) return false;
+    }
+    return true;
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/** utime + stime of the whole process (all threads), in microseconds, from /proc/<pid>/stat. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name may hold spaces and parentheses: fields start after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+}
+
+export const CPU_RESOLUTION_US = 1_000_000 / CLOCK_TICKS_PER_SECOND;
+
+/** Resident set size in bytes, from /proc/<pid>/status. */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Measures CPU time several processes spend during `work`. */
+export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; cpuUs: Record<string, number>; wallUs: number }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMicros(pid)]));
+  const t0 = process.hrtime.bigint();
+  const result = await work();
+  const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
+  const cpuUs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMicros(pid) - before[k]!]));
+  return { result, cpuUs, wallUs };
+}

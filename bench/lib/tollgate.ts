@@ -1,0 +1,194 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { freePort, nodeArgs, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
+
+const execFileAsync = promisify(execFile);
+
+/** The provider key the fake upstream receives; never a real secret. */
+export const UPSTREAM_KEY_ENV = 'BENCH_UPSTREAM_KEY';
+export const UPSTREAM_KEY = 'sk-bench-upstream';
+export const FAST_ALIAS = 'tg/bench';
+export const PACED_ALIAS = 'tg/bench-paced';
+
+/** A models file pointing at the bench's two fake upstreams (instant, and paced SSE). */
+export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string): string {
+  const provider = (url: string) => ({
+    chat_completions_base_url: `${url}/v1`,
+    messages_base_url: `${url}/anthropic`,
+    api_key_env: UPSTREAM_KEY_ENV,
+  });
+  const model = (alias: string, provider: string) => ({
+    alias, provider, upstream_model: 'bench-model', input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 64000,
+  });
+  const file = join(dir, 'models.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      alias_prefix: 'tg',
+      providers: { fast: provider(fastUrl), paced: provider(pacedUrl) },
+      models: [model(FAST_ALIAS, 'fast'), model(PACED_ALIAS, 'paced')],
+    }),
+  );
+  return file;
+}
+
+/**
+ * `split`: control plane and proxy in their own processes (production shape), so the
+ * proxy's CPU time is the proxy's alone. `combined`: `bin/start.ts`, both in one.
+ */
+export type Shape = 'split' | 'combined';
+
+export interface TollgateOptions {
+  shape: Shape;
+  placement: Placement;
+  modelsFile: string;
+  /** PostgreSQL; unset → embedded PGlite in a temporary DATA_DIR. */
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** Reuse a DATA_DIR (e.g. to restart with an empty key cache over the same keys). */
+  dataDir?: string;
+}
+
+export interface Tollgate {
+  baseUrl: string;
+  edgeUrl: string;
+  dataDir: string;
+  /** The process whose CPU and memory count as "the proxy". */
+  proxy: Proc;
+  controlPlane: Proc | undefined;
+  env: NodeJS.ProcessEnv;
+  stop(): Promise<void>;
+}
+
+export async function startTollgate(options: TollgateOptions): Promise<Tollgate> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tollgate-bench-data-'));
+  const controlPlanePort = await freePort();
+  const proxyPort = await freePort();
+  const baseUrl = `http://127.0.0.1:${controlPlanePort}`;
+  const edgeUrl = `http://127.0.0.1:${proxyPort}`;
+  const env: NodeJS.ProcessEnv = {
+    DATA_DIR: dataDir,
+    CONTROL_PLANE_PORT: String(controlPlanePort),
+    PROXY_PORT: String(proxyPort),
+    HOST: '127.0.0.1',
+    PUBLIC_BASE_URL: baseUrl,
+    EDGE_BASE_URL: edgeUrl,
+    MODELS_FILE: options.modelsFile,
+    LOG_LEVEL: 'warn',
+    DATA_PLANE_TOKEN: randomBytes(32).toString('base64url'),
+    CONTROL_PLANE_URL: baseUrl,
+    [UPSTREAM_KEY_ENV]: UPSTREAM_KEY,
+    ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { DATABASE_URL: '' }),
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
+  };
+  let controlPlane: Proc | undefined;
+  let proxy: Proc;
+  if (options.shape === 'combined') {
+    const [node, args] = nodeArgs('bin/start.ts');
+    proxy = await startProcess('tollgate', node, args, {
+      cpus: options.placement.sut,
+      env,
+      ready: readyWhenHealthy(`${baseUrl}/healthz`, `${edgeUrl}/healthz`),
+    });
+  } else {
+    const [node, cpArgs] = nodeArgs('bin/control-plane.ts');
+    controlPlane = await startProcess('control plane', node, cpArgs, {
+      cpus: options.placement.driver,
+      env,
+      ready: readyWhenHealthy(`${baseUrl}/healthz`),
+    });
+    try {
+      const [, proxyArgs] = nodeArgs('bin/proxy.ts');
+      proxy = await startProcess('proxy', node, proxyArgs, {
+        cpus: options.placement.sut,
+        env,
+        ready: readyWhenHealthy(`${edgeUrl}/healthz`),
+      });
+    } catch (err) {
+      await controlPlane.stop();
+      throw err;
+    }
+  }
+  return {
+    baseUrl,
+    edgeUrl,
+    dataDir,
+    proxy,
+    controlPlane,
+    env,
+    async stop() {
+      await proxy.stop();
+      await controlPlane?.stop();
+    },
+  };
+}
+
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+export interface Bootstrapped {
+  org_id: string;
+  org_slug: string;
+  workspace_id: string;
+  workspace_slug: string;
+  owner_user_id: string;
+  console_token: string;
+}
+
+/** `npm run -s cli -- bootstrap …` against the same store the service uses. */
+export async function bootstrap(tollgate: Tollgate, slug: string): Promise<Bootstrapped> {
+  const { stdout } = await execFileAsync(
+    'npm',
+    ['run', '-s', 'cli', '--', 'bootstrap', '--org', slug, '--name', `Bench ${slug}`, '--owner', `owner@${slug}.example`],
+    { cwd: REPO_ROOT, env: { ...process.env, ...tollgate.env } },
+  );
+  return JSON.parse(stdout) as Bootstrapped;
+}
+
+/** A console API client with the bootstrap token. */
+export function consoleClient(baseUrl: string, token: string) {
+  return async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path} → ${res.status}: ${text.slice(0, 500)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  };
+}
+
+export type ConsoleCall = ReturnType<typeof consoleClient>;
+
+export interface Provisioned {
+  org: Bootstrapped;
+  call: ConsoleCall;
+  teamId: string;
+  /** A team key whose budget and limits never trigger, so the full decision runs on every request. */
+  key: string;
+}
+
+/** Budgets and limits far above anything a run can reach. */
+export const UNREACHABLE_LIMITS = { budget_usd: 1_000_000, rpm: 100_000_000, tpm: 2_000_000_000 };
+
+export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Provisioned> {
+  const org = await bootstrap(tollgate, slug);
+  const call = consoleClient(tollgate.baseUrl, org.console_token);
+  await call('POST', `/v1/workspaces/${org.workspace_id}/credits`, { amount_usd: 1_000_000 });
+  const team = await call<{ id: string }>('POST', `/v1/workspaces/${org.workspace_id}/teams`, { name: 'bench' });
+  await call('POST', `/v1/teams/${team.id}/members`, { user_id: org.owner_user_id });
+  await call('PUT', `/v1/teams/${team.id}/models`, { models: [FAST_ALIAS, PACED_ALIAS] });
+  const key = await createTeamKey(call, team.id, 'bench');
+  return { org, call, teamId: team.id, key };
+}
+
+export async function createTeamKey(call: ConsoleCall, teamId: string, name: string): Promise<string> {
+  const created = await call<{ key: string }>('POST', `/v1/teams/${teamId}/keys`, { kind: 'team', name, ...UNREACHABLE_LIMITS });
+  return created.key;
+}

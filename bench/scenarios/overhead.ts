@@ -1,0 +1,124 @@
+import type { BenchContext, Format, System } from '../lib/context.js';
+import { runLoad, type LoadResult } from '../lib/load.js';
+import { cpuMicros, withCpu } from '../lib/procs.js';
+import { fmtMs, fmtNum, ratio } from '../lib/report.js';
+
+export interface LoadFigures extends LoadResult {
+  system: string;
+  format: Format;
+  connections: number;
+  /** Proxy CPU time (utime + stime) per completed request, µs; undefined for direct. */
+  cpuUsPerRequest: number | undefined;
+  /** Share of one core the system under test used: near 1 means it was the bottleneck. */
+  sutCoreUse: number | undefined;
+  /** Share of one core the fake upstream used. */
+  upstreamCoreUse: number;
+}
+
+export const CONNECTIONS = [1, 50];
+
+export async function measureLoad(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<LoadFigures> {
+  const { fast } = await ctx.upstream();
+  const req = system.request(format);
+  const pids: Record<string, number> = { upstream: fast.pid, ...(system.pid ? { sut: system.pid } : {}) };
+  const { result, cpuUs, wallUs } = await withCpu(pids, () =>
+    runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
+  );
+  const completed = result.requests - result.errors;
+  return {
+    ...result,
+    system: system.name,
+    format,
+    connections,
+    cpuUsPerRequest: system.pid && completed > 0 ? cpuUs.sut! / completed : undefined,
+    sutCoreUse: system.pid ? cpuUs.sut! / wallUs : undefined,
+    upstreamCoreUse: cpuUs.upstream! / wallUs,
+  };
+}
+
+async function systemsFor(ctx: BenchContext, withPortkey: boolean): Promise<System[]> {
+  await ctx.upstream();
+  const list: System[] = [ctx.direct(), await ctx.bare()];
+  try {
+    list.push((await ctx.tollgate()).system);
+  } catch (err) {
+    ctx.log(`tollgate unavailable, measuring the others: ${(err as Error).message.split('\n')[0]}`);
+    ctx.report.data.tollgateError = (err as Error).message.slice(0, 2000);
+  }
+  if (withPortkey) list.push(await ctx.portkey());
+  return list;
+}
+
+/** Scenarios 1 and 3: non-streamed overhead against direct, a bare Node proxy and Portkey, side by side. */
+export async function overheadScenario(ctx: BenchContext, options: { portkey: boolean }): Promise<void> {
+  const systems = await systemsFor(ctx, options.portkey);
+  const figures: LoadFigures[] = [];
+  for (const format of ['chat', 'messages'] as Format[]) {
+    for (const system of systems) {
+      // Warm-up: JIT, keep-alive sockets, and (for Tollgate) the key cache.
+      ctx.log(`overhead: warming ${system.name} ${format}`);
+      const warm = await measureLoad(ctx, system, format, 50, ctx.profile.warmS);
+      if (warm.errors > 0 && warm.errors === warm.requests) ctx.log(`  ${system.name} ${format}: every warm-up request failed`);
+    }
+    for (const connections of CONNECTIONS) {
+      for (const system of systems) {
+        ctx.log(`overhead: ${system.name} ${format} at ${connections} connection(s)`);
+        figures.push(await measureLoad(ctx, system, format, connections, ctx.profile.measureS));
+      }
+    }
+  }
+  ctx.report.data.overhead = figures;
+  const table = ctx.report.section('Overhead, non-streamed (~1 KB bodies, 12-token answers)', [
+    'system', 'format', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'SUT core', 'errors',
+  ]);
+  for (const f of figures) {
+    table.row(
+      f.system, f.format, String(f.connections), fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtMs(f.latencyUs.p999),
+      f.cpuUsPerRequest === undefined ? '-' : fmtNum(f.cpuUsPerRequest),
+      f.sutCoreUse === undefined ? '-' : `${Math.round(f.sutCoreUse * 100)}%`,
+      f.errors ? `${f.errors}/${f.requests}` : '0',
+    );
+  }
+  table.note('SUT core = share of its core the system under test used; well under 100% at 50 conns means the driver core, not the SUT, was the limit.');
+  addChecks(ctx, figures);
+}
+
+function find(figures: LoadFigures[], system: string, format: Format, connections: number): LoadFigures | undefined {
+  const f = figures.find((x) => x.system === system && x.format === format && x.connections === connections);
+  // A run where most requests failed measures error handling, not forwarding.
+  return f && f.errors <= f.requests * 0.01 ? f : undefined;
+}
+
+function addChecks(ctx: BenchContext, figures: LoadFigures[]): void {
+  for (const format of ['chat', 'messages'] as Format[]) {
+    const t50 = find(figures, 'tollgate', format, 50);
+    const b50 = find(figures, 'bare', format, 50);
+    const p50 = find(figures, 'portkey', format, 50);
+    const t1 = find(figures, 'tollgate', format, 1);
+    const d1 = find(figures, 'direct', format, 1);
+    const missing = (...xs: (LoadFigures | undefined)[]) => (xs.some((x) => !x) ? 'not measured or failing' : undefined);
+
+    const cpu = ratio(t50?.cpuUsPerRequest ?? NaN, b50?.cpuUsPerRequest ?? NaN);
+    ctx.report.check({ scenario: `overhead ${format}`, figure: 'proxy CPU/req ÷ bare (50 conns)', value: cpu, target: '≤ 1.00×', pass: Number.isFinite(cpu) ? cpu <= 1.0 : undefined, note: missing(t50, b50) });
+
+    const rpsBare = ratio(t50?.rps ?? NaN, b50?.rps ?? NaN);
+    const bound = t50 && b50 && (t50.sutCoreUse ?? 0) < 0.9 && (b50.sutCoreUse ?? 0) < 0.9 ? 'neither SUT saturated its core' : undefined;
+    ctx.report.check({ scenario: `overhead ${format}`, figure: 'req/s ÷ bare (50 conns)', value: rpsBare, target: '≥ 1.20×', pass: Number.isFinite(rpsBare) ? rpsBare >= 1.2 : undefined, note: missing(t50, b50) ?? bound });
+
+    if (figures.some((f) => f.system === 'portkey' && f.format === format)) {
+      const rpsPk = ratio(t50?.rps ?? NaN, p50?.rps ?? NaN);
+      ctx.report.check({ scenario: `peer ${format}`, figure: 'req/s ÷ Portkey (50 conns)', value: rpsPk, target: '≥ 20×', pass: Number.isFinite(rpsPk) ? rpsPk >= 20 : undefined, note: missing(t50, p50) });
+      const latPk = ratio(t50?.latencyUs.p50 ?? NaN, p50?.latencyUs.p50 ?? NaN);
+      ctx.report.check({ scenario: `peer ${format}`, figure: 'p50 latency ÷ Portkey (50 conns)', value: latPk, target: '(report)', pass: undefined, note: missing(t50, p50) ?? 'lower is better' });
+    }
+
+    const added = t1 && d1 ? (t1.latencyUs.p50 - d1.latencyUs.p50) / 1000 : NaN;
+    ctx.report.check({ scenario: `overhead ${format}`, figure: 'added p50 ms over direct (1 conn)', value: added, target: '≤ 0.15 ms', pass: Number.isFinite(added) ? added <= 0.15 : undefined, note: missing(t1, d1) });
+  }
+}
+
+/** For callers that only want one process's CPU over a stretch of work. */
+export function cpuDelta(pid: number): () => number {
+  const before = cpuMicros(pid);
+  return () => cpuMicros(pid) - before;
+}
