@@ -1,0 +1,77 @@
+/** How each behaviour plays out on the wire, once a request has been accepted (or rejected). */
+import type { Answer } from './answers.js';
+import type { Dialect } from './errors.js';
+import type { Responder } from './responder.js';
+
+/** One response in the making: where it goes, which provider it impersonates, its request id. */
+export interface Reply {
+  r: Responder;
+  dialect: Dialect;
+  requestId: string;
+}
+
+const REQUEST_ID_HEADER: Record<Dialect, string> = { openai: 'x-request-id', anthropic: 'request-id' };
+
+export function sendJson(reply: Reply, status: number, body: string, headers?: Record<string, string>): void {
+  reply.r.res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    [REQUEST_ID_HEADER[reply.dialect]]: reply.requestId,
+    ...headers,
+  });
+  reply.r.res.end(body);
+}
+
+function startStream(reply: Reply): void {
+  reply.r.res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    [REQUEST_ID_HEADER[reply.dialect]]: reply.requestId,
+  });
+}
+
+export async function answerOk(reply: Reply, answer: Answer, delayMs: number): Promise<void> {
+  const { r } = reply;
+  if (!answer.stream) {
+    // A non-streamed answer takes as long as the same answer would take to stream.
+    if (delayMs > 0 && answer.tokens > 0) await r.pause(delayMs * answer.tokens);
+    if (r.open) sendJson(reply, 200, answer.json);
+    return;
+  }
+  startStream(reply);
+  if (await r.writeFrames(answer.frames, 0, answer.frames.length, delayMs)) r.res.end();
+}
+
+/** Sends nothing more, ever; the exchange ends when the client leaves. */
+export function stall(reply: Reply, answer: Answer, when: 'before-headers' | 'after-first-event'): void {
+  if (when === 'before-headers') return;
+  if (answer.stream) {
+    startStream(reply);
+    reply.r.write(answer.frames[0]!);
+    return;
+  }
+  reply.r.res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(answer.json),
+    [REQUEST_ID_HEADER[reply.dialect]]: reply.requestId,
+  });
+  reply.r.res.flushHeaders();
+}
+
+/** Drops the connection part-way: after `afterEvents` events, or half the JSON body. */
+export async function cutOff(reply: Reply, answer: Answer, afterEvents: number): Promise<void> {
+  const { r } = reply;
+  if (answer.stream) {
+    startStream(reply);
+    if (!(await r.writeFrames(answer.frames, 0, Math.min(afterEvents, answer.frames.length), 0))) return;
+  } else {
+    const bytes = Buffer.from(answer.json);
+    r.res.writeHead(200, {
+      'content-type': 'application/json',
+      'content-length': bytes.length,
+      [REQUEST_ID_HEADER[reply.dialect]]: reply.requestId,
+    });
+    r.res.write(bytes.subarray(0, bytes.length >> 1));
+  }
+  r.hangUp();
+}
