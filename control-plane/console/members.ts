@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
-import { authOf, requireSession } from '../http/auth.js';
+import { assertAdmin, authOf, requireSession } from '../http/auth.js';
 import { parseValid, readValid } from '../http/body.js';
 import { assertOwnOrg } from '../services/access.js';
 import { changeMemberRole, listMembers } from '../services/members.js';
@@ -32,6 +32,7 @@ export function membersRoutes(deps: ControlPlaneDeps): Router {
   router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {
     const auth = authOf(ctx);
     assertOwnOrg(auth, ctx.params.org_id);
+    assertAdmin(auth);
     const { limit } = parseValid(auditQuery, ctx.query);
     ctx.body = await listAudit(deps, auth, limit);
   });

@@ -116,6 +116,8 @@ export async function createKey(
       detail: { team_id: team.id, kind: key.kind, name: key.name, prefix: key.prefix },
       now,
     });
+    // Proxies cache "unknown key" briefly; this drops that answer if the key was tried before it existed.
+    await change_feed_publish(tx, 'key', key.id);
     const v = keyView(key);
     return {
       id: v.id,

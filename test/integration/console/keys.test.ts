@@ -35,7 +35,7 @@ describeEachStore('console: API keys', (store) => {
 
   const create = (team: string, token: string, body: unknown) => call(`${cp.url}/v1/teams/${team}/keys`, { token, body });
 
-  it('201: a team member creates a personal key; the secret is well formed and stored only as its SHA-256', async () => {
+  it('201: a team member creates a personal key; the secret is well formed, stored only as its SHA-256, and proxies are told', async () => {
     const f = await fixture();
     const res = await create(f.team, f.member.token, { kind: 'personal', name: 'laptop' });
     expect(res.status).to.equal(201);
@@ -60,6 +60,8 @@ describeEachStore('console: API keys', (store) => {
     const stored = await api_key_find_by_hash(store.db, sha256Hex(res.body.key));
     expect(stored?.id).to.equal(res.body.id);
     expect(stored?.last4).to.equal(res.body.key.slice(-4));
+    const feed = await change_feed_since(store.db, 0, 100_000);
+    expect(feed.some((c) => c.topic === 'key' && c.subject_id === res.body.id)).to.equal(true);
   });
 
   it('201: an admin creates a team key with limits; it has no owner and echoes the limits', async () => {

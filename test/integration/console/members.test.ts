@@ -130,6 +130,7 @@ describeEachStore('console: members and roles', (store) => {
     const m = await addMember(cp.deps, org.org_id);
     const audit = `${cp.url}/v1/orgs/${org.org_id}/audit`;
     expect((await call(audit, { token: m.token })).status).to.equal(403);
+    expect((await call(`${audit}?limit=0`, { token: m.token })).status).to.equal(403);
     expect((await call(`${cp.url}/v1/orgs/${other.org_id}/audit`, { token: org.console_token })).status).to.equal(404);
     expect((await call(`${audit}?limit=0`, { token: org.console_token })).status).to.equal(400);
     const rows = await ok(`${audit}?limit=1`, { token: org.console_token });

@@ -3,7 +3,7 @@ import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember, ok } from '../../support/console.js';
 import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
-import { change_feed_since } from '../../../control-plane/stores/change-feed.js';
+import { change_feed_latest, change_feed_since } from '../../../control-plane/stores/change-feed.js';
 
 describeEachStore('console: teams and team members', (store) => {
   let cp: TestControlPlane;
@@ -143,6 +143,7 @@ describeEachStore('console: teams and team members', (store) => {
     const elsewhere = await mkKey(otherTeam, m.token, 'personal', 'other team');
     const shared = await mkKey(team, org.console_token, 'team', 'service');
 
+    const feedBefore = await change_feed_latest(store.db);
     await ok(`${cp.url}/v1/teams/${team}/members/${m.user_id}`, { method: 'DELETE', token: org.console_token }, 204);
 
     const keys = await ok(`${cp.url}/v1/teams/${team}/keys`, { token: org.console_token });
@@ -154,9 +155,9 @@ describeEachStore('console: teams and team members', (store) => {
     expect(other[0]).to.include({ id: elsewhere.id, revoked_at: null });
     expect(await ok(`${cp.url}/v1/teams/${team}/members`, { token: org.console_token })).to.deep.equal([]);
 
-    const feed = await change_feed_since(store.db, 0, 100_000);
+    const feed = await change_feed_since(store.db, feedBefore, 100_000);
     const keyChanges = feed.filter((c) => c.topic === 'key').map((c) => c.subject_id);
-    expect(keyChanges).to.include.members([p1.id, p2.id]);
+    expect(keyChanges).to.have.members([p1.id, p2.id]);
     expect(keyChanges).not.to.include(shared.id);
     expect(keyChanges).not.to.include(elsewhere.id);
 
