@@ -40,17 +40,22 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Claims UserInfo may add when the ID token carries only `sub` (common when an access token is also issued). */
 const PROFILE_CLAIMS = ['email', 'email_verified', 'given_name', 'family_name', 'name', 'preferred_username'];
 
+type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
+
 export function createSsoOidc(logger: Logger): SsoOidc {
   const discovered = new LRUCache<string, Promise<oidc.Configuration>>({ max: 500, ttl: DISCOVERY_TTL_MS });
+  /** Per settings version, the client authentication the IdP accepted last. */
+  const accepted = new LRUCache<string, ClientAuthMethod>({ max: 500 });
 
-  const configure = (s: OidcClientSettings): Promise<oidc.Configuration> => {
-    const cacheKey = `${s.version}|${s.issuer}|${s.clientId}`;
+  const configure = (s: OidcClientSettings, method: ClientAuthMethod = 'client_secret_basic'): Promise<oidc.Configuration> => {
+    const cacheKey = `${s.version}|${s.issuer}|${s.clientId}|${method}`;
     let pending = discovered.get(cacheKey);
     if (!pending) {
       const issuer = new URL(s.issuer);
       // Settings only accept http for loopback issuers (local IdPs and tests).
       const insecure = issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname);
-      pending = oidc.discovery(issuer, s.clientId, s.clientSecret, undefined, {
+      const auth = method === 'client_secret_basic' ? oidc.ClientSecretBasic(s.clientSecret) : oidc.ClientSecretPost(s.clientSecret);
+      pending = oidc.discovery(issuer, s.clientId, undefined, auth, {
         timeout: IDP_TIMEOUT_SECONDS,
         execute: insecure ? [oidc.allowInsecureRequests] : [],
       });
@@ -60,6 +65,31 @@ export function createSsoOidc(logger: Logger): SsoOidc {
     return pending.catch((err: unknown) => {
       throw idpFailure(logger, err, 'discovery', s.issuer);
     });
+  };
+
+  const redeem = async (
+    settings: OidcClientSettings,
+    method: ClientAuthMethod,
+    callbackUrl: URL,
+    checks: { state: string; nonce: string; codeVerifier: string },
+  ): Promise<IdentityClaims> => {
+    const config = await configure(settings, method);
+    const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
+      expectedState: checks.state,
+      expectedNonce: checks.nonce,
+      pkceCodeVerifier: checks.codeVerifier,
+      idTokenExpected: true,
+    });
+    const idClaims = tokens.claims();
+    if (!idClaims) throw new AppError('forbidden', 'The identity provider did not return an ID token.');
+    const claims: IdentityClaims = { ...idClaims, sub: idClaims.sub };
+    const missing = PROFILE_CLAIMS.some((c) => claims[c] === undefined);
+    if (missing && config.serverMetadata().userinfo_endpoint) {
+      const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+      // The ID token is signed and wins; UserInfo only fills what it lacks.
+      for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
+    }
+    return claims;
   };
 
   return {
@@ -76,28 +106,28 @@ export function createSsoOidc(logger: Logger): SsoOidc {
       });
     },
 
+    /**
+     * Client secrets go in HTTP Basic (the OIDC default, Okta's) unless the
+     * IdP refuses it with invalid_client; then once more in the form body
+     * (Auth0's default). A failed client authentication does not consume the
+     * code, and if the second try fails too, the first answer is the one shown.
+     */
     async exchange(settings, callbackUrl, checks) {
-      const config = await configure(settings);
+      const first = accepted.get(settings.version) ?? 'client_secret_basic';
       try {
-        const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
-          expectedState: checks.state,
-          expectedNonce: checks.nonce,
-          pkceCodeVerifier: checks.codeVerifier,
-          idTokenExpected: true,
-        });
-        const idClaims = tokens.claims();
-        if (!idClaims) throw new AppError('forbidden', 'The identity provider did not return an ID token.');
-        const claims: IdentityClaims = { ...idClaims, sub: idClaims.sub };
-        const missing = PROFILE_CLAIMS.some((c) => claims[c] === undefined);
-        if (missing && config.serverMetadata().userinfo_endpoint) {
-          const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
-          // The ID token is signed and wins; UserInfo only fills what it lacks.
-          for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
-        }
-        return claims;
+        return await redeem(settings, first, callbackUrl, checks);
       } catch (err) {
         if (err instanceof AppError) throw err;
-        throw idpFailure(logger, err, 'token', settings.issuer);
+        if (oauthErrorOf(err)?.error !== 'invalid_client') throw idpFailure(logger, err, 'token', settings.issuer);
+        const second: ClientAuthMethod = first === 'client_secret_basic' ? 'client_secret_post' : 'client_secret_basic';
+        try {
+          const claims = await redeem(settings, second, callbackUrl, checks);
+          accepted.set(settings.version, second);
+          return claims;
+        } catch (retryErr) {
+          if (retryErr instanceof AppError) throw retryErr;
+          throw idpFailure(logger, err, 'token', settings.issuer);
+        }
       }
     },
   };
@@ -120,13 +150,16 @@ const UNREACHABLE_CODES = new Set<string>([
  * failure goes to the log only.
  */
 function idpFailure(logger: Logger, err: unknown, phase: 'discovery' | 'token', issuer: string): AppError {
-  logger.warn({ err, phase, issuer }, 'SSO identity provider call failed');
+  // Only the error's name, code and message: its cause can hold ID token claims.
+  const summary = err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code, message: err.message } : { message: String(err) };
+  logger.warn({ failure: summary, phase, issuer }, 'SSO identity provider call failed');
   if (err instanceof oidc.AuthorizationResponseError) {
     return new AppError('forbidden', `Your identity provider refused the sign-in (${err.error}${describe(err.error_description)}).`);
   }
-  if (err instanceof oidc.ResponseBodyError) {
-    const hint = err.error === 'invalid_client' ? ' An administrator should check the client id and secret in Settings → SSO.' : '';
-    return new AppError('forbidden', `Your identity provider rejected the sign-in (${err.error}${describe(err.error_description)}).${hint}`);
+  const refusal = oauthErrorOf(err);
+  if (refusal) {
+    const hint = refusal.error === 'invalid_client' ? ' An administrator should check the client id and secret in Settings → SSO.' : '';
+    return new AppError('forbidden', `Your identity provider rejected the sign-in (${refusal.error}${describe(refusal.description)}).${hint}`);
   }
   const code = err instanceof oidc.ClientError ? err.code : undefined;
   if (phase === 'discovery') {
@@ -137,6 +170,22 @@ function idpFailure(logger: Logger, err: unknown, phase: 'discovery' | 'token', 
     return new AppError('upstream_unreachable', `Your identity provider at ${issuer} could not be reached or gave an unexpected answer.`);
   }
   return new AppError('forbidden', 'The identity provider\'s answer failed validation (ID token issuer, audience, nonce, signature or expiry).');
+}
+
+/**
+ * The OAuth error a token endpoint answered with: in the JSON body, or, for
+ * a refused client authentication by HTTP Basic, in its WWW-Authenticate challenge.
+ */
+function oauthErrorOf(err: unknown): { error: string; description: string | undefined } | undefined {
+  if (err instanceof oidc.ResponseBodyError) return { error: err.error, description: err.error_description };
+  if (err instanceof oidc.WWWAuthenticateChallengeError) {
+    for (const challenge of err.cause) {
+      const error = challenge.parameters.error;
+      if (error) return { error, description: challenge.parameters.error_description };
+    }
+    return err.status === 401 ? { error: 'invalid_client', description: undefined } : undefined;
+  }
+  return undefined;
 }
 
 function describe(description: string | undefined): string {

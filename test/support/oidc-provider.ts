@@ -62,7 +62,10 @@ function memoryAdapters(): (name: string) => Adapter {
  * login/consent interaction is completed programmatically from `next`, so a
  * test drives the whole authorization-code flow with plain HTTP requests.
  */
-export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
+export async function startTestIdp(
+  redirectUri: string,
+  options: { tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' } = {},
+): Promise<TestIdp> {
   const clientId = `tollgate-test-${randomBytes(4).toString('hex')}`;
   const clientSecret = randomBytes(24).toString('base64url');
   const accounts = new Map<string, TestAccount>();
@@ -87,7 +90,7 @@ export async function startTestIdp(redirectUri: string): Promise<TestIdp> {
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code'],
         response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_post',
+        token_endpoint_auth_method: options.tokenEndpointAuthMethod ?? 'client_secret_basic',
       },
     ],
     jwks: { keys: [{ ...jwk, kid: 'test-key', use: 'sig', alg: 'RS256' }] },

@@ -253,6 +253,37 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
   });
 });
 
+describeEachStore('sso: client authentication at the token endpoint', (store) => {
+  let cp: TestControlPlane;
+  let idp: TestIdp;
+  before(async () => {
+    cp = await startTestControlPlane(store.db);
+    idp = await startTestIdp(`${cp.url}/v1/auth/sso/callback`, { tokenEndpointAuthMethod: 'client_secret_post' });
+  });
+  after(async () => {
+    await idp.close();
+    await cp.close();
+  });
+
+  it('signs in at an IdP whose client only accepts client_secret_post (falls back from Basic)', async () => {
+    const org = await seedOrg(cp.deps);
+    await configureSso(cp, org, idp);
+    for (const sub of ['post-1', 'post-2']) {
+      idp.signInAs({ sub, email: `${sub}@example.test` });
+      const browser = new TestBrowser();
+      expect((await ssoLogin(browser, cp.url, org.org_slug)).status).to.equal(302);
+      expect((await call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } })).status).to.equal(200);
+    }
+  });
+
+  it('403 page naming invalid_client when neither Basic nor the form body is accepted', async () => {
+    const org = await seedOrg(cp.deps);
+    await configureSso(cp, org, idp, { client_secret: 'wrong' });
+    idp.signInAs({ sub: 'post-3', email: 'post-3@example.test' });
+    expectPage(await ssoLogin(new TestBrowser(), cp.url, org.org_slug), 403, /invalid_client/);
+  });
+});
+
 describeEachStore('sso: login behind a TLS-terminating proxy', (store) => {
   const PUBLIC = 'https://tollgate.example.test';
   let cp: TestControlPlane;
