@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import type { ControlPlaneDeps } from '../../control-plane/deps.js';
+import type { ApiKey, KeyKind } from '../../control-plane/domain.js';
+import { api_key_insert, api_key_revoke } from '../../control-plane/stores/api-keys.js';
+import { change_feed_publish } from '../../control-plane/stores/change-feed.js';
+import { team_insert, team_models_replace } from '../../control-plane/stores/teams.js';
+import { workspace_credit } from '../../control-plane/stores/workspaces.js';
+import { createLogger } from '../../shared/logger.js';
+import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../shared/secrets.js';
+import { startProxy, type RunningProxy } from '../../proxy/runtime.js';
+import type { FakeUpstream } from './fake-upstream/index.js';
+import { seedOrg, testConfig, type TestControlPlane } from './control-plane.js';
+import { skipped } from './skips.js';
+
+export const UPSTREAM_SECRET = 'sk-upstream-provider-secret';
+
+export interface SeededKey {
+  slug: string;
+  workspaceId: string;
+  orgId: string;
+  teamId: string;
+  keyId: string;
+  secret: string;
+  key: ApiKey;
+}
+
+export interface KeySeed {
+  balanceUsd?: number;
+  models?: string[];
+  budgetUsd?: number | null;
+  rpm?: number | null;
+  tpm?: number | null;
+  expiresAt?: Date | null;
+  kind?: KeyKind;
+}
+
+/** An organization with one team and one key, seeded through the stores (no console routes needed). */
+export async function seedKey(deps: ControlPlaneDeps, seed: KeySeed = {}): Promise<SeededKey> {
+  const org = await seedOrg(deps);
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const team = await team_insert(tx, { org_id: org.org_id, workspace_id: org.workspace_id, name: 'Core' });
+    await team_models_replace(tx, team.id, seed.models ?? ['tg/sonnet', 'tg/haiku']);
+    if ((seed.balanceUsd ?? 100) !== 0) {
+      await workspace_credit(tx, { workspace_id: org.workspace_id, amount_usd: seed.balanceUsd ?? 100, actor_user_id: null, now });
+    }
+    const secret = generateSecret('apiKey');
+    const kind = seed.kind ?? 'team';
+    const key = await api_key_insert(tx, {
+      org_id: org.org_id,
+      workspace_id: org.workspace_id,
+      team_id: team.id,
+      kind,
+      owner_user_id: kind === 'personal' ? org.owner_user_id : null,
+      name: 'test key',
+      key_hash: sha256Hex(secret),
+      prefix: displayPrefix(secret),
+      last4: lastFour(secret),
+      budget_usd: seed.budgetUsd ?? null,
+      rpm: seed.rpm ?? null,
+      tpm: seed.tpm ?? null,
+      expires_at: seed.expiresAt ?? null,
+      created_by: null,
+      now,
+    });
+    return { slug: org.workspace_slug, workspaceId: org.workspace_id, orgId: org.org_id, teamId: team.id, keyId: key.id, secret, key };
+  });
+}
+
+/** Adds a second key on an existing team. */
+export async function seedAnotherKey(deps: ControlPlaneDeps, base: SeededKey, seed: KeySeed = {}): Promise<SeededKey> {
+  const secret = generateSecret('apiKey');
+  const key = await api_key_insert(deps.db, {
+    org_id: base.orgId,
+    workspace_id: base.workspaceId,
+    team_id: base.teamId,
+    kind: 'team',
+    owner_user_id: null,
+    name: 'another key',
+    key_hash: sha256Hex(secret),
+    prefix: displayPrefix(secret),
+    last4: lastFour(secret),
+    budget_usd: seed.budgetUsd ?? null,
+    rpm: seed.rpm ?? null,
+    tpm: seed.tpm ?? null,
+    expires_at: seed.expiresAt ?? null,
+    created_by: null,
+    now: deps.clock.now(),
+  });
+  return { ...base, keyId: key.id, secret, key };
+}
+
+/** Revokes as the console does: the change and its feed row in one transaction. */
+export async function revokeKey(deps: ControlPlaneDeps, keyId: string): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    await api_key_revoke(tx, keyId, deps.clock.now());
+    await change_feed_publish(tx, 'key', keyId);
+  });
+}
+
+export async function creditWorkspace(deps: ControlPlaneDeps, workspaceId: string, amountUsd: number): Promise<void> {
+  await deps.db.transaction(async (tx) => {
+    await workspace_credit(tx, { workspace_id: workspaceId, amount_usd: amountUsd, actor_user_id: null, now: deps.clock.now() });
+    await change_feed_publish(tx, 'workspace', workspaceId);
+  });
+}
+
+export async function moneyOf(deps: ControlPlaneDeps, seeded: SeededKey): Promise<{ balance: number; spend: number; entries: number }> {
+  const [row] = await deps.db.query<{ balance: number; spend: number; entries: number }>(
+    `SELECT w.balance_usd::float8 AS balance, k.spend_usd::float8 AS spend,
+            (SELECT count(*)::int FROM ledger_entries l WHERE l.key_id = k.id AND l.kind = 'usage') AS entries
+       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
+    [seeded.keyId],
+  );
+  return row!;
+}
+
+/** A proxy on port 0 pointed at the test control plane, with every provider aimed at the fake. */
+export async function startTestProxy(
+  cp: TestControlPlane,
+  upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl'>,
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunningProxy> {
+  const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, ...env });
+  config.dataPlaneToken = cp.deps.config.dataPlaneToken;
+  for (const p of config.models.providers.values()) {
+    p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
+    p.messages_base_url = upstream.messagesBaseUrl;
+  }
+  const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
+  return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url });
+}
+
+export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+
+/** A unique Redis key prefix per run, or undefined (reported skip) when Redis is absent outside CI. */
+export async function redisForTests(what: string): Promise<string | undefined> {
+  const { Redis } = await import('ioredis');
+  const probe = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1_000, retryStrategy: () => null });
+  try {
+    await probe.connect();
+    await probe.ping();
+    return `tollgate-test-${process.pid}-${randomBytes(4).toString('hex')}`;
+  } catch (err) {
+    if (process.env.CI) throw new Error(`Redis is required in CI but unreachable at ${TEST_REDIS_URL}: ${(err as Error).message}`);
+    skipped(what, `no Redis at ${TEST_REDIS_URL}`);
+    return undefined;
+  } finally {
+    probe.disconnect();
+  }
+}
