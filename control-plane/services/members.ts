@@ -10,6 +10,8 @@ import { actorOf, normalizeId } from './access.js';
 export interface MemberView {
   user_id: string;
   user_name: string;
+  /** The person's name as the IdP sent it (displayName, else given + family), for Settings → Members. */
+  name: string | null;
   email: string | null;
   role: Role;
   status: MemberRow['status'];
@@ -17,7 +19,8 @@ export interface MemberView {
 }
 
 function memberView(m: MemberRow): MemberView {
-  return { user_id: m.user_id, user_name: m.user_name, email: m.email, role: m.role, status: m.status, source: m.source };
+  const name = m.display_name || [m.given_name, m.family_name].filter(Boolean).join(' ') || null;
+  return { user_id: m.user_id, user_name: m.user_name, name, email: m.email, role: m.role, status: m.status, source: m.source };
 }
 
 export async function listMembers(deps: ControlPlaneDeps, auth: ConsoleAuth): Promise<MemberView[]> {

@@ -22,6 +22,7 @@ describeEachStore('console: members and roles', (store) => {
     expect(byId.get(org.owner_user_id)).to.deep.equal({
       user_id: org.owner_user_id,
       user_name: `owner@${org.org_slug}.test`,
+      name: null,
       email: `owner@${org.org_slug}.test`,
       role: 'owner',
       status: 'active',
