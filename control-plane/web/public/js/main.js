@@ -173,7 +173,9 @@ function render() {
 
 onUnauthorized((detail) => {
   history.replaceState(null, '', '#/signin');
-  showSignIn(detail || 'Your session has ended. Sign in again.');
+  // The session was refused mid-use: expired, signed out elsewhere, or the
+  // identity provider deprovisioned this user.
+  showSignIn(`Your session has ended: ${detail} If your access was removed, contact an admin of your organization.`);
 });
 window.addEventListener('hashchange', () => {
   if (location.hash.startsWith('#/')) render();

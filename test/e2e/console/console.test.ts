@@ -1,0 +1,311 @@
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { request } from 'undici';
+import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import { describeEachStore } from '../../support/stores.js';
+import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { addMember } from '../../support/console.js';
+import { launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
+
+/**
+ * The web console driven in headless Chromium against the real control
+ * plane. The `it`s of one store form one admin's story and run in order:
+ * each builds on what the previous one did through the page.
+ */
+describeEachStore('web console', (store) => {
+  let browser: Browser;
+  let cp: TestControlPlane;
+  let org: BootstrapResult;
+  let admin: ConsolePage;
+  let page: Page;
+  const shots = (name: string) => screenshot(page, `${store.name}-${name}`);
+  const opened: ConsolePage[] = [];
+  const scimUser = `ada.lovelace+${store.name}@example.test`;
+  let scimToken = '';
+
+  before(async function () {
+    this.timeout(60_000);
+    browser = await launchBrowser();
+    cp = await startTestControlPlane(store.db);
+    org = await seedOrg(cp.deps);
+    admin = await openConsole(browser, cp.url);
+    opened.push(admin);
+    page = admin.page;
+  });
+
+  after(async function () {
+    await browser?.close();
+    await cp?.close();
+  });
+
+  afterEach(function () {
+    // A script error or CSP violation anywhere fails the test that caused it.
+    for (const c of opened) {
+      const problems = c.problems.splice(0);
+      expect(problems, 'errors in the page').to.deep.equal([]);
+    }
+  });
+
+  const nav = (p: Page, name: string) => p.getByRole('navigation').getByRole('link', { name, exact: true });
+
+  async function signIn(p: Page, token: string): Promise<void> {
+    await p.goto('/');
+    await p.getByLabel('Console token').fill(token);
+    await p.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await p.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
+  }
+
+  async function scim(path: string, init: { method?: string; body?: unknown; token?: string } = {}) {
+    return call(`${cp.url}/v1/scim/v2/orgs/${org.org_id}${path}`, {
+      method: init.method,
+      token: init.token ?? scimToken,
+      body: init.body,
+      headers: init.body === undefined ? {} : { 'content-type': 'application/scim+json' },
+    });
+  }
+
+  it('serves the console at / with a strict CSP, nosniff, a referrer policy and revalidation', async () => {
+    const index = await fetch(`${cp.url}/`);
+    expect(index.status).to.equal(200);
+    expect(index.headers.get('content-type')).to.match(/^text\/html/);
+    const csp = index.headers.get('content-security-policy') ?? '';
+    expect(csp).to.include("default-src 'self'").and.include("script-src 'self'").and.not.include('unsafe-inline');
+    expect(index.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(index.headers.get('referrer-policy')).to.equal('no-referrer');
+    expect(index.headers.get('cache-control')).to.equal('no-cache');
+    expect(await index.text()).to.include('<script type="module" src="/js/main.js">').and.not.match(/<script>[^<]/);
+
+    const script = await fetch(`${cp.url}/js/main.js`);
+    expect(script.headers.get('content-type')).to.match(/^text\/javascript/);
+    // undici's request, not fetch: fetch adds `cache-control: no-cache` to a conditional request, as a browser does not.
+    const again = await request(`${cp.url}/js/main.js`, { headers: { 'if-none-match': script.headers.get('etag') ?? '' } });
+    await again.body.dump();
+    expect(again.statusCode).to.equal(304);
+
+    const unknown = await fetch(`${cp.url}/no/such/page`);
+    expect(unknown.status).to.equal(404);
+    expect(unknown.headers.get('content-type')).to.match(/^text\/html/);
+    const api = await fetch(`${cp.url}/v1/no-such-route`);
+    expect(api.status).to.equal(404);
+    expect(api.headers.get('content-type')).to.match(/^application\/problem\+json/);
+  });
+
+  it('refuses a wrong console token on the sign-in page with the API’s explanation', async () => {
+    await page.goto('/');
+    await screenshot(page, `${store.name}-01-signin`);
+    await page.getByLabel('Console token').fill('tgs_not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
+  });
+
+  it('signs in with the console token into an httpOnly cookie and keeps no secret in browser storage', async () => {
+    await signIn(page, org.console_token);
+    const cookies = await admin.context.cookies();
+    const session = cookies.find((c) => c.name === 'tollgate_session');
+    expect(session, 'session cookie').to.not.equal(undefined);
+    expect(session!.httpOnly).to.equal(true);
+    expect(session!.sameSite).to.equal('Lax');
+    expect(session!.value).to.not.equal(org.console_token);
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
+    expect(stored).to.not.include('tgs_');
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).to.equal(true);
+  });
+
+  it('enables SCIM and shows a generated token once, with its prefix and time afterwards', async () => {
+    await nav(page, 'SCIM').click();
+    await page.getByRole('heading', { level: 1, name: 'SCIM provisioning' }).waitFor();
+    await page.getByRole('button', { name: 'Enable SCIM' }).click();
+    await page.getByRole('button', { name: 'Disable SCIM' }).waitFor();
+    expect(await page.getByLabel('SCIM base URL').inputValue()).to.equal(`${cp.url}/v1/scim/v2/orgs/${org.org_id}`);
+
+    await page.getByRole('button', { name: 'Generate token' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Your new SCIM token' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).to.include('will not be shown again');
+    scimToken = await dialog.getByLabel('SCIM bearer token').inputValue();
+    expect(scimToken).to.match(/^tgp_/);
+    await screenshot(page, `${store.name}-03-scim-token-dialog`);
+    await dialog.getByRole('button', { name: /close/ }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.content()).to.not.include(scimToken);
+    const prefix = await page.locator('#scim-token-prefix').textContent();
+    expect(scimToken.startsWith(prefix!.replace('…', ''))).to.equal(true);
+    await shots('02-scim');
+  });
+
+  it('shows a user provisioned over SCIM with the page’s token in Members, as an active SCIM member', async () => {
+    const created = await scim('/Users', {
+      body: {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        userName: scimUser,
+        externalId: `ext-${store.name}`,
+        name: { givenName: 'Ada', familyName: 'Lovelace' },
+        emails: [{ value: scimUser, primary: true }],
+        active: true,
+      },
+    });
+    expect(created.status).to.equal(201);
+    await nav(page, 'Members').click();
+    const row = page.locator('tr', { hasText: scimUser });
+    await row.waitFor();
+    const text = await row.textContent();
+    expect(text).to.include('Ada Lovelace').and.include('SCIM').and.include('active');
+  });
+
+  it('changes a member’s role from the Members page', async () => {
+    await page.getByLabel(`Role of ${scimUser}`).selectOption('admin');
+    await page.getByRole('status').filter({ hasText: 'is now admin' }).waitFor();
+    const members = await call(`${cp.url}/v1/orgs/${org.org_id}/members`, { token: org.console_token });
+    expect(members.body.find((m: { user_name: string }) => m.user_name === scimUser).role).to.equal('admin');
+    await shots('04-members');
+  });
+
+  it('asks before regenerating the SCIM token, warning that the IdP stops syncing, then refuses the old one', async () => {
+    await nav(page, 'SCIM').click();
+    await page.getByRole('button', { name: 'Regenerate token' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Regenerate the SCIM token?' });
+    expect(await confirm.textContent()).to.include('stops syncing');
+    await confirm.getByRole('button', { name: 'Regenerate token' }).click();
+    const shown = page.getByRole('dialog', { name: 'Your new SCIM token' });
+    const fresh = await shown.getByLabel('SCIM bearer token').inputValue();
+    await shown.getByRole('button', { name: /close/ }).click();
+    expect(fresh).to.not.equal(scimToken);
+    expect((await scim('/Users', { token: scimToken })).status).to.equal(401);
+    expect((await scim('/Users', { token: fresh })).status).to.equal(200);
+    scimToken = fresh;
+  });
+
+  it('creates a team, adds the provisioned member and allows a model under Model access', async () => {
+    await nav(page, 'Teams').click();
+    await page.getByLabel('Team name').fill('Platform');
+    await page.getByRole('button', { name: 'Create team' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Platform' }).waitFor();
+    await page.getByLabel('Add a member').selectOption({ label: scimUser });
+    await page.getByRole('button', { name: 'Add to team' }).click();
+    await page.getByRole('cell', { name: scimUser, exact: true }).waitFor();
+
+    await page.getByRole('checkbox', { name: 'tg/sonnet' }).check();
+    await page.getByRole('button', { name: 'Save model access' }).click();
+    await page.getByRole('status').filter({ hasText: 'Model access saved' }).waitFor();
+    const teams = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: org.console_token });
+    const team = teams.body.find((t: { name: string }) => t.name === 'Platform');
+    const models = await call(`${cp.url}/v1/teams/${team.id}/models`, { token: org.console_token });
+    expect(models.body.models).to.deep.equal(['tg/sonnet']);
+    await shots('05-team');
+  });
+
+  it('adds credits and shows copyable SDK snippets with the workspace’s real base URLs', async () => {
+    await nav(page, 'Workspace').click();
+    await page.getByLabel('Add credits (USD)').fill('25');
+    await page.getByRole('button', { name: 'Add credits' }).click();
+    await page.locator('#balance', { hasText: '$25.00' }).waitFor();
+    const ws = await call(`${cp.url}/v1/workspaces/${org.workspace_id}`, { token: org.console_token });
+    expect(await page.getByLabel('Chat Completions base URL (OpenAI format)').inputValue()).to.equal(ws.body.chat_completions_base_url);
+    const code = await page.locator('pre').textContent();
+    expect(code).to.include(`base_url="${ws.body.chat_completions_base_url}"`).and.include('model="tg/sonnet"');
+    await page.getByRole('button', { name: 'TypeScript · @anthropic-ai/sdk' }).click();
+    expect(await page.locator('pre').textContent()).to.include(`baseURL: "${ws.body.messages_base_url}"`);
+    await page.getByRole('button', { name: 'curl · Messages' }).click();
+    expect(await page.locator('pre').textContent()).to.include('anthropic-version: 2023-06-01').and.include('x-api-key');
+    await shots('06-workspace');
+  });
+
+  it('creates a team key whose secret is shown once and gone when the dialog closes, then lists and revokes it', async () => {
+    await nav(page, 'API keys').click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('ci-pipeline');
+    await dialog.getByLabel(/^Team/).check();
+    await dialog.getByLabel('Budget (USD)').fill('5');
+    await dialog.getByLabel('Requests / minute').fill('60');
+    await screenshot(page, `${store.name}-07-create-key-dialog`);
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secret = await dialog.getByLabel('API key “ci-pipeline”').inputValue();
+    expect(secret).to.match(/^tgk_/);
+    expect(await dialog.textContent()).to.include('will not be shown again');
+    await dialog.getByRole('button', { name: /close/ }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.content()).to.not.include(secret);
+
+    const row = page.locator('tr', { hasText: 'ci-pipeline' });
+    await row.waitFor();
+    expect(await row.textContent()).to.include(`${secret.slice(0, 8)}`).and.include(`…${secret.slice(-4)}`).and.include('Team').and.include('active');
+    await shots('08-keys');
+
+    await row.getByRole('button', { name: 'Revoke key ci-pipeline' }).click();
+    const confirm = page.getByRole('dialog', { name: /Revoke/ });
+    expect(await confirm.textContent()).to.include('cannot be undone');
+    await confirm.getByRole('button', { name: 'Revoke key' }).click();
+    await page.locator('tr', { hasText: 'ci-pipeline' }).filter({ hasText: 'revoked' }).waitFor();
+  });
+
+  it('shows a member no admin actions', async () => {
+    const member = await addMember(cp.deps, org.org_id, { userName: `grace+${store.name}@example.test` });
+    const view = await openConsole(browser, cp.url);
+    opened.push(view);
+    await signIn(view.page, member.token);
+    expect(await view.page.getByLabel('Add credits (USD)').count()).to.equal(0);
+    expect(await nav(view.page, 'SCIM').count()).to.equal(0);
+
+    await nav(view.page, 'Members').click();
+    await view.page.locator('tr', { hasText: scimUser }).waitFor();
+    expect(await view.page.getByRole('combobox').count()).to.equal(0);
+
+    await nav(view.page, 'Teams').click();
+    await view.page.getByRole('link', { name: 'Platform' }).click();
+    await view.page.getByRole('checkbox', { name: 'tg/sonnet' }).waitFor();
+    expect(await view.page.getByRole('checkbox', { name: 'tg/sonnet' }).isDisabled()).to.equal(true);
+    expect(await view.page.getByRole('button', { name: /Save model access|Remove|Add to team/ }).count()).to.equal(0);
+    await screenshot(view.page, `${store.name}-09-member-team`);
+
+    await view.page.goto('/#/settings/scim');
+    await view.page.getByText('Only organization owners and admins').waitFor();
+    await view.page.goto('/#/teams');
+    expect(await view.page.getByRole('button', { name: 'Create team' }).count()).to.equal(0);
+    await view.context.close();
+  });
+
+  it('sends a session refused after SCIM deprovisioning to the sign-in page with the reason', async () => {
+    const member = await addMember(cp.deps, org.org_id, { userName: `linus+${store.name}@example.test` });
+    const view = await openConsole(browser, cp.url);
+    opened.push(view);
+    await signIn(view.page, member.token);
+    const off = await scim(`/Users/${member.user_id}`, {
+      method: 'PATCH',
+      body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] },
+    });
+    expect(off.status).to.equal(200);
+    await nav(view.page, 'Teams').click();
+    await view.page.getByRole('heading', { level: 1, name: 'Sign in to the console' }).waitFor();
+    expect(await view.page.locator('.notice').textContent()).to.match(/session has ended/);
+    await screenshot(view.page, `${store.name}-10-deprovisioned`);
+    await view.context.close();
+  });
+
+  it('fits a 390 px phone screen without sideways scrolling', async () => {
+    const phone = await openConsole(browser, cp.url, PHONE);
+    opened.push(phone);
+    await signIn(phone.page, org.console_token);
+    for (const [hash, name] of [
+      ['#/overview', 'workspace'],
+      ['#/keys', 'keys'],
+      ['#/settings/members', 'members'],
+    ] as const) {
+      await phone.page.goto(`/${hash}`);
+      await phone.page.locator('.card').first().waitFor();
+      await phone.page.waitForLoadState('networkidle');
+      const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${name} overflows sideways`).to.be.at.most(0);
+      await screenshot(phone.page, `${store.name}-11-phone-${name}`);
+    }
+    await phone.context.close();
+  });
+
+  it('signs out: the cookie session ends but the console token still works', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in to the console' }).waitFor();
+    const me = await page.evaluate(async () => (await fetch('/v1/me')).status);
+    expect(me).to.equal(401);
+    expect((await call(`${cp.url}/v1/me`, { token: org.console_token })).status).to.equal(200);
+  });
+});
