@@ -317,6 +317,38 @@ describeEachStore('sso: login behind a TLS-terminating proxy', (store) => {
   });
 });
 
+describeEachStore('sso: pending login expiry', (store) => {
+  let now = new Date();
+  let cp: TestControlPlane;
+  let idp: TestIdp;
+  before(async () => {
+    cp = await startTestControlPlane(store.db, { clock: { now: () => now } });
+    idp = await startTestIdp(`${cp.url}/v1/auth/sso/callback`);
+  });
+  after(async () => {
+    await idp.close();
+    await cp.close();
+  });
+
+  it('403 page when the person comes back after the 10-minute login window; 302 just inside it', async () => {
+    const org = await seedOrg(cp.deps);
+    await configureSso(cp, org, idp);
+    idp.signInAs({ sub: 'slow-sub', email: 'slow@example.test' });
+
+    now = new Date();
+    const late = new TestBrowser();
+    const lateRun = await walkToCallback(late, cp.url, org.org_slug);
+    now = new Date(now.getTime() + 10 * 60_000 + 1000);
+    expectPage(await late.get(lateRun.callbackUrl!), 403, /has expired/);
+
+    now = new Date();
+    const inTime = new TestBrowser();
+    const run = await walkToCallback(inTime, cp.url, org.org_slug);
+    now = new Date(now.getTime() + 9 * 60_000);
+    expect((await inTime.get(run.callbackUrl!)).status).to.equal(302);
+  });
+});
+
 describeEachStore('sso: login with SCIM provisioning', (store) => {
   let cp: TestControlPlane;
   let idp: TestIdp;
