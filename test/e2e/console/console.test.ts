@@ -5,6 +5,11 @@ import type { BootstrapResult } from '../../../control-plane/services/bootstrap.
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember } from '../../support/console.js';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import type { RunningProxy } from '../../../proxy/runtime.js';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
+import { startTestProxy } from '../../support/data-plane.js';
 import { launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
 
 /**
@@ -22,11 +27,18 @@ describeEachStore('web console', (store) => {
   const opened: ConsolePage[] = [];
   const scimUser = `ada.lovelace+${store.name}@example.test`;
   let scimToken = '';
+  let upstream: FakeUpstream;
+  let proxy: RunningProxy;
+  let apiKey = '';
 
   before(async function () {
     this.timeout(60_000);
     browser = await launchBrowser();
     cp = await startTestControlPlane(store.db);
+    upstream = await startFakeUpstream();
+    proxy = await startTestProxy(cp, upstream);
+    // The console shows the edge URLs as clients see them: here, this proxy.
+    cp.deps.config.edgeBaseUrl = proxy.url;
     org = await seedOrg(cp.deps);
     admin = await openConsole(browser, cp.url);
     opened.push(admin);
@@ -35,6 +47,8 @@ describeEachStore('web console', (store) => {
 
   after(async function () {
     await browser?.close();
+    await proxy?.close();
+    await upstream?.close();
     await cp?.close();
   });
 
@@ -210,7 +224,7 @@ describeEachStore('web console', (store) => {
     await shots('06-workspace');
   });
 
-  it('creates a team key whose secret is shown once and gone when the dialog closes, then lists and revokes it', async () => {
+  it('creates a team key whose secret is shown once and gone when the dialog closes, and lists it as prefix…last4', async () => {
     await nav(page, 'API keys').click();
     await page.getByRole('button', { name: 'Create key' }).click();
     const dialog = page.getByRole('dialog');
@@ -220,23 +234,62 @@ describeEachStore('web console', (store) => {
     await dialog.getByLabel('Requests / minute').fill('60');
     await screenshot(page, `${store.name}-07-create-key-dialog`);
     await dialog.getByRole('button', { name: 'Create key' }).click();
-    const secret = await dialog.getByLabel('API key “ci-pipeline”').inputValue();
-    expect(secret).to.match(/^tgk_/);
+    apiKey = await dialog.getByLabel('API key “ci-pipeline”').inputValue();
+    expect(apiKey).to.match(/^tgk_/);
     expect(await dialog.textContent()).to.include('will not be shown again');
     await dialog.getByRole('button', { name: /close/ }).click();
     await dialog.waitFor({ state: 'detached' });
-    expect(await page.content()).to.not.include(secret);
+    expect(await page.content()).to.not.include(apiKey);
 
     const row = page.locator('tr', { hasText: 'ci-pipeline' });
     await row.waitFor();
-    expect(await row.textContent()).to.include(`${secret.slice(0, 8)}`).and.include(`…${secret.slice(-4)}`).and.include('Team').and.include('active');
-    await shots('08-keys');
+    expect(await row.textContent()).to.include(apiKey.slice(0, 8)).and.include(`…${apiKey.slice(-4)}`).and.include('Team').and.include('active');
+  });
 
+  it('the key works through the proxy at the base URLs the page shows, on both SDKs, and its spend appears', async () => {
+    await nav(page, 'Workspace').click();
+    const chatBase = await page.getByLabel('Chat Completions base URL (OpenAI format)').inputValue();
+    const messagesBase = await page.getByLabel('Messages base URL (Anthropic format)').inputValue();
+    const openai = new OpenAI({ baseURL: chatBase, apiKey, maxRetries: 0 });
+    const reply = await openai.chat.completions.create({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'Hello!' }] });
+    expect(reply.choices[0]!.message.content).to.match(/^tok1/);
+    const anthropic = new Anthropic({ baseURL: messagesBase, apiKey, maxRetries: 0 });
+    const message = await anthropic.messages.create({ model: 'tg/sonnet', max_tokens: 16, messages: [{ role: 'user', content: 'Hello!' }] });
+    expect(message.content[0]!.type).to.equal('text');
+
+    // Usage is settled after the response ends: reload until the page shows it.
+    await nav(page, 'API keys').click();
+    const row = page.locator('tr', { hasText: 'ci-pipeline' });
+    for (let i = 0; i < 50 && /Never/.test((await row.textContent()) ?? 'Never'); i++) {
+      await page.waitForTimeout(100);
+      await page.reload();
+      await row.waitFor();
+    }
+    expect(await row.textContent()).to.not.include('Never').and.not.include('$0.00 of');
+    await shots('08-keys');
+  });
+
+  it('revokes the key after a confirmation, and the proxy refuses it', async () => {
+    const row = page.locator('tr', { hasText: 'ci-pipeline' });
     await row.getByRole('button', { name: 'Revoke key ci-pipeline' }).click();
     const confirm = page.getByRole('dialog', { name: /Revoke/ });
     expect(await confirm.textContent()).to.include('cannot be undone');
     await confirm.getByRole('button', { name: 'Revoke key' }).click();
     await page.locator('tr', { hasText: 'ci-pipeline' }).filter({ hasText: 'revoked' }).waitFor();
+
+    const ws = await call(`${cp.url}/v1/workspaces/${org.workspace_id}`, { token: org.console_token });
+    const attempt = () =>
+      call(`${ws.body.chat_completions_base_url}/chat/completions`, {
+        token: apiKey,
+        body: { model: 'tg/sonnet', messages: [{ role: 'user', content: 'again' }] },
+      });
+    // CONTRACT §2: refused at every proxy within 2 s; poll (bounded) rather than sleep.
+    let res = await attempt();
+    for (let i = 0; i < 50 && res.status !== 401; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await attempt();
+    }
+    expect(res.status).to.equal(401);
   });
 
   it('shows a member no admin actions', async () => {
@@ -270,6 +323,8 @@ describeEachStore('web console', (store) => {
     const view = await openConsole(browser, cp.url);
     opened.push(view);
     await signIn(view.page, member.token);
+    // Let the workspace page finish loading, so the refusal comes from the click below.
+    await view.page.waitForLoadState('networkidle');
     const off = await scim(`/Users/${member.user_id}`, {
       method: 'PATCH',
       body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'active', value: false }] },

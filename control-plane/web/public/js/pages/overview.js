@@ -130,7 +130,7 @@ async function snippetCard(ws, s) {
     h('h2', {}, 'Call a model'),
     h('p', { class: 'hint' }, 'Set TOLLGATE_API_KEY to a key from ', h('a', { href: '#/keys' }, 'API keys'), ', then run one of these.'),
     note,
-    field('Model', model),
+    h('div', { class: 'field narrow' }, field('Model', model)),
     tabs,
     output,
   );
