@@ -10,7 +10,7 @@ import type { KeyCache } from './key-cache.js';
  * whenever the stream (re)connects, since events may have been missed; and a
  * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
  */
-export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number) {
+export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number, push = true) {
   let seen: number | undefined;
   let stopped = false;
   const abort = new AbortController();
@@ -71,7 +71,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
   const timer = setInterval(() => void poll(), pollMs);
   timer.unref();
   void poll();
-  void stream();
+  if (push) void stream();
 
   return {
     stop(): void {

@@ -25,6 +25,8 @@ export interface ProxyOptions {
   port?: number;
   host?: string;
   controlPlaneUrl: string;
+  /** Subscribe to the control plane's push stream (default true); tests turn it off to prove the poll alone suffices. */
+  changePush?: boolean;
 }
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
@@ -63,7 +65,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
 
   const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
-  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs);
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

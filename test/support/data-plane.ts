@@ -120,6 +120,7 @@ export async function startTestProxy(
   cp: TestControlPlane,
   upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl'>,
   env: NodeJS.ProcessEnv = {},
+  options: { changePush?: boolean } = {},
 ): Promise<RunningProxy> {
   const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, ...env });
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
@@ -128,7 +129,7 @@ export async function startTestProxy(
     p.messages_base_url = upstream.messagesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
-  return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url });
+  return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
 }
 
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
