@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../../../control-plane/http/auth.js';
 import { membership_set_status } from '../../../control-plane/stores/memberships.js';
 import { ssoLogin, TestBrowser, walkToCallback } from './browser.js';
 import { configureSso, expectPage, seedUser } from './helpers.js';
+import { patchBody, seedScimOrg, userBody } from '../../support/scim.js';
 
 interface UserRow {
   id: string;
@@ -401,6 +402,27 @@ describeEachStore('sso: login with SCIM provisioning', (store) => {
     expectPage(await ssoLogin(browser, cp.url, org.org_slug), 403, /has not provisioned you/);
     expect(browser.cookie(cp.url, SESSION_COOKIE)).to.equal(undefined);
     expect(await userCount(org.org_id)).to.equal(1);
+  });
+
+  it('end to end with the SCIM API: provisioned → signs in; PATCH active=false → session and new logins refused; reactivated → signs in again', async () => {
+    const s = await seedScimOrg(cp);
+    await configureSso(cp, s.org, idp);
+    const created = await s.scim('POST', '/Users', userBody('pia@corp.test', { externalId: 'pia-sub' }));
+    expect(created.status).to.equal(201);
+    idp.signInAs({ sub: 'pia-sub', email: 'pia@corp.test' });
+
+    const browser = new TestBrowser();
+    await ssoLogin(browser, cp.url, s.org.org_slug);
+    expect((await me(browser)).body.user_id).to.equal(created.body.id);
+
+    expect((await s.scim('PATCH', `/Users/${created.body.id}`, patchBody({ op: 'replace', path: 'active', value: false }))).status).to.equal(200);
+    expect((await me(browser)).status).to.equal(401);
+    expectPage(await ssoLogin(new TestBrowser(), cp.url, s.org.org_slug), 403, /deactivated/);
+
+    expect((await s.scim('PATCH', `/Users/${created.body.id}`, patchBody({ op: 'replace', path: 'active', value: true }))).status).to.equal(200);
+    const back = new TestBrowser();
+    expect((await ssoLogin(back, cp.url, s.org.org_slug)).status).to.equal(302);
+    expect((await me(back)).body.user_id).to.equal(created.body.id);
   });
 
   it('403 page for a deprovisioned user (membership inactive)', async () => {
