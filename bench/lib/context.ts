@@ -24,7 +24,7 @@ export interface Profile {
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
-  full: { name: 'full', warmS: 2, measureS: 4, soakS: 300, coldKeys: 3000, scimCreates: 2000, scimFilterQueries: 2000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 2_000_000 },
+  full: { name: 'full', warmS: 2, measureS: 4, soakS: 300, coldKeys: 1000, scimCreates: 2000, scimFilterQueries: 2000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 2_000_000 },
   quick: { name: 'quick', warmS: 1, measureS: 1, soakS: 20, coldKeys: 300, scimCreates: 200, scimFilterQueries: 300, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 300_000 },
 };
 
@@ -41,6 +41,8 @@ export interface System {
   name: SystemName;
   /** The process whose CPU time is charged to this system; undefined for direct. */
   pid: number | undefined;
+  /** Tollgate split in two: the control plane's CPU is reported beside the proxy's. */
+  controlPlanePid?: number | undefined;
   request(format: Format, options?: { stream?: boolean; paced?: boolean }): RequestShape;
 }
 
@@ -70,7 +72,7 @@ export class BenchContext {
 
   private async startUpstream(name: string, extra: string[]): Promise<Proc & { url: string }> {
     const port = await freePort();
-    const [node, args] = nodeArgs('bench/fake-upstream.ts', ['--port', String(port), ...extra]);
+    const [node, args] = nodeArgs('test/support/fake-upstream/main.ts', ['--port', String(port), ...extra]);
     const proc = await startProcess(name, node, args, { cpus: this.placement.driver, ready: readyWhenPrinted(/listening on/) });
     this.procs.push(proc);
     return Object.assign(proc, { url: `http://127.0.0.1:${port}` });
@@ -204,6 +206,7 @@ export function tollgateSystem(tollgate: Tollgate, slug: string, key: string): S
   return {
     name: 'tollgate',
     pid: tollgate.proxy.pid,
+    controlPlanePid: tollgate.controlPlane?.pid,
     request: (format, o = {}) => tollgateRequest(tollgate.edgeUrl, slug, key, format, o),
   };
 }

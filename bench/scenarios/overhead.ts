@@ -1,6 +1,6 @@
 import type { BenchContext, Format, System } from '../lib/context.js';
 import { runLoad, type LoadResult } from '../lib/load.js';
-import { cpuMicros, withCpu } from '../lib/procs.js';
+import { withCpu } from '../lib/procs.js';
 import { fmtMs, fmtNum, ratio } from '../lib/report.js';
 
 export interface LoadFigures extends LoadResult {
@@ -9,6 +9,8 @@ export interface LoadFigures extends LoadResult {
   connections: number;
   /** Proxy CPU time (utime + stime) per completed request, µs; undefined for direct. */
   cpuUsPerRequest: number | undefined;
+  /** Control-plane CPU per completed request, µs, when it runs as its own process. */
+  controlPlaneCpuUsPerRequest: number | undefined;
   /** Share of one core the system under test used: near 1 means it was the bottleneck. */
   sutCoreUse: number | undefined;
   /** Share of one core the fake upstream used. */
@@ -20,7 +22,11 @@ export const CONNECTIONS = [1, 50];
 export async function measureLoad(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<LoadFigures> {
   const { fast } = await ctx.upstream();
   const req = system.request(format);
-  const pids: Record<string, number> = { upstream: fast.pid, ...(system.pid ? { sut: system.pid } : {}) };
+  const pids: Record<string, number> = {
+    upstream: fast.pid,
+    ...(system.pid ? { sut: system.pid } : {}),
+    ...(system.controlPlanePid ? { cp: system.controlPlanePid } : {}),
+  };
   const { result, cpuUs, wallUs } = await withCpu(pids, () =>
     runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
   );
@@ -31,6 +37,7 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
     format,
     connections,
     cpuUsPerRequest: system.pid && completed > 0 ? cpuUs.sut! / completed : undefined,
+    controlPlaneCpuUsPerRequest: system.controlPlanePid && completed > 0 ? cpuUs.cp! / completed : undefined,
     sutCoreUse: system.pid ? cpuUs.sut! / wallUs : undefined,
     upstreamCoreUse: cpuUs.upstream! / wallUs,
   };
@@ -69,16 +76,18 @@ export async function overheadScenario(ctx: BenchContext, options: { portkey: bo
   }
   ctx.report.data.overhead = figures;
   const table = ctx.report.section('Overhead, non-streamed (~1 KB bodies, 12-token answers)', [
-    'system', 'format', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'SUT core', 'errors',
+    'system', 'format', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'SUT core', 'CP µs/req', 'errors',
   ]);
   for (const f of figures) {
     table.row(
       f.system, f.format, String(f.connections), fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtMs(f.latencyUs.p999),
       f.cpuUsPerRequest === undefined ? '-' : fmtNum(f.cpuUsPerRequest),
       f.sutCoreUse === undefined ? '-' : `${Math.round(f.sutCoreUse * 100)}%`,
+      f.controlPlaneCpuUsPerRequest === undefined ? '-' : fmtNum(f.controlPlaneCpuUsPerRequest),
       f.errors ? `${f.errors}/${f.requests}` : '0',
     );
   }
+  table.note('CPU µs/req = the system under test\'s CPU time (utime+stime from /proc) ÷ completed requests. CP µs/req = Tollgate\'s control plane (its own process, driver core) for the same requests.');
   table.note('SUT core = share of its core the system under test used; well under 100% at 50 conns means the driver core, not the SUT, was the limit.');
   addChecks(ctx, figures);
 }
@@ -115,10 +124,4 @@ function addChecks(ctx: BenchContext, figures: LoadFigures[]): void {
     const added = t1 && d1 ? (t1.latencyUs.p50 - d1.latencyUs.p50) / 1000 : NaN;
     ctx.report.check({ scenario: `overhead ${format}`, figure: 'added p50 ms over direct (1 conn)', value: added, target: '≤ 0.15 ms', pass: Number.isFinite(added) ? added <= 0.15 : undefined, note: missing(t1, d1) });
   }
-}
-
-/** For callers that only want one process's CPU over a stretch of work. */
-export function cpuDelta(pid: number): () => number {
-  const before = cpuMicros(pid);
-  return () => cpuMicros(pid) - before;
 }
