@@ -34,7 +34,8 @@ export interface FinishedLogin {
 }
 
 export interface SsoLogin {
-  start(orgSlug: string): Promise<StartedLogin>;
+  /** `browserSecret`: the browser's login cookie when it has one, so logins in several tabs can be pending at once. */
+  start(orgSlug: string, browserSecret?: string): Promise<StartedLogin>;
   finish(query: URLSearchParams, browserSecret: string | undefined): Promise<FinishedLogin>;
 }
 
@@ -63,7 +64,7 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
   });
 
   return {
-    async start(orgSlug) {
+    async start(orgSlug, existingSecret) {
       const org = await org_find_by_slug(deps.db, orgSlug);
       if (!org) throw new AppError('not_found', `There is no organization "${orgSlug}" here. Check the sign-in link.`);
       const settings = await sso_settings_find(deps.db, org.id);
@@ -73,7 +74,7 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();
       const codeVerifier = oidc.randomPKCECodeVerifier();
-      const browserSecret = randomBytes(32).toString('base64url');
+      const browserSecret = existingSecret ?? randomBytes(32).toString('base64url');
       const url = await client.authorizationUrl(clientSettings(settings), { redirectUri: redirectUriOf(deps), state, nonce, codeVerifier });
 
       const now = deps.clock.now();

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { createSecretSealer } from '../services/sso-secrets.js';
@@ -9,6 +9,18 @@ import { ssoPages } from './page.js';
 /** Binds a pending login to the browser that started it (see migrations/003). */
 export const SSO_LOGIN_COOKIE = 'tollgate_sso_login';
 const LOGIN_COOKIE_PATH = '/v1/auth/sso/';
+
+const BROWSER_SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+/** Both routes change state (a pending login, a used one): a HEAD from a link scanner must not. */
+async function getOnly(ctx: Context, next: Next): Promise<void> {
+  if (ctx.method !== 'GET') {
+    ctx.status = 405;
+    ctx.set('Allow', 'GET');
+    return;
+  }
+  await next();
+}
 
 /** Cookies are Secure when the public URL is https, even when TLS ends at a proxy in front of us. */
 function useSecureCookies(deps: ControlPlaneDeps, ctx: Context): boolean {
@@ -22,11 +34,10 @@ export function ssoRouters(deps: ControlPlaneDeps): Router[] {
   const router = new Router();
   const login = createSsoLogin(deps, createSecretSealer(deps.config));
 
-  router.get(SSO_CALLBACK_PATH, ssoPages(deps.logger), async function finishSsoLogin(ctx: Context) {
+  router.get(SSO_CALLBACK_PATH, getOnly, ssoPages(deps.logger), async function finishSsoLogin(ctx: Context) {
     const secure = useSecureCookies(deps, ctx);
+    // The login cookie stays: other tabs may have logins pending under it; it expires on its own.
     const browserSecret = ctx.cookies.get(SSO_LOGIN_COOKIE) ?? undefined;
-    // The login cookie has done its job whether or not the login succeeds.
-    ctx.cookies.set(SSO_LOGIN_COOKIE, null, { path: LOGIN_COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure });
     const session = await login.finish(new URLSearchParams(ctx.querystring), browserSecret);
     ctx.cookies.set(SESSION_COOKIE, session.token, {
       httpOnly: true,
@@ -40,9 +51,10 @@ export function ssoRouters(deps: ControlPlaneDeps): Router[] {
     ctx.redirect('/');
   });
 
-  router.get('/v1/auth/sso/:org_slug/login', ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
+  router.get('/v1/auth/sso/:org_slug/login', getOnly, ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
     const secure = useSecureCookies(deps, ctx);
-    const started = await login.start(String(ctx.params.org_slug));
+    const existing = ctx.cookies.get(SSO_LOGIN_COOKIE);
+    const started = await login.start(String(ctx.params.org_slug), existing && BROWSER_SECRET.test(existing) ? existing : undefined);
     ctx.cookies.set(SSO_LOGIN_COOKIE, started.browserSecret, {
       httpOnly: true,
       sameSite: 'lax',

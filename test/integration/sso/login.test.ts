@@ -208,6 +208,27 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
     expect(replay.headers.getSetCookie().join()).not.to.include(`${SESSION_COOKIE}=tgs_`);
   });
 
+  it('logins started in two tabs of one browser both complete', async () => {
+    const org = await ssoOrg();
+    idp.signInAs({ sub: 'tabs-sub', email: 'tabs@example.test' });
+    const browser = new TestBrowser();
+    const first = await walkToCallback(browser, cp.url, org.org_slug);
+    const second = await walkToCallback(browser, cp.url, org.org_slug);
+    expect(first.callbackUrl).not.to.equal(second.callbackUrl);
+    expect((await browser.get(first.callbackUrl!)).status).to.equal(302);
+    expect((await browser.get(second.callbackUrl!)).status).to.equal(302);
+  });
+
+  it('405 to HEAD on the callback, which leaves the pending login usable', async () => {
+    const org = await ssoOrg();
+    idp.signInAs({ sub: 'head-sub', email: 'head@example.test' });
+    const browser = new TestBrowser();
+    const run = await walkToCallback(browser, cp.url, org.org_slug);
+    expect((await fetch(run.callbackUrl!, { method: 'HEAD', redirect: 'manual' })).status).to.equal(405);
+    expect((await fetch(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, { method: 'HEAD', redirect: 'manual' })).status).to.equal(405);
+    expect((await browser.get(run.callbackUrl!)).status).to.equal(302);
+  });
+
   it('403 page for an unknown state, and for a callback in a browser that did not start the login', async () => {
     const org = await ssoOrg();
     expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/callback?code=abc&state=never-issued`), 403, /unknown, has expired or was already used/);
