@@ -41,7 +41,9 @@ export function ssoPages(logger: Logger) {
       await next();
     } catch (thrown) {
       const err = toAppError(thrown);
+      // ctx.path, never the URL: the query holds the authorization code.
       if (!err.expose) logger.error({ err: thrown, path: ctx.path }, 'SSO request failed');
+      else logger.info({ status: err.status, path: ctx.path, reason: err.message }, 'SSO sign-in refused');
       const title = TITLES[err.kind] ?? (err.status >= 500 ? 'Sign-in failed' : 'Sign-in refused');
       writePage(ctx, err.status, title, err.expose ? err.message : 'Something went wrong on our side. Try again in a moment.');
     }
