@@ -68,6 +68,8 @@ function sseTap(format: WireFormat): UsageTap {
   let input: number | undefined;
   let output: number | undefined;
   let deltas = 0;
+  // Usage is final only once the chunk or event that closes the answer has come.
+  let final = false;
   const decoder = new TextDecoder();
   const onData = (data: string, event: string | undefined): void => {
     if (format === 'chat') {
@@ -82,6 +84,7 @@ function sseTap(format: WireFormat): UsageTap {
         if (u) {
           input = num(u.prompt_tokens);
           output = num(u.completion_tokens);
+          final = true;
         }
       } catch {
         /* malformed chunk: ignore */
@@ -100,6 +103,7 @@ function sseTap(format: WireFormat): UsageTap {
       if (event === 'message_start' || u.input_tokens !== undefined) input = anthropicInput(u);
       // message_delta's output_tokens is cumulative: the last one is the total.
       if (u.output_tokens !== undefined) output = num(u.output_tokens);
+      if (event === 'message_delta') final = true;
     } catch {
       /* malformed event: ignore */
     }
@@ -109,7 +113,7 @@ function sseTap(format: WireFormat): UsageTap {
     feed(chunk) {
       parser.feed(decoder.decode(chunk, { stream: true }));
     },
-    usage: () => (input !== undefined && output !== undefined ? { inputTokens: input, outputTokens: output } : undefined),
+    usage: () => (final && input !== undefined && output !== undefined ? { inputTokens: input, outputTokens: output } : undefined),
     inputReported: () => input,
     outputSeen: () => Math.max(deltas, output ?? 0),
   };

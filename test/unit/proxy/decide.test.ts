@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import { decideCall } from '../../../proxy/decide.js';
+import type { ResolvedKey } from '../../../control-plane/services/key-resolution.js';
+import { testConfig } from '../../support/control-plane.js';
+
+const catalog = testConfig().models;
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+
+function key(over: Partial<ResolvedKey> = {}): ResolvedKey {
+  return {
+    id: 'k',
+    org_id: 'o',
+    workspace_id: 'w',
+    workspace_slug: 'acme',
+    team_id: 't',
+    owner_user_id: null,
+    revoked: false,
+    expires_at: null,
+    rpm: null,
+    tpm: null,
+    models: ['tg/sonnet'],
+    key_remaining_micros: null,
+    key_version: 0,
+    balance_micros: 1_000_000,
+    balance_version: 1,
+    ...over,
+  };
+}
+
+const statusOf = (k: ResolvedKey | null, slug = 'acme', alias = 'tg/sonnet') => {
+  const d = decideCall(k, slug, alias, catalog, NOW);
+  return d.ok ? 200 : d.error.status;
+};
+
+describe('proxy: the one enforcement decision', () => {
+  it('200 for an active key of this workspace calling an allowed model with money left', () => {
+    expect(statusOf(key())).to.equal(200);
+  });
+
+  it('401 for no key, another workspace, revoked, or expired — before any model check', () => {
+    expect(statusOf(null, 'acme', 'tg/nope')).to.equal(401);
+    expect(statusOf(key(), 'other', 'tg/nope')).to.equal(401);
+    expect(statusOf(key({ revoked: true }), 'acme', 'tg/nope')).to.equal(401);
+    expect(statusOf(key({ expires_at: new Date(NOW).toISOString() }))).to.equal(401);
+    expect(statusOf(key({ expires_at: new Date(NOW + 1000).toISOString() }))).to.equal(200);
+  });
+
+  it('404 for an unknown alias comes before 403 for a known one the team may not use', () => {
+    expect(statusOf(key({ models: [] }), 'acme', 'tg/nope')).to.equal(404);
+    expect(statusOf(key({ models: [] }), 'acme', 'tg/haiku')).to.equal(403);
+  });
+
+  it('402 for a balance that is not positive or a budget used up, after the model checks', () => {
+    expect(statusOf(key({ balance_micros: 0 }))).to.equal(402);
+    expect(statusOf(key({ balance_micros: -5 }))).to.equal(402);
+    expect(statusOf(key({ key_remaining_micros: 0 }))).to.equal(402);
+    expect(statusOf(key({ balance_micros: 0 }), 'acme', 'tg/haiku')).to.equal(403);
+  });
+});
