@@ -134,6 +134,9 @@ describeEachStore('SCIM: GET /Users filters and paging', (store) => {
     expect(low.body).to.include({ startIndex: 1, itemsPerPage: 1 });
     const negative = await list('?count=-3');
     expect(negative.body.itemsPerPage).to.equal(0);
+    const far = await list('?startIndex=999999999999999&count=999999999999999');
+    expect(far.status).to.equal(200);
+    expect(far.body).to.include({ totalResults: 6, itemsPerPage: 0 });
   });
 
   it('count is capped at 200, and a list without count answers at most 200', async () => {
