@@ -10,6 +10,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { startTestProxy } from '../../support/data-plane.js';
+import { startTestIdp, type TestIdp } from '../../support/oidc-provider.js';
 import { launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
 
 /**
@@ -30,6 +31,7 @@ describeEachStore('web console', (store) => {
   let upstream: FakeUpstream;
   let proxy: RunningProxy;
   let apiKey = '';
+  let idp: TestIdp;
 
   before(async function () {
     this.timeout(60_000);
@@ -40,6 +42,7 @@ describeEachStore('web console', (store) => {
     // The console shows the edge URLs as clients see them: here, this proxy.
     cp.deps.config.edgeBaseUrl = proxy.url;
     org = await seedOrg(cp.deps);
+    idp = await startTestIdp(`${cp.url}/v1/auth/sso/callback`);
     admin = await openConsole(browser, cp.url);
     opened.push(admin);
     page = admin.page;
@@ -47,12 +50,19 @@ describeEachStore('web console', (store) => {
 
   after(async function () {
     await browser?.close();
+    await idp?.close();
     await proxy?.close();
     await upstream?.close();
     await cp?.close();
   });
 
-  afterEach(function () {
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') {
+      // What the page showed when the test failed, for whoever reads the failure.
+      for (const [i, c] of opened.entries()) {
+        if (!c.page.isClosed()) await screenshot(c.page, `${store.name}-failed-${i}`).catch(() => undefined);
+      }
+    }
     // A script error or CSP violation anywhere fails the test that caused it.
     for (const c of opened) {
       const problems = c.problems.splice(0);
@@ -354,6 +364,30 @@ describeEachStore('web console', (store) => {
       await screenshot(phone.page, `${store.name}-11-phone-${name}`);
     }
     await phone.context.close();
+  });
+
+  it('saves SSO settings on the SSO page; the SCIM-provisioned person then signs in with SSO from the organization field', async () => {
+    await nav(page, 'SSO').click();
+    await page.getByRole('heading', { level: 1, name: 'Single sign-on' }).waitFor();
+    expect(await page.getByLabel('Redirect URI').inputValue()).to.equal(`${cp.url}/v1/auth/sso/callback`);
+    await page.getByLabel('Issuer URL').fill(idp.issuer);
+    await page.getByLabel('Client ID').fill(idp.clientId);
+    await page.getByLabel('Client secret').fill(idp.clientSecret);
+    await page.getByRole('button', { name: 'Save SSO settings' }).click();
+    await page.getByRole('status').filter({ hasText: 'SSO settings saved' }).waitFor();
+    expect(await page.getByLabel('Client secret').inputValue()).to.equal('');
+    await shots('12-sso');
+
+    // SCIM is on, so SSO signs in the person the IdP provisioned: Ada, whose externalId is the IdP's sub.
+    idp.signInAs({ sub: `ext-${store.name}`, email: scimUser, email_verified: true, given_name: 'Ada', family_name: 'Lovelace' });
+    const person = await openConsole(browser, cp.url);
+    opened.push(person);
+    await person.page.goto('/');
+    await person.page.getByLabel('Organization').fill(org.org_slug);
+    await person.page.getByRole('button', { name: 'Continue with SSO' }).click();
+    await person.page.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
+    expect(await person.page.locator('.who').textContent()).to.include(scimUser).and.include('admin');
+    await person.context.close();
   });
 
   it('signs out: the cookie session ends but the console token still works', async () => {

@@ -205,6 +205,8 @@ export function badge(text, kind = '') {
 
 /** A table wrapped for horizontal scrolling on narrow screens. */
 export function table(caption, headers, rows) {
+  // On a phone each row becomes a card; the labels come from the headers.
+  for (const row of rows) [...row.children].forEach((cell, i) => headers[i] && cell.setAttribute('data-label', headers[i]));
   return h(
     'div',
     { class: 'table-wrap' },

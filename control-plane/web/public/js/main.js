@@ -6,6 +6,7 @@ import { teamsPage, teamPage } from './pages/teams.js';
 import { keysPage } from './pages/keys.js';
 import { membersPage } from './pages/members.js';
 import { scimPage } from './pages/scim.js';
+import { ssoPage } from './pages/sso.js';
 
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
@@ -14,6 +15,7 @@ const ROUTES = [
   { path: /^\/keys$/, nav: 'keys', title: 'API keys', page: keysPage },
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
+  { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
 ];
 
 const NAV = [
@@ -23,6 +25,7 @@ const NAV = [
   { heading: 'Settings' },
   { id: 'members', href: '#/settings/members', label: 'Members' },
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },
+  { id: 'sso', href: '#/settings/sso', label: 'SSO', admin: true },
 ];
 
 const WORKSPACE_KEY = 'tollgate.workspace';
@@ -175,7 +178,10 @@ onUnauthorized((detail) => {
   history.replaceState(null, '', '#/signin');
   // The session was refused mid-use: expired, signed out elsewhere, or the
   // identity provider deprovisioned this user.
-  showSignIn(`Your session has ended: ${detail} If your access was removed, contact an admin of your organization.`);
+  showSignIn([
+    'Your session has ended. Sign in again to continue; if your organization removed your access, ask one of its admins.',
+    `The server said: ${detail}`,
+  ]);
 });
 window.addEventListener('hashchange', () => {
   if (location.hash.startsWith('#/')) render();

@@ -9,7 +9,10 @@ const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * token, which is exchanged once for the session cookie and then forgotten.
  */
 export function signInPage({ message, onSignedIn }) {
-  const notice = message ? h('p', { class: 'notice', role: 'status' }, message) : null;
+  const lines = Array.isArray(message) ? message : message ? [message] : [];
+  const notice = lines.length
+    ? h('div', { class: 'notice', role: 'status' }, h('p', {}, lines[0]), lines.slice(1).map((l) => h('p', { class: 'hint' }, l)))
+    : null;
 
   const slug = h('input', { name: 'org', autocomplete: 'organization', required: true, spellcheck: 'false', placeholder: 'acme', autocapitalize: 'none' });
   const ssoError = errorBox();
