@@ -13,6 +13,11 @@ const types = {
 
 export async function openPostgres(connectionString: string): Promise<Database> {
   const pool = new pg.Pool({ connectionString, max: 10, types });
+  // An idle client's connection died (server restart, admin termination, or a
+  // DROP DATABASE racing pool.end(), which resolves before sockets close). The
+  // pool has already dropped it and the next query reconnects; without a
+  // listener, pg re-emits the error as an uncaught exception and kills the process.
+  pool.on('error', () => undefined);
   // Fail at start-up, not on the first request, when the server is unreachable.
   const probe = await pool.connect();
   probe.release();
