@@ -76,12 +76,13 @@ describeEachStore('console: workspaces and credits', (store) => {
     expect(await ledger_sum(store.db, org.workspace_id)).to.equal(0);
   });
 
-  it('400 naming amount_usd for zero, negative, too large, string, missing, and an unknown field', async () => {
+  it('400 naming amount_usd for zero, negative, below a nano-dollar, too large, string, missing, and an unknown field', async () => {
     const org = await seedOrg(cp.deps);
     const url = `${cp.url}/v1/workspaces/${org.workspace_id}/credits`;
     const bodies: unknown[] = [
       { amount_usd: 0 },
       { amount_usd: -5 },
+      { amount_usd: 1e-12 },
       { amount_usd: 1e12 },
       { amount_usd: '10' },
       {},
