@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { invalidInput } from '../../shared/errors.js';
+import { AppError, invalidInput } from '../../shared/errors.js';
 import { readBody } from '../http/body.js';
 
 /** A User is a few hundred bytes; anything near this is not a User. */
@@ -8,7 +8,14 @@ const MEDIA_TYPES = ['application/scim+json', 'application/json'];
 
 /** Reads a SCIM request body: `application/scim+json` or `application/json`, parsed, never trusted. */
 export async function readScimJson(ctx: Context): Promise<unknown> {
-  const text = await readBody(ctx, MAX_SCIM_BODY_BYTES);
+  let text: string;
+  try {
+    text = await readBody(ctx, MAX_SCIM_BODY_BYTES);
+  } catch (err) {
+    // An oversized body is bad input like any other: connectors handle a 400 with a scimType.
+    if (err instanceof AppError && err.kind === 'too_large') throw invalidInput(err.message, 'invalidValue');
+    throw err;
+  }
   if (ctx.get('content-type') && !ctx.is(MEDIA_TYPES)) {
     throw invalidInput(`Content-Type must be ${MEDIA_TYPES.join(' or ')}.`, 'invalidSyntax');
   }

@@ -91,9 +91,32 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect(none.body.totalResults, 'nothing was created').to.equal(0);
   });
 
-  it('413 with a SCIM error for a body over the limit', async () => {
+  it('400 invalidValue for a body over the 64 KiB limit, and nothing is created', async () => {
     const res = await s.scim('POST', '/Users', userBody('big@example.test', { blob: 'x'.repeat(70 * 1024) }));
-    expectScimError(res, 413);
+    expectScimError(res, 400, 'invalidValue');
+    const none = await s.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "big@example.test"')}`);
+    expect(none.body.totalResults).to.equal(0);
+  });
+
+  it('400 invalidValue for an oversized chunked body that declares no length', async () => {
+    const { request } = await import('node:http');
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${s.base}/Users`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/scim+json', 'transfer-encoding': 'chunked' },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write('{"userName":"chunked@example.test","blob":"');
+      for (let i = 0; i < 80; i++) req.write('x'.repeat(1024));
+      req.end('"}');
+    });
+    expect(answer.status).to.equal(400);
+    expect(JSON.parse(answer.body)).to.include({ status: '400', scimType: 'invalidValue' });
   });
 
   it('409 uniqueness when the userName differs only in case', async () => {
