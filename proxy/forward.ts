@@ -8,7 +8,7 @@ import type { WireFormat } from './wire-errors.js';
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
   | { kind: 'failed'; error: AppError }
-  /** The provider's own 4xx/5xx went through unchanged. */
+  /** The provider's own 3xx/4xx/5xx went through unchanged. */
   | { kind: 'upstream-error'; status: number }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
@@ -72,7 +72,8 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
       onResponseStart(c, status, headers) {
         controller = c;
         if (status < 200) return;
-        errorAnswer = status >= 400;
+        // Redirects are relayed, never followed, and, like error answers, not billed.
+        errorAnswer = status >= 300;
         const type = headers['content-type'];
         const eventStream = typeof type === 'string' && type.includes('text/event-stream');
         if (!errorAnswer) {

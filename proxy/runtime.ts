@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -12,6 +13,7 @@ import { createRedisHoldStore } from './holds-redis.js';
 import { createKeyCache } from './key-cache.js';
 import { createMetering, type Metering } from './metering.js';
 import { createRateLimits } from './rate-limits.js';
+import { errorBody } from './wire-errors.js';
 
 export interface RunningProxy {
   server: Server;
@@ -65,6 +67,15 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
 
   const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON 400 with an id.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
+    const body = errorBody('chat', 'invalid_input', 'The request is not valid HTTP/1.1.');
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: req_${randomUUID().replace(/-/g, '')}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true);
 
   await new Promise<void>((resolve, reject) => {

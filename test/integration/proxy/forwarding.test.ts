@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import { connect } from 'node:net';
+import { describeEachStore } from '../../support/stores.js';
+import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
+import { moneyOf, seedKey, startTestProxy } from '../../support/data-plane.js';
+import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
+import type { RunningProxy } from '../../../proxy/runtime.js';
+
+/** Writes raw bytes to the proxy and returns the head (status line and headers) of its answer. */
+function rawStatus(url: string, request: string): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
+    let data = '';
+    socket.on('data', (d) => {
+      data += d.toString();
+      if (data.includes('\r\n\r\n')) {
+        resolve(data.split('\r\n\r\n')[0]!);
+        socket.destroy();
+      }
+    });
+    socket.on('error', reject);
+    socket.on('end', () => resolve(data.split('\r\n\r\n')[0] ?? ''));
+  });
+}
+
+describeEachStore('proxy: what is forwarded and what is not', (store) => {
+  let cp: TestControlPlane;
+  let fake: FakeUpstream;
+  let proxy: RunningProxy;
+  before(async () => {
+    cp = await startTestControlPlane(store.db);
+    fake = await startFakeUpstream();
+    proxy = await startTestProxy(cp, fake);
+  });
+  beforeEach(() => fake.reset());
+  after(async () => {
+    await proxy.close();
+    await fake.close();
+    await cp.close();
+  });
+
+  for (const format of FORMATS) {
+    it(`${format}: hop-by-hop headers, cookies and the client's credentials stay behind; anthropic-beta passes`, async () => {
+      const k = await seedKey(cp.deps);
+      const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format), {
+        headers: {
+          'x-api-key': k.secret,
+          authorization: `Bearer ${k.secret}`,
+          cookie: 'session=secret',
+          'proxy-authorization': 'Basic abc',
+          'x-forwarded-for': '10.0.0.1',
+          'anthropic-beta': 'tools-2024-04-04',
+          'accept-encoding': 'gzip',
+        },
+      });
+      expect(a.status, a.text).to.equal(200);
+      const seen = fake.requests.at(-1)!.headers;
+      for (const h of ['cookie', 'proxy-authorization', 'x-forwarded-for']) expect(seen[h], h).to.equal(undefined);
+      expect(JSON.stringify(seen)).not.to.include(k.secret);
+      expect(seen['anthropic-beta']).to.equal('tools-2024-04-04');
+      expect(seen['accept-encoding']).to.equal('identity');
+    });
+
+    it(`${format}: an upstream redirect is relayed, not followed, and not billed`, async () => {
+      const k = await seedKey(cp.deps);
+      fake.enqueue({ kind: 'error', status: 307, body: { moved: true }, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
+      const res = await fetch(`${proxy.url}${edgePath(format, k.slug)}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: format === 'chat'
+          ? { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' }
+          : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        body: JSON.stringify(modelBody(format)),
+      });
+      expect(res.status).to.equal(307);
+      expect(res.headers.get('location')).to.equal('http://127.0.0.1:1/elsewhere');
+      await res.text();
+      expect(fake.requests).to.have.length(1);
+      await proxy.drain();
+      expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+    });
+  }
+
+  it('400 for a request carrying both Content-Length and Transfer-Encoding, which never reaches the provider', async () => {
+    const k = await seedKey(cp.deps);
+    const body = JSON.stringify(modelBody('chat'));
+    const status = await rawStatus(
+      proxy.url,
+      `POST ${edgePath('chat', k.slug)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${k.secret}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+    );
+    expect(status).to.match(/^HTTP\/1\.1 400/);
+    expect(status).to.match(/x-request-id: req_/i);
+    expect(fake.requests).to.have.length(0);
+  });
+
+  it('404 in the format of the path for unknown routes, 405 for the wrong method', async () => {
+    const unknown = await fetch(`${proxy.url}/acme/v1/embeddings`, { method: 'POST' });
+    expect(unknown.status).to.equal(404);
+    expect(((await unknown.json()) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
+    const wrong = await fetch(`${proxy.url}/acme/anthropic/v1/messages`);
+    expect(wrong.status).to.equal(405);
+    expect(wrong.headers.get('allow')).to.equal('POST');
+    expect(((await wrong.json()) as { type: string }).type).to.equal('error');
+  });
+});
