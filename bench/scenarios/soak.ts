@@ -18,7 +18,7 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
       runStreams({ url: streamed.url, headers: streamed.headers, body: streamed.body, connections: 8, durationS }, ctx.placement.driver),
     ]);
   // Warm-up first, so JIT, pools and caches have reached their working size before the first sample.
-  const warmS = Math.max(5, Math.round(seconds / 20));
+  const warmS = Math.max(5, Math.round(seconds / 30));
   ctx.log(`soak: ${warmS}s warm-up`);
   await load(warmS);
   const samples: { t: number; rss: number }[] = [];
