@@ -234,6 +234,20 @@ describeEachStore('web console', (store) => {
     await shots('06-workspace');
   });
 
+  it('works from the keyboard: a dialog takes focus, Escape closes it and focus returns to its button', async () => {
+    await nav(page, 'API keys').focus();
+    await page.keyboard.press('Enter');
+    const create = page.getByRole('button', { name: 'Create key' });
+    await create.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).to.equal('name');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await create.evaluate((el) => el === document.activeElement)).to.equal(true);
+  });
+
   it('creates a team key whose secret is shown once and gone when the dialog closes, and lists it as prefix…last4', async () => {
     await nav(page, 'API keys').click();
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -309,6 +323,7 @@ describeEachStore('web console', (store) => {
     await signIn(view.page, member.token);
     expect(await view.page.getByLabel('Add credits (USD)').count()).to.equal(0);
     expect(await nav(view.page, 'SCIM').count()).to.equal(0);
+    expect(await nav(view.page, 'SSO').count()).to.equal(0);
 
     await nav(view.page, 'Members').click();
     await view.page.locator('tr', { hasText: scimUser }).waitFor();
@@ -320,6 +335,11 @@ describeEachStore('web console', (store) => {
     expect(await view.page.getByRole('checkbox', { name: 'tg/sonnet' }).isDisabled()).to.equal(true);
     expect(await view.page.getByRole('button', { name: /Save model access|Remove|Add to team/ }).count()).to.equal(0);
     await screenshot(view.page, `${store.name}-09-member-team`);
+
+    await nav(view.page, 'API keys').click();
+    await view.page.getByRole('button', { name: 'Create key' }).click();
+    expect(await view.page.getByRole('dialog').getByLabel(/^Team/).isDisabled()).to.equal(true);
+    await view.page.keyboard.press('Escape');
 
     await view.page.goto('/#/settings/scim');
     await view.page.getByText('Only organization owners and admins').waitFor();

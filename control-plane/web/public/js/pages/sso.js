@@ -30,7 +30,7 @@ export async function ssoPage(section, s) {
   const form = h(
     'form',
     {
-      class: 'card',
+      class: 'card form',
       onsubmit: async (e) => {
         e.preventDefault();
         const missing = [
