@@ -61,6 +61,15 @@ describeEachStore('console: members and roles', (store) => {
     expect(changes[0]).to.include({ actor: `user:${admin.user_id}`, target_id: m.user_id });
   });
 
+  it('a demoted admin loses admin rights on the very next request', async () => {
+    const org = await seedOrg(cp.deps);
+    const admin = await addMember(cp.deps, org.org_id, { role: 'admin' });
+    const credits = `${cp.url}/v1/workspaces/${org.workspace_id}/credits`;
+    await ok(credits, { token: admin.token, body: { amount_usd: 1 } });
+    await ok(`${members(org.org_id)}/${admin.user_id}`, { method: 'PATCH', token: org.console_token, body: { role: 'member' } });
+    expect((await call(credits, { token: admin.token, body: { amount_usd: 1 } })).status).to.equal(403);
+  });
+
   it('403 for a member changing roles, and for an admin granting or removing the owner role', async () => {
     const org = await seedOrg(cp.deps);
     const admin = await addMember(cp.deps, org.org_id, { role: 'admin' });
