@@ -162,6 +162,7 @@ export class BenchContext {
       this.log(`starting tollgate (${this.shape})`);
       const tollgate = await startTollgate({ shape: this.shape, placement: this.placement, modelsFile });
       this.procs.push(tollgate.proxy, ...(tollgate.controlPlane ? [tollgate.controlPlane] : []));
+      this.removeLater(tollgate.dataDir);
       const provisioned = await provision(tollgate);
       this.tollgateInstance = { tollgate, provisioned };
     }

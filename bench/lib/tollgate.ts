@@ -82,6 +82,8 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     DATA_PLANE_TOKEN: randomBytes(32).toString('base64url'),
     CONTROL_PLANE_URL: baseUrl,
     [UPSTREAM_KEY_ENV]: UPSTREAM_KEY,
+    // Its own Redis namespace, apart from anyone else's Tollgate on the same server.
+    PROXY_REDIS_PREFIX: `tollgate-bench-${process.pid}-${controlPlanePort}`,
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { DATABASE_URL: '' }),
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
   };

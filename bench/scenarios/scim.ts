@@ -44,6 +44,7 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
   const tollgate = await startTollgate({ shape: 'combined', placement: ctx.placement, modelsFile, databaseUrl: databaseUrl(dbName) });
   try {
     ctx.track(tollgate.proxy);
+    ctx.removeLater(tollgate.dataDir);
     const org = await bootstrap(tollgate, 'bench-scim');
     const call = consoleClient(tollgate.baseUrl, org.console_token);
     await call('PUT', `/v1/orgs/${org.org_id}/scim`, { enabled: true });
