@@ -54,10 +54,14 @@ export function sessionRoutes(deps: ControlPlaneDeps): Router {
       });
       return opened;
     });
+    // An https public URL means TLS ends in front of us (we run with proxy: false),
+    // so tell the cookie library the connection is secure rather than have it refuse.
+    const secure = deps.config.publicBaseUrl.startsWith('https:');
+    if (secure) ctx.cookies.secure = true;
     ctx.cookies.set(SESSION_COOKIE, session.token, {
       httpOnly: true,
       sameSite: 'lax',
-      secure: deps.config.publicBaseUrl.startsWith('https:'),
+      secure,
       path: '/',
       expires: session.expires_at,
       overwrite: true,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
@@ -6,6 +6,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 export const SCREENSHOT_DIR = fileURLToPath(new URL('../e2e/screenshots/', import.meta.url));
+
+/** Whether Chromium is installed; in CI it must be (.ci/run installs it), so callers fail there instead of skipping. */
+export function browserInstalled(): boolean {
+  return existsSync(CHROMIUM_PATH);
+}
 
 /** Headless Chromium that never reaches past loopback on its own. */
 export function launchBrowser(): Promise<Browser> {

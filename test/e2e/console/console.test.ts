@@ -11,7 +11,8 @@ import type { RunningProxy } from '../../../proxy/runtime.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { startTestProxy } from '../../support/data-plane.js';
 import { startTestIdp, type TestIdp } from '../../support/oidc-provider.js';
-import { launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
+import { browserInstalled, CHROMIUM_PATH, launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
+import { skipped } from '../../support/skips.js';
 
 /**
  * The web console driven in headless Chromium against the real control
@@ -35,6 +36,10 @@ describeEachStore('web console', (store) => {
 
   before(async function () {
     this.timeout(60_000);
+    if (!browserInstalled() && !process.env.CI) {
+      skipped(`browser tests of "web console [${store.name}]"`, `no Chromium at ${CHROMIUM_PATH}`);
+      this.skip();
+    }
     browser = await launchBrowser();
     cp = await startTestControlPlane(store.db);
     upstream = await startFakeUpstream();
