@@ -6,7 +6,7 @@ import type { ControlPlaneDeps } from '../deps.js';
 import { assertAdmin, assertSameOrg, authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
 import { createSecretSealer } from '../services/sso-secrets.js';
-import { findSsoSettings, saveSsoSettings } from '../services/sso-settings.js';
+import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso-settings.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -37,7 +37,7 @@ const ssoSettingsBody = z.strictObject({
     .default('sub'),
 });
 
-/** Settings → SSO: GET/PUT /v1/orgs/:org_id/sso (owner or admin). */
+/** Settings → SSO: GET/PUT/DELETE /v1/orgs/:org_id/sso (owner or admin). */
 export function ssoSettingsRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router();
   const sealer = createSecretSealer(deps.config);
@@ -57,6 +57,14 @@ export function ssoSettingsRoutes(deps: ControlPlaneDeps): Router {
     assertAdmin(auth);
     const input = await readValid(ctx, ssoSettingsBody);
     ctx.body = await saveSsoSettings(deps, sealer, auth.userId, auth.orgId, input);
+  });
+
+  router.delete('/v1/orgs/:org_id/sso', requireSession(deps), async function removeSso(ctx: Context) {
+    const auth = authOf(ctx);
+    assertSameOrg(auth, ctx.params.org_id, 'Organization');
+    assertAdmin(auth);
+    if (!(await removeSsoSettings(deps, auth.userId, auth.orgId))) throw notFound('SSO configuration');
+    ctx.status = 204;
   });
 
   return router;

@@ -1,7 +1,8 @@
 import type { ControlPlaneDeps } from '../deps.js';
 import type { SsoSettings } from '../domain.js';
 import { audit_insert } from '../stores/audit.js';
-import { sso_settings_find, sso_settings_upsert } from '../stores/sso-settings.js';
+import { sso_login_state_delete_for_org } from '../stores/sso-login-states.js';
+import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../stores/sso-settings.js';
 import type { SecretSealer } from './sso-secrets.js';
 
 /** What the console sees of an org's OIDC settings: never the client secret. */
@@ -56,5 +57,29 @@ export async function saveSsoSettings(
       now,
     });
     return viewOf(saved);
+  });
+}
+
+/**
+ * Turns SSO off: the settings (and sealed secret) are removed and logins in
+ * flight are dropped. Existing console sessions are left alone; deprovision
+ * people to end theirs. Returns false when SSO was not configured.
+ */
+export async function removeSsoSettings(deps: ControlPlaneDeps, actorUserId: string, orgId: string): Promise<boolean> {
+  const now = deps.clock.now();
+  return deps.db.transaction(async (tx) => {
+    const removed = await sso_settings_delete(tx, orgId);
+    if (!removed) return false;
+    await sso_login_state_delete_for_org(tx, orgId);
+    await audit_insert(tx, {
+      org_id: orgId,
+      actor: `user:${actorUserId}`,
+      action: 'sso.settings_delete',
+      target_type: 'org',
+      target_id: orgId,
+      detail: { issuer: removed.issuer, client_id: removed.client_id },
+      now,
+    });
+    return true;
   });
 }

@@ -28,3 +28,9 @@ export async function sso_login_state_delete_expired(q: Queryable, now: Date): P
   const rows = await q.query(`DELETE FROM sso_login_states WHERE expires_at <= $1 RETURNING state_hash`, [now]);
   return rows.length;
 }
+
+/** Turning SSO off abandons the org's logins in flight. */
+export async function sso_login_state_delete_for_org(q: Queryable, orgId: string): Promise<number> {
+  const rows = await q.query(`DELETE FROM sso_login_states WHERE org_id = $1 RETURNING state_hash`, [orgId]);
+  return rows.length;
+}

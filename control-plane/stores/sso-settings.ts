@@ -24,3 +24,8 @@ export async function sso_settings_find(q: Queryable, orgId: string): Promise<Ss
   const [row] = await q.query<SsoSettings>(`SELECT ${COLUMNS} FROM sso_settings WHERE org_id = $1`, [orgId]);
   return row;
 }
+
+export async function sso_settings_delete(q: Queryable, orgId: string): Promise<SsoSettings | undefined> {
+  const [row] = await q.query<SsoSettings>(`DELETE FROM sso_settings WHERE org_id = $1 RETURNING ${COLUMNS}`, [orgId]);
+  return row;
+}

@@ -74,6 +74,30 @@ describeEachStore('sso: settings API', (store) => {
     expect((await store.db.query('SELECT 1 FROM sso_settings WHERE org_id = $1', [org.org_id])).length).to.equal(0);
   });
 
+  it('DELETE turns SSO off: 204, then GET and the login link answer 404, a second DELETE 404; audited', async () => {
+    const org = await seedOrg(cp.deps);
+    await put(org.org_id, org.console_token, VALID);
+    const del = () => call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { method: 'DELETE', token: org.console_token });
+    expect((await del()).status).to.equal(204);
+    expect((await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { token: org.console_token })).status).to.equal(404);
+    const login = await fetch(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, { redirect: 'manual' });
+    expect(login.status).to.equal(404);
+    expect(await login.text()).to.include('not configured');
+    expect((await del()).status).to.equal(404);
+    const actions = await store.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND action LIKE 'sso.%' ORDER BY id`, [org.org_id]);
+    expect(actions.map((a) => a.action)).to.deep.equal(['sso.settings_create', 'sso.settings_delete']);
+  });
+
+  it('DELETE: 403 for a member, 404 for another organization, and the settings stay', async () => {
+    const org = await seedOrg(cp.deps);
+    const other = await seedOrg(cp.deps);
+    await put(org.org_id, org.console_token, VALID);
+    const member = await seedUser(cp.deps, org.org_id, { user_name: 'del-member@example.test', source: 'sso', role: 'member' });
+    expect((await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { method: 'DELETE', token: member.token })).status).to.equal(403);
+    expect((await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { method: 'DELETE', token: other.console_token })).status).to.equal(404);
+    expect(await store.db.query('SELECT 1 FROM sso_settings WHERE org_id = $1', [org.org_id])).to.have.length(1);
+  });
+
   it('403 for a member, 401 without a token, 404 for another organization (PUT and GET)', async () => {
     const org = await seedOrg(cp.deps);
     const other = await seedOrg(cp.deps);
