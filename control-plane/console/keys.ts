@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
+import { displayName } from './fields.js';
 import { createKey, listKeys, revokeKey } from '../services/keys.js';
 
 /** Budgets are numeric(20,9) and limits int4 in the store: bound them so no input reaches SQL that SQL would refuse. */
@@ -13,7 +14,7 @@ const MAX_PER_MINUTE = 2_147_483_647;
 const newKey = z
   .object({
     kind: z.enum(['personal', 'team']),
-    name: z.string().trim().min(1).max(100),
+    name: displayName,
     budget_usd: z.number().min(0).max(MAX_BUDGET_USD).optional(),
     rpm: z.number().int().positive().max(MAX_PER_MINUTE).optional(),
     tpm: z.number().int().positive().max(MAX_PER_MINUTE).optional(),

@@ -4,9 +4,10 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
+import { displayName } from './fields.js';
 import { addTeamMember, createTeam, listTeamMembers, listTeams, removeTeamMember, showTeam } from '../services/teams.js';
 
-const newTeam = z.object({ name: z.string().trim().min(1).max(100) }).strict();
+const newTeam = z.object({ name: displayName }).strict();
 const newMember = z.object({ user_id: z.guid() }).strict();
 
 /**

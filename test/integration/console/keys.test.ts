@@ -93,6 +93,7 @@ describeEachStore('console: API keys', (store) => {
       [{ kind: 'personal', name: '' }, 'name'],
       [{ kind: 'personal', name: '   ' }, 'name'],
       [{ kind: 'personal', name: 'n'.repeat(101) }, 'name'],
+      [{ kind: 'personal', name: 'a\u0000b' }, 'name'],
       [{ kind: 'personal', name: 'x', budget_usd: -1 }, 'budget_usd'],
       [{ kind: 'personal', name: 'x', budget_usd: '5' }, 'budget_usd'],
       [{ kind: 'personal', name: 'x', budget_usd: 1e30 }, 'budget_usd'],

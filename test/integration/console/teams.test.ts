@@ -52,10 +52,10 @@ describeEachStore('console: teams and team members', (store) => {
     await newTeam(b, 'Shared');
   });
 
-  it('400 naming the field for an empty, blank, too long or non-string name, and unknown fields', async () => {
+  it('400 naming the field for an empty, blank, too long, control-character or non-string name, and unknown fields', async () => {
     const org = await seedOrg(cp.deps);
     const url = `${cp.url}/v1/workspaces/${org.workspace_id}/teams`;
-    for (const body of [{ name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 7 }, {}]) {
+    for (const body of [{ name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 'a\u0000b' }, { name: 'line\nbreak' }, { name: 7 }, {}]) {
       const res = await call(url, { token: org.console_token, body });
       expect(res.status, JSON.stringify(body)).to.equal(400);
       expect(res.body.detail).to.include('name');
