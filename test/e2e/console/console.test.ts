@@ -266,6 +266,8 @@ describeEachStore('web console', (store) => {
     apiKey = await dialog.getByLabel('API key “ci-pipeline”').inputValue();
     expect(apiKey).to.match(/^tgk_/);
     expect(await dialog.textContent()).to.include('will not be shown again');
+    await page.keyboard.press('Escape');
+    expect(await dialog.isVisible(), 'a stray Escape keeps the secret on screen').to.equal(true);
     await dialog.getByRole('button', { name: /close/ }).click();
     await dialog.waitFor({ state: 'detached' });
     expect(await page.content()).to.not.include(apiKey);
@@ -321,6 +323,19 @@ describeEachStore('web console', (store) => {
     expect(res.status).to.equal(401);
   });
 
+  it('lists what was done, by whom, in Settings → Audit log', async () => {
+    await nav(page, 'Audit log').click();
+    await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+    const rows = page.locator('tbody tr');
+    await rows.first().waitFor();
+    const text = (await rows.allTextContents()).join('\n');
+    for (const action of ['key.revoke', 'key.create', 'team.models_set', 'team.create', 'member.role_change', 'scim.token.rotate', 'scim.user.create', 'workspace.credit']) {
+      expect(text, action).to.include(action);
+    }
+    expect(await rows.filter({ hasText: 'key.revoke' }).first().textContent()).to.include(`owner@${org.org_slug}.test`);
+    await shots('13-audit');
+  });
+
   it('shows a member no admin actions', async () => {
     const member = await addMember(cp.deps, org.org_id, { userName: `grace+${store.name}@example.test` });
     const view = await openConsole(browser, cp.url);
@@ -329,6 +344,7 @@ describeEachStore('web console', (store) => {
     expect(await view.page.getByLabel('Add credits (USD)').count()).to.equal(0);
     expect(await nav(view.page, 'SCIM').count()).to.equal(0);
     expect(await nav(view.page, 'SSO').count()).to.equal(0);
+    expect(await nav(view.page, 'Audit log').count()).to.equal(0);
 
     await nav(view.page, 'Members').click();
     await view.page.locator('tr', { hasText: scimUser }).waitFor();

@@ -130,6 +130,11 @@ export function openDialog({ title, body, onClose }) {
   const content = h('div', { class: 'dialog-body' });
   const dialog = h('dialog', { 'aria-labelledby': titleId }, h('h2', { id: titleId }, title), content);
   const close = () => dialog.close();
+  // While a one-time secret is on screen, only its own button closes the
+  // dialog: a stray Escape must not throw the secret away.
+  dialog.addEventListener('cancel', (e) => {
+    if (dialog.dataset.locked) e.preventDefault();
+  });
   dialog.addEventListener('close', () => {
     dialog.remove();
     if (onClose) onClose();
@@ -142,6 +147,12 @@ export function openDialog({ title, body, onClose }) {
   const first = dialog.querySelector('[autofocus], input:not([type=hidden]):not([disabled]), select, textarea, button:not([disabled])');
   if (first) first.focus();
   return { dialog, close, content };
+}
+
+/** Keeps the dialog holding `el` open until its own close button is used. */
+export function lockDialog(el) {
+  const dialog = el.closest('dialog');
+  if (dialog) dialog.dataset.locked = 'true';
 }
 
 /** Asks for confirmation; resolves true only when the user confirms. */

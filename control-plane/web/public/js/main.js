@@ -7,6 +7,7 @@ import { keysPage } from './pages/keys.js';
 import { membersPage } from './pages/members.js';
 import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
+import { auditPage } from './pages/audit.js';
 
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
@@ -16,6 +17,7 @@ const ROUTES = [
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
+  { path: /^\/settings\/audit$/, nav: 'audit', title: 'Audit log', page: auditPage, admin: true },
 ];
 
 const NAV = [
@@ -26,6 +28,7 @@ const NAV = [
   { id: 'members', href: '#/settings/members', label: 'Members' },
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },
   { id: 'sso', href: '#/settings/sso', label: 'SSO', admin: true },
+  { id: 'audit', href: '#/settings/audit', label: 'Audit log', admin: true },
 ];
 
 const WORKSPACE_KEY = 'tollgate.workspace';

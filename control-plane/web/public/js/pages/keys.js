@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, copyField, usd, when, badge } from '../dom.js';
+import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, lockDialog, copyField, usd, when, badge } from '../dom.js';
 
 function statusOf(key) {
   if (key.revoked_at) return 'revoked';
@@ -181,5 +181,6 @@ function showSecret(content, key, close) {
     h('p', { class: 'hint' }, 'Store it in your secret manager or as TOLLGATE_API_KEY. Anyone with it can spend this workspace’s balance.'),
     h('div', { class: 'actions' }, done),
   );
+  lockDialog(content);
   content.querySelector('input')?.focus();
 }

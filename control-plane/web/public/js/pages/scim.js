@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, errorBox, toast, confirmDialog, openDialog, copyField, when, badge, busy } from '../dom.js';
+import { h, fill, errorBox, toast, confirmDialog, openDialog, lockDialog, copyField, when, badge, busy } from '../dom.js';
 
 /** Settings → SCIM: enable, the base URL, and the one provisioning token. */
 export async function scimPage(section, s) {
@@ -101,7 +101,7 @@ function draw(card, settings, s, error) {
 }
 
 function showToken(token) {
-  openDialog({
+  const { content } = openDialog({
     title: 'Your new SCIM token',
     body: (close) => [
       h('p', { class: 'warning', role: 'alert' }, 'Copy this token now. It will not be shown again.'),
@@ -110,6 +110,7 @@ function showToken(token) {
       h('div', { class: 'actions' }, h('button', { type: 'button', class: 'primary', onclick: close }, 'I have copied it — close')),
     ],
   });
+  lockDialog(content);
 }
 
 function setupSteps() {
