@@ -82,8 +82,9 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
         }
         res.writeHead(status, { ...downstreamHeaders(headers, filter !== undefined), ...req.extraHeaders });
         headersSent = true;
-        // Send the head now so a client of a slow stream sees the status at once.
-        res.flushHeaders();
+        // A stream's head goes out at once, so its client sees the status before the first event.
+        // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.
+        if (eventStream && !errorAnswer) res.flushHeaders();
       },
       onResponseData(c, chunk) {
         tap?.feed(chunk);

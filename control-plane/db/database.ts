@@ -10,6 +10,11 @@ export interface Database extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /** Runs `fn` in one transaction; commits on resolve, rolls back on throw. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * LISTENs on a channel; `onNotify` runs for each NOTIFY. Resolves to the
+   * function that stops listening. Optional: callers fall back to polling.
+   */
+  listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;

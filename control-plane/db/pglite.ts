@@ -17,6 +17,12 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
         const tx: Queryable = { query: async (sql, params) => (await t.query(sql, params as unknown[] | undefined)).rows as never[] };
         return fn(tx);
       }),
+    async listen(channel, onNotify) {
+      const stop = await db.listen(channel, () => onNotify());
+      return async () => {
+        await stop().catch(() => undefined);
+      };
+    },
     async exec(sql) {
       await db.exec(sql);
     },

@@ -43,6 +43,31 @@ export async function openPostgres(connectionString: string): Promise<Database> 
         client.release();
       }
     },
+    // A dedicated pooled client holds the LISTEN; if its connection dies the
+    // listener is woken once and the caller's polling carries on alone.
+    async listen(channel, onNotify) {
+      const client = await pool.connect();
+      const onNotification = (msg: pg.Notification) => {
+        if (msg.channel === channel) onNotify();
+      };
+      let broken = false;
+      const onError = () => {
+        broken = true;
+        onNotify();
+      };
+      client.on('notification', onNotification);
+      client.on('error', onError);
+      await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      let released = false;
+      return async () => {
+        if (released) return;
+        released = true;
+        client.off('notification', onNotification);
+        await client.query(`UNLISTEN ${client.escapeIdentifier(channel)}`).catch(() => undefined);
+        client.off('error', onError);
+        client.release(broken);
+      };
+    },
     async exec(sql) {
       await pool.query(sql);
     },

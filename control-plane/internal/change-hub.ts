@@ -1,19 +1,23 @@
 import type { ControlPlaneDeps } from '../deps.js';
+import { CHANGE_CHANNEL } from '../stores/change-feed.js';
 import { changesSince, changeVersion, type ChangeEvent } from '../services/key-resolution.js';
 
 export type ChangeListener = (events: ChangeEvent[]) => void;
 
 /**
  * Fans change-feed rows out to the proxies connected to /internal/changes.
- * While anyone listens it reads the feed every `pollMs` (the feed is
- * append-only with a bigserial id, so reading "after the last id seen" never
- * misses a committed row), and LISTEN wakes it early where the store offers it.
+ * While anyone listens, the store's LISTEN on `tollgate_changes` (the NOTIFY
+ * that change_feed_publish sends on commit, heard by every control-plane
+ * replica) wakes it to read the feed; a read every `pollMs` is the backstop
+ * (the feed's ids only grow, so "after the last id seen" misses nothing).
  */
-export function createChangeHub(deps: ControlPlaneDeps, pollMs = 200) {
+export function createChangeHub(deps: ControlPlaneDeps, pollMs = 500) {
   const listeners = new Set<ChangeListener>();
   let lastId: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  let again = false;
+  let unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
 
   async function pump(): Promise<void> {
     if (lastId === undefined) lastId = await changeVersion(deps);
@@ -26,10 +30,19 @@ export function createChangeHub(deps: ControlPlaneDeps, pollMs = 200) {
   }
 
   function tick(): void {
-    running ??= pump()
+    // A notification during a read must cause one more read, not be lost.
+    if (running) {
+      again = true;
+      return;
+    }
+    running = pump()
       .catch((err: unknown) => deps.logger.warn({ err }, 'change feed read failed'))
       .finally(() => {
         running = undefined;
+        if (again) {
+          again = false;
+          tick();
+        }
       });
   }
 
@@ -40,6 +53,12 @@ export function createChangeHub(deps: ControlPlaneDeps, pollMs = 200) {
       if (!timer) {
         timer = setInterval(tick, pollMs);
         timer.unref();
+        unlisten = deps.db.listen
+          ? deps.db.listen(CHANGE_CHANNEL, tick).catch((err: unknown) => {
+              deps.logger.warn({ err }, 'LISTEN failed; change feed is polled only');
+              return undefined;
+            })
+          : undefined;
       }
       return () => {
         listeners.delete(listener);
@@ -47,6 +66,8 @@ export function createChangeHub(deps: ControlPlaneDeps, pollMs = 200) {
           clearInterval(timer);
           timer = undefined;
           lastId = undefined;
+          void unlisten?.then((stop) => stop?.());
+          unlisten = undefined;
         }
       };
     },
