@@ -62,14 +62,15 @@ export function runChild(command: string, args: string[], cpus: string | undefin
   });
 }
 
-function luaString(s: string): string {
+/** A Lua long-bracket string literal whose closing bracket cannot occur in `s`. */
+export function luaString(s: string): string {
   let eq = '=';
   while (s.includes(`]${eq}]`)) eq += '=';
   return `[${eq}[${s}]${eq}]`;
 }
 
 /** wrk's Lua hooks: the request, and a JSON line with the µs percentiles wrk's own report does not print. */
-function wrkScript(spec: LoadSpec): string {
+export function wrkScript(spec: LoadSpec): string {
   const headers = Object.entries(spec.headers)
     .map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`)
     .join('\n');

@@ -122,12 +122,17 @@ const CLOCK_TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.
 
 /** utime + stime of the whole process (all threads), in microseconds, from /proc/<pid>/stat. */
 export function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return (statCpuTicks(readFileSync(`/proc/${pid}/stat`, 'utf8')) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** utime + stime (fields 14 and 15) of a /proc/<pid>/stat line, in clock ticks. */
+export function statCpuTicks(stat: string): number {
   // The command name may hold spaces and parentheses: fields start after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
-  return ((utime + stime) * 1_000_000) / CLOCK_TICKS_PER_SECOND;
+  if (!Number.isFinite(utime) || !Number.isFinite(stime)) throw new Error(`unreadable /proc stat line: ${stat.slice(0, 80)}`);
+  return utime + stime;
 }
 
 export const CPU_RESOLUTION_US = 1_000_000 / CLOCK_TICKS_PER_SECOND;

@@ -1,0 +1,96 @@
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runBatch } from '../../../bench/lib/batch.js';
+import { nodeArgs, readyWhenPrinted, startProcess, type Proc } from '../../../bench/lib/procs.js';
+import { runStreams } from '../../../bench/lib/stream.js';
+
+async function listen(handler: (req: IncomingMessage, body: string, res: import('node:http').ServerResponse) => void): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => handler(req, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('bench load children and the bare proxy', function () {
+  this.timeout(60_000);
+  const closers: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it('bare proxy forwards method, path, query, body and status, and answers with the upstream headers', async () => {
+    const seen: { method?: string; url?: string; body?: string; auth?: string } = {};
+    const up = await listen((req, body, res) => {
+      Object.assign(seen, { method: req.method, url: req.url, body, auth: req.headers.authorization });
+      res.writeHead(201, { 'content-type': 'application/json', 'x-upstream': 'yes' });
+      res.end('{"ok":true}');
+    });
+    closers.push(() => new Promise((r) => up.server.close(() => r())));
+    const [node, args] = nodeArgs('bench/bare-proxy.ts', ['--port', '0', '--upstream', up.url]);
+    const proxy: Proc = await startProcess('bare proxy', node, args, { cpus: undefined, ready: readyWhenPrinted(/listening on/) });
+    closers.push(() => proxy.stop());
+    const url = /listening on (\S+)/.exec(proxy.output())![1]!;
+
+    const res = await post(`${url}/v1/chat/completions?x=1`, '{"model":"m"}', { authorization: 'Bearer k', 'content-type': 'application/json' });
+    expect(res.status).to.equal(201);
+    expect(res.headers['x-upstream']).to.equal('yes');
+    expect(res.body).to.equal('{"ok":true}');
+    expect(seen).to.deep.equal({ method: 'POST', url: '/v1/chat/completions?x=1', body: '{"model":"m"}', auth: 'Bearer k' });
+  });
+
+  it('stream client counts SSE frames even when a frame ends across two writes', async () => {
+    const up = await listen((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Three frames; the second's blank line arrives in a separate write.
+      res.write('data: 1\n\n');
+      res.write('data: 2\n');
+      setTimeout(() => {
+        res.write('\n');
+        res.end('event: x\ndata: 3\n\n');
+      }, 5);
+    });
+    closers.push(() => new Promise((r) => up.server.close(() => r())));
+    const r = await runStreams({ url: `${up.url}/s`, headers: { 'content-type': 'application/json' }, body: '{}', connections: 2, durationS: 0.3 }, undefined);
+    expect(r.errors).to.equal(0);
+    expect(r.streams).to.be.greaterThan(0);
+    expect(r.events).to.equal(r.streams * 3);
+    expect(r.ttfbUs.p50).to.be.at.most(r.totalUs.p50);
+  });
+
+  it('batch client sends every listed request exactly once and tallies the answers', async () => {
+    const paths: string[] = [];
+    const up = await listen((req, _body, res) => {
+      paths.push(req.url!);
+      res.writeHead(req.url === '/bad' ? 404 : 200);
+      res.end();
+    });
+    closers.push(() => new Promise((r) => up.server.close(() => r())));
+    const dir = mkdtempSync(join(tmpdir(), 'bench-batch-test-'));
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const list = [...Array.from({ length: 20 }, (_, i) => `/ok/${i}`), '/bad'].map((path) => ({ method: 'GET' as const, path, headers: {} }));
+    const r = await runBatch(dir, up.url, list, 4, undefined);
+    expect(r.requests).to.equal(21);
+    expect(r.statuses).to.deep.equal({ '200': 20, '404': 1 });
+    expect(r.errors).to.equal(1);
+    expect([...paths].sort()).to.deep.equal(list.map((l) => l.path).sort());
+  });
+});
