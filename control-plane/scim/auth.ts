@@ -3,13 +3,19 @@ import { unauthenticated } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authenticateScimToken } from '../services/scim-tokens.js';
 
-const ORG_PATH = /^\/v1\/scim\/v2\/orgs\/([^/]+)(?:\/|$)/;
+// Case-insensitive like the routes themselves, so no spelling of the path skips the check.
+const ORG_PATH = /^\/v1\/scim\/v2\/orgs\/([^/]+)(?:\/|$)/i;
 
 /** The organization the provisioning token resolved to: every SCIM query is scoped by it. */
 export function scimOrgOf(ctx: Context): string {
   const orgId = (ctx.state as { scimOrgId?: string }).scimOrgId;
-  if (!orgId) throw unauthenticated();
+  const urlOrg = (ctx.params as Record<string, string | undefined> | undefined)?.org_id;
+  if (!orgId || (urlOrg !== undefined && !sameOrg(urlOrg, orgId))) throw unauthenticated();
   return orgId;
+}
+
+function sameOrg(fromUrl: string, tokenOrg: string): boolean {
+  return fromUrl.toLowerCase() === tokenOrg.toLowerCase();
 }
 
 /**
@@ -25,7 +31,7 @@ export function requireScimToken(deps: ControlPlaneDeps) {
     const orgId = await authenticateScimToken(deps, match[1]!);
     if (!orgId) throw unauthenticated('The provisioning token is invalid, was regenerated, or SCIM is disabled for this organization.');
     const urlOrg = ORG_PATH.exec(ctx.path)?.[1];
-    if (urlOrg !== undefined && urlOrg !== orgId) throw unauthenticated('The provisioning token is not valid for this organization.');
+    if (urlOrg !== undefined && !sameOrg(urlOrg, orgId)) throw unauthenticated('The provisioning token is not valid for this organization.');
     (ctx.state as { scimOrgId?: string }).scimOrgId = orgId;
     await next();
   };

@@ -5,9 +5,12 @@ import type { Email } from '../domain.js';
  * Value checks shared by create, replace and PATCH. Limits keep every value
  * inside what the indexes on users accept (a btree entry must stay under
  * ~2.7 kB), and NUL is refused because PostgreSQL text cannot hold it: both
- * would otherwise surface as a 500 from the database.
+ * would otherwise surface as a 500 from the database, as would a lone
+ * surrogate inside the emails jsonb.
  */
 export const MAX_STRING = 256;
+/** Half of a UTF-16 surrogate pair on its own: not Unicode text, and jsonb refuses its escape. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const MAX_EMAILS = 20;
 const MAX_EMAIL_TYPE = 64;
 
@@ -28,6 +31,7 @@ export function optionalString(v: unknown, attr: string, max = MAX_STRING): stri
   if (typeof v !== 'string') throw invalidInput(`"${attr}" must be a string.`, 'invalidValue');
   if (v.length > max) throw invalidInput(`"${attr}" is longer than ${max} characters.`, 'invalidValue');
   if (v.includes('\u0000')) throw invalidInput(`"${attr}" must not contain NUL characters.`, 'invalidValue');
+  if (LONE_SURROGATE.test(v)) throw invalidInput(`"${attr}" is not valid Unicode text.`, 'invalidValue');
   return v;
 }
 

@@ -77,6 +77,15 @@ describeEachStore('SCIM: provisioning-token authentication', (store) => {
     expect401(await call(`${cp.url}/v1/scim/v2/Users`), 'no token, other path');
   });
 
+  it("no spelling of the path gets around the org check: other case, upper-case ids, another org's id", async () => {
+    const a = await seedScimOrg(cp);
+    const b = await seedScimOrg(cp);
+    expect((await call(`${cp.url}/v1/scim/v2/Orgs/${a.org.org_id}/users`, { token: a.token })).status).to.equal(200);
+    expect((await call(`${cp.url}/v1/scim/v2/orgs/${a.org.org_id.toUpperCase()}/Users`, { token: a.token })).status).to.equal(200);
+    expect401(await call(`${cp.url}/v1/scim/v2/ORGS/${b.org.org_id}/Users`, { token: a.token }), 'upper-case path');
+    expect401(await call(`${cp.url}/v1/scim/v2/orgs/${b.org.org_id}/ServiceProviderConfig`, { token: a.token }), 'discovery');
+  });
+
   it('the token answers nothing on the console API', async () => {
     const s = await seedScimOrg(cp);
     expect((await call(`${cp.url}/v1/me`, { token: s.token })).status).to.equal(401);

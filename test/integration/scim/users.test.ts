@@ -81,6 +81,8 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
       { externalId: 12 },
       { displayName: 'x'.repeat(257) },
       { displayName: 'nul\u0000byte' },
+      { emails: [{ value: 'lone\udfffsurrogate@example.test' }] },
+      { name: { givenName: 'half\ud800' } },
       { userName: `${'u'.repeat(257)}@example.test` },
       { emails: Array.from({ length: 21 }, (_, i) => ({ value: `e${i}@example.test` })) },
     ];

@@ -11,7 +11,7 @@ import type { Database } from '../../../control-plane/db/database.js';
  * organization is returned or changed.
  */
 const SCIM_TYPES = ['invalidFilter', 'tooMany', 'uniqueness', 'mutability', 'invalidSyntax', 'invalidPath', 'noTarget', 'invalidValue', 'invalidVers', 'sensitive'];
-const RUNS = 120;
+const RUNS = Number(process.env.SCIM_PROPERTY_RUNS) || 120;
 
 function expectWellFormed(res: ScimAnswer, allowed: number[], what: string): void {
   expect(res.status, `${what} → ${res.status} ${JSON.stringify(res.body)}`).to.be.oneOf(allowed);
@@ -172,7 +172,8 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
       fc.constantFrom(...aIds),
       fc.constantFrom(...bIds),
       fc.uuid(),
-      fc.string({ maxLength: 50 }).filter((s) => s.length > 0),
+      // "." and ".." are dot segments the HTTP client folds away before sending.
+      fc.string({ maxLength: 50 }).filter((s) => s.length > 0 && s !== '.' && s !== '..'),
     );
 
   it('random filters on GET /Users answer 200 or 400 invalidFilter/invalidValue, with only this org\'s users', async function () {
