@@ -41,7 +41,7 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
 
   return {
     resolveKey: (keyHash: string) => json<KeyResolution>('GET', `/internal/keys/${keyHash}`),
-    reportUsage: (report: UsageReport) => json<UsageResult>('POST', '/internal/usage', report),
+    reportUsage: async (reports: UsageReport[]) => (await json<{ results: UsageResult[] }>('POST', '/internal/usage', { reports })).results,
     changesAfter: (after: number) => json<{ events: ChangeEvent[] }>('GET', `/internal/changes?after=${after}`),
     version: async () => (await json<{ version: number }>('GET', '/internal/changes/version')).version,
     /** Opens the push stream; the caller owns the returned body. */

@@ -1,3 +1,4 @@
+import type { UsageReport, UsageResult } from '../control-plane/services/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
@@ -17,65 +18,102 @@ export interface HeldCall {
   tokensTaken: number;
 }
 
-const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000];
+const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
+const MAX_BATCH = 500;
+const MAX_IN_FLIGHT = 2;
+
+interface Settlement {
+  call: HeldCall;
+  report: UsageReport;
+}
 
 /**
- * Settles a held call: bill once, then release. The usage report is
- * idempotent on the request id, so it is retried until the control plane
- * takes it; the hold stays in place meanwhile (it still counts against the
- * money) and is released with the control plane's new snapshot.
+ * Settles held calls: bill once, then release. Reports go to the control
+ * plane in batches, group-commit style: while a batch is in flight the next
+ * one gathers, so the ledger takes one transaction per batch, not per call.
+ * A report is idempotent on its request id, so a failed batch is retried
+ * whole; its holds stay in place meanwhile (they still count against the
+ * money) and are released with the control plane's new snapshot.
  */
 export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits: RateLimits, logger: Logger) {
+  const queue: Settlement[] = [];
   const pending = new Set<Promise<void>>();
-
-  async function report(call: HeldCall, inputTokens: number, outputTokens: number): Promise<void> {
-    // The hold is the ceiling: the key was promised no more than this.
-    const cost = Math.min(costMicros(call.model, inputTokens, outputTokens), call.holdMicros);
-    if (cost < costMicros(call.model, inputTokens, outputTokens)) {
-      logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
-    }
-    await limits.adjustTokens(call.keyId, call.tpm, inputTokens + outputTokens - call.tokensTaken).catch(() => undefined);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const r = await cp.reportUsage({
-          request_id: call.requestId,
-          key_id: call.keyId,
-          model: call.model.alias,
-          input_tokens: inputTokens,
-          output_tokens: outputTokens,
-          cost_micros: cost,
-        });
-        const snapshot: MoneySnapshot = {
-          workspaceId: r.workspace_id,
-          balanceMicros: r.balance_micros,
-          balanceVersion: r.balance_version,
-          keyId: call.keyId,
-          keyRemainingMicros: r.key_remaining_micros,
-          keyVersion: r.key_version,
-        };
-        await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId }, snapshot);
-        return;
-      } catch (err) {
-        const delay = RETRY_DELAYS_MS[attempt];
-        if (delay === undefined) {
-          logger.error({ err, requestId: call.requestId }, 'usage report failed for good; the hold will expire');
-          return;
-        }
-        logger.warn({ err: (err as Error).message, requestId: call.requestId, attempt }, 'usage report failed; retrying');
-        await new Promise((r) => setTimeout(r, delay).unref());
-      }
-    }
-  }
+  let inFlight = 0;
+  let scheduled = false;
 
   const track = (p: Promise<void>) => {
     pending.add(p);
     void p.finally(() => pending.delete(p));
   };
 
+  async function release(s: Settlement, r: UsageResult): Promise<void> {
+    const snapshot: MoneySnapshot | undefined =
+      r.workspace_id === null
+        ? undefined
+        : {
+            workspaceId: r.workspace_id,
+            balanceMicros: r.balance_micros,
+            balanceVersion: r.balance_version,
+            keyId: s.call.keyId,
+            keyRemainingMicros: r.key_remaining_micros,
+            keyVersion: r.key_version,
+          };
+    await holds.release(s.call.requestId, { workspaceId: s.call.workspaceId, keyId: s.call.keyId }, snapshot);
+  }
+
+  async function send(batch: Settlement[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const results = await cp.reportUsage(batch.map((s) => s.report));
+        await Promise.all(batch.map((s, i) => release(s, results[i]!)));
+        return;
+      } catch (err) {
+        const delay = RETRY_DELAYS_MS[attempt];
+        if (delay === undefined) {
+          logger.error({ err, requests: batch.length }, 'usage report failed for good; its holds will expire');
+          return;
+        }
+        logger.warn({ err: (err as Error).message, requests: batch.length, attempt }, 'usage report failed; retrying');
+        await new Promise((r) => setTimeout(r, delay).unref());
+      }
+    }
+  }
+
+  function flush(): void {
+    scheduled = false;
+    while (queue.length && inFlight < MAX_IN_FLIGHT) {
+      const batch = queue.splice(0, MAX_BATCH);
+      inFlight++;
+      track(
+        send(batch).finally(() => {
+          inFlight--;
+          if (queue.length) schedule();
+        }),
+      );
+    }
+  }
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  }
+
   return {
-    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least the input estimate. */
+    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
     settle(call: HeldCall, inputTokens: number, outputTokens: number): void {
-      track(report(call, Math.max(1, inputTokens), Math.max(0, outputTokens)));
+      const input = Math.max(1, inputTokens);
+      const output = Math.max(0, outputTokens);
+      const full = costMicros(call.model, input, output);
+      // The hold is the ceiling: the key was promised no more than this.
+      const cost = Math.min(full, call.holdMicros);
+      if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
+      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(() => undefined);
+      queue.push({
+        call,
+        report: { request_id: call.requestId, key_id: call.keyId, model: call.model.alias, input_tokens: input, output_tokens: output, cost_micros: cost },
+      });
+      schedule();
     },
     /** Not billed: the upstream failed before answering, or answered with its own error. */
     release(call: HeldCall): void {
@@ -86,9 +124,12 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
-    /** Waits for reports in flight (tests, shutdown). */
+    /** Waits until every settlement so far is recorded and released (tests, shutdown). */
     async drain(): Promise<void> {
-      while (pending.size) await Promise.allSettled([...pending]);
+      while (queue.length || pending.size || scheduled) {
+        if (pending.size) await Promise.allSettled([...pending]);
+        else await new Promise((r) => setImmediate(r));
+      }
     },
   };
 }

@@ -16,12 +16,21 @@ const HEARTBEAT_MS = 15_000;
 
 const usageSchema = z
   .object({
-    request_id: z.string().min(1).max(200),
-    key_id: z.uuid(),
-    model: z.string().min(1).max(200),
-    input_tokens: z.number().int().nonnegative(),
-    output_tokens: z.number().int().nonnegative(),
-    cost_micros: z.number().int().nonnegative(),
+    reports: z
+      .array(
+        z
+          .object({
+            request_id: z.string().min(1).max(200),
+            key_id: z.uuid(),
+            model: z.string().min(1).max(200),
+            input_tokens: z.number().int().nonnegative(),
+            output_tokens: z.number().int().nonnegative(),
+            cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+          })
+          .strict(),
+      )
+      .min(1)
+      .max(1000),
   })
   .strict();
 
@@ -50,7 +59,8 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
   });
 
   router.post('/usage', async function reportUsage(ctx: Context) {
-    ctx.body = await recordUsage(deps, parseValid(usageSchema, await readJson(ctx)));
+    const { reports } = parseValid(usageSchema, await readJson(ctx));
+    ctx.body = { results: await recordUsage(deps, reports) };
   });
 
   router.get('/changes/version', async function showVersion(ctx: Context) {

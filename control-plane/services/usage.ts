@@ -1,8 +1,6 @@
 import type { ControlPlaneDeps } from '../deps.js';
-import { api_key_find_by_id, api_key_money } from '../stores/api-keys.js';
 import { change_feed_publish } from '../stores/change-feed.js';
-import { ledger_record_usage, workspace_money } from '../stores/workspaces.js';
-import { notFound } from '../../shared/errors.js';
+import { ledger_record_usage_batch, usage_money_for_keys } from '../stores/workspaces.js';
 
 export interface UsageReport {
   request_id: string;
@@ -14,50 +12,68 @@ export interface UsageReport {
 }
 
 export interface UsageResult {
+  request_id: string;
+  /** False for a repeat of a request id already in the ledger, or for an unknown key. */
   recorded: boolean;
-  workspace_id: string;
+  workspace_id: string | null;
   balance_micros: number;
   balance_version: number;
   key_remaining_micros: number | null;
   key_version: number;
 }
 
+/** Integer micro-dollars as exact decimal text for the numeric column. */
+function microsToDecimal(micros: number): string {
+  const whole = Math.floor(micros / 1_000_000);
+  return `${whole}.${String(micros - whole * 1_000_000).padStart(6, '0')}`;
+}
+
 /**
- * Records one settled request exactly once (the ledger is idempotent on
- * request_id, so a retried report moves no money) and answers the new
- * balances with their versions. The ledger row is the audit record of usage.
- * When the balance or the key budget runs out, proxies are told at once.
+ * Records settled requests, each exactly once (the ledger is idempotent on
+ * request_id, so a retried report moves no money), in one transaction per
+ * batch, and answers every key's new balance and budget with their versions.
+ * The ledger row is the audit record of usage. When a workspace balance or a
+ * key budget runs out, proxies are told at once through the change feed.
  */
-export async function recordUsage(deps: ControlPlaneDeps, report: UsageReport): Promise<UsageResult> {
+export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageResult[]> {
+  const keyIds = [...new Set(reports.map((r) => r.key_id))];
   return deps.db.transaction(async (tx) => {
-    const key = await api_key_find_by_id(tx, report.key_id);
-    if (!key) throw notFound('Key');
-    const before = await workspace_money(tx, key.workspace_id);
-    const recorded = await ledger_record_usage(tx, {
-      workspace_id: key.workspace_id,
-      key_id: key.id,
-      request_id: report.request_id,
-      model: report.model,
-      input_tokens: report.input_tokens,
-      output_tokens: report.output_tokens,
-      cost_usd: report.cost_micros / 1_000_000,
-      now: deps.clock.now(),
-    });
-    const after = (await workspace_money(tx, key.workspace_id))!;
-    const money = (await api_key_money(tx, key.id))!;
-    if (recorded) {
-      if (before && before.balance_micros > 0 && after.balance_micros <= 0) {
-        await change_feed_publish(tx, 'workspace', key.workspace_id);
+    const before = new Map((await usage_money_for_keys(tx, keyIds)).map((m) => [m.key_id, m]));
+    const unique = new Map(reports.map((r) => [r.request_id, r]));
+    const inserted = await ledger_record_usage_batch(
+      tx,
+      [...unique.values()].map((r) => ({
+        request_id: r.request_id,
+        key_id: r.key_id,
+        model: r.model,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        cost_usd: microsToDecimal(r.cost_micros),
+      })),
+      deps.clock.now(),
+    );
+    const after = new Map((await usage_money_for_keys(tx, keyIds)).map((m) => [m.key_id, m]));
+    const emptied = new Set<string>();
+    for (const [keyId, a] of after) {
+      const b = before.get(keyId);
+      if (!b) continue;
+      if (b.balance_micros > 0 && a.balance_micros <= 0 && !emptied.has(a.workspace_id)) {
+        emptied.add(a.workspace_id);
+        await change_feed_publish(tx, 'workspace', a.workspace_id);
       }
-      if (money.budget_exhausted) await change_feed_publish(tx, 'key', key.id);
+      if (!b.budget_exhausted && a.budget_exhausted) await change_feed_publish(tx, 'key', keyId);
     }
-    return {
-      recorded,
-      workspace_id: key.workspace_id,
-      balance_micros: Number(after.balance_micros),
-      balance_version: Number(after.balance_version),
-      key_remaining_micros: money.key_remaining_micros,
-      key_version: Number(money.key_version),
-    };
+    return reports.map((r) => {
+      const a = after.get(r.key_id);
+      return {
+        request_id: r.request_id,
+        recorded: inserted.has(r.request_id),
+        workspace_id: a?.workspace_id ?? null,
+        balance_micros: a ? Number(a.balance_micros) : 0,
+        balance_version: a ? Number(a.balance_version) : 0,
+        key_remaining_micros: a?.key_remaining_micros ?? null,
+        key_version: a ? Number(a.key_version) : 0,
+      };
+    });
   });
 }

@@ -93,3 +93,81 @@ export async function workspace_money(
   );
   return row;
 }
+
+export interface UsageRow {
+  request_id: string;
+  key_id: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** Exact decimal text, e.g. "0.000198": no float reaches the ledger. */
+  cost_usd: string;
+}
+
+/**
+ * Records many requests' usage in one statement, each exactly once: a
+ * request id already in the ledger inserts nothing and moves no money, and
+ * balances and key spend move by the sum of what was inserted. Returns the
+ * request ids that were new.
+ */
+export async function ledger_record_usage_batch(q: Queryable, rows: UsageRow[], now: Date): Promise<Set<string>> {
+  if (!rows.length) return new Set();
+  const inserted = await q.query<{ request_id: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::numeric[])
+         AS t(request_id, key_id, model, input_tokens, output_tokens, cost_usd)
+     ), ins AS (
+       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
+       SELECT k.workspace_id, 'usage', -i.cost_usd, i.key_id, i.request_id, i.model, i.input_tokens, i.output_tokens, $7
+         FROM input i JOIN api_keys k ON k.id = i.key_id
+       ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
+       RETURNING workspace_id, key_id, -amount_usd AS cost, request_id
+     ), ws AS (
+       UPDATE workspaces w SET balance_usd = w.balance_usd - s.total
+         FROM (SELECT workspace_id, sum(cost) AS total FROM ins GROUP BY workspace_id) s
+        WHERE w.id = s.workspace_id RETURNING w.id
+     ), ks AS (
+       UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = $7
+         FROM (SELECT key_id, sum(cost) AS total FROM ins GROUP BY key_id) s
+        WHERE k.id = s.key_id RETURNING k.id
+     )
+     SELECT request_id FROM ins`,
+    [
+      rows.map((r) => r.request_id),
+      rows.map((r) => r.key_id),
+      rows.map((r) => r.model),
+      rows.map((r) => r.input_tokens),
+      rows.map((r) => r.output_tokens),
+      rows.map((r) => r.cost_usd),
+      now,
+    ],
+  );
+  return new Set(inserted.map((r) => r.request_id));
+}
+
+/** Balances (micro-dollars, floored) and versions of the workspaces of the given keys, and the keys' remaining budgets. */
+export async function usage_money_for_keys(
+  q: Queryable,
+  keyIds: string[],
+): Promise<
+  {
+    key_id: string;
+    workspace_id: string;
+    balance_micros: number;
+    balance_version: number;
+    key_remaining_micros: number | null;
+    key_version: number;
+    budget_exhausted: boolean;
+  }[]
+> {
+  return q.query(
+    `SELECT k.id AS key_id, k.workspace_id,
+            floor(w.balance_usd * 1000000)::float8 AS balance_micros, w.balance_version::float8 AS balance_version,
+            CASE WHEN k.budget_usd IS NULL THEN NULL ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
+            k.version::float8 AS key_version,
+            (k.budget_usd IS NOT NULL AND k.spend_usd >= k.budget_usd) AS budget_exhausted
+       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = ANY($1::uuid[])`,
+    [keyIds],
+  );
+}
