@@ -105,17 +105,3 @@ export async function api_key_resolve(q: Queryable, keyHash: string): Promise<Ke
   );
   return row;
 }
-
-export async function api_key_money(
-  q: Queryable,
-  id: string,
-): Promise<{ key_remaining_micros: number | null; key_version: number; budget_exhausted: boolean } | undefined> {
-  const [row] = await q.query<{ key_remaining_micros: number | null; key_version: number; budget_exhausted: boolean }>(
-    `SELECT CASE WHEN budget_usd IS NULL THEN NULL ELSE floor((budget_usd - spend_usd) * 1000000)::float8 END AS key_remaining_micros,
-            version::float8 AS key_version,
-            (budget_usd IS NOT NULL AND spend_usd >= budget_usd) AS budget_exhausted
-       FROM api_keys WHERE id = $1`,
-    [id],
-  );
-  return row;
-}

@@ -81,18 +81,6 @@ export async function ledger_sum(q: Queryable, workspaceId: string): Promise<num
   return row!.total;
 }
 
-/** The balance as the proxy's hold store sees it: integer micro-dollars (floored) and its version. */
-export async function workspace_money(
-  q: Queryable,
-  id: string,
-): Promise<{ balance_micros: number; balance_version: number } | undefined> {
-  const [row] = await q.query<{ balance_micros: number; balance_version: number }>(
-    `SELECT floor(balance_usd * 1000000)::float8 AS balance_micros, balance_version::float8 AS balance_version
-       FROM workspaces WHERE id = $1`,
-    [id],
-  );
-  return row;
-}
 
 export interface UsageRow {
   request_id: string;
