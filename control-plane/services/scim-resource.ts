@@ -38,6 +38,14 @@ export function userLocation(publicBaseUrl: string, orgId: string, id: string): 
   return `${scimBaseUrl(publicBaseUrl, orgId)}/Users/${id}`;
 }
 
+/** value, type, primary in that order, whatever order the jsonb column keeps its keys in. */
+export function canonicalEmail(e: Email): Email {
+  const out: Email = { value: e.value };
+  if (e.type !== undefined && e.type !== null) out.type = e.type;
+  if (e.primary !== undefined && e.primary !== null) out.primary = e.primary;
+  return out;
+}
+
 /** Unassigned attributes are omitted (RFC 7643 §2.5); nothing outside this list is ever echoed. */
 export function toScimUser(user: User, publicBaseUrl: string): ScimUser {
   const name: ScimUser['name'] = {};
@@ -51,7 +59,7 @@ export function toScimUser(user: User, publicBaseUrl: string): ScimUser {
     userName: user.user_name,
     name,
     active: user.active,
-    emails: user.emails.map((e) => ({ ...e })),
+    emails: user.emails.map(canonicalEmail),
     meta: {
       resourceType: 'User',
       created: new Date(user.created_at).toISOString(),

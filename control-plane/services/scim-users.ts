@@ -9,7 +9,7 @@ import { session_revoke_all_for_user } from '../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
 import { parseFilter, type ParsedFilter } from './scim-filter.js';
 import { applyPatch } from './scim-patch.js';
-import { parseUserBody, type MutableUser } from './scim-resource.js';
+import { canonicalEmail, parseUserBody, type MutableUser } from './scim-resource.js';
 
 /**
  * The User lifecycle as the identity provider drives it (spec 3). Every
@@ -32,7 +32,8 @@ function assertId(id: string): void {
 const FIELDS = ['external_id', 'given_name', 'family_name', 'display_name', 'emails', 'active'] as const;
 
 function changedFields(before: MutableUser, after: MutableUser): string[] {
-  return FIELDS.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f]));
+  const canonical = (u: MutableUser, f: (typeof FIELDS)[number]) => JSON.stringify(f === 'emails' ? u.emails.map(canonicalEmail) : u[f]);
+  return FIELDS.filter((f) => canonical(before, f) !== canonical(after, f));
 }
 
 export async function createUser(deps: ControlPlaneDeps, orgId: string, raw: unknown): Promise<User> {

@@ -70,7 +70,11 @@ export function emailList(v: unknown): Email[] {
   if (v === null || v === undefined) return [];
   const items = Array.isArray(v) ? v : [v];
   if (items.length > MAX_EMAILS) throw invalidInput(`"emails" holds at most ${MAX_EMAILS} values.`, 'invalidValue');
-  return items.map((e) => emailValue(e));
+  const emails = items.map((e) => emailValue(e));
+  // At most one primary (RFC 7643 §2.4): the first one claiming it keeps it.
+  const first = emails.find((e) => e.primary === true);
+  for (const e of emails) if (e !== first && e.primary === true) delete e.primary;
+  return emails;
 }
 
 export function checkEmailCount(emails: Email[]): void {

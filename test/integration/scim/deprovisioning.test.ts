@@ -100,6 +100,11 @@ describeEachStore('SCIM: membership, sessions and audit (spec 3)', (store) => {
     expect((await call(`${cp.url}/v1/me`, { token: session })).status).to.equal(200);
     const update = (await auditFor(id)).find((a) => a.action === 'scim.user.update');
     expect(update?.detail).to.deep.include({ changed: ['display_name'] });
+    const same = await s.scim('GET', `/Users/${id}`);
+    const put = await s.scim('PUT', `/Users/${id}`, { ...same.body, meta: undefined });
+    expect(put.status).to.equal(200);
+    const updates = (await auditFor(id)).filter((a) => a.action === 'scim.user.update');
+    expect(updates[0]!.detail, 'a PUT of the same User changes nothing').to.deep.include({ via: 'put', changed: [] });
   });
 
   it('DELETE removes the user, its membership, sessions and team memberships, keeps its API keys, and is audited', async () => {

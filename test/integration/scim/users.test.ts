@@ -168,6 +168,20 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect(JSON.stringify(res.body)).not.to.include('hunter2');
   });
 
+  it('keeps one primary email: the first that claims it', async () => {
+    const res = await s.scim('POST', '/Users', userBody('two.primaries@example.test', {
+      emails: [
+        { value: 'one@example.test', type: 'work', primary: true },
+        { value: 'two@example.test', type: 'home', primary: 'True' },
+      ],
+    }));
+    expect(res.status).to.equal(201);
+    expect(res.body.emails).to.deep.equal([
+      { value: 'one@example.test', type: 'work', primary: true },
+      { value: 'two@example.test', type: 'home' },
+    ]);
+  });
+
   it('404 SCIM error for an unknown id and for malformed ids', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'nope', '1', "'; DROP TABLE users; --", 'a'.repeat(300)]) {
       expectScimError(await s.scim('GET', `/Users/${encodeURIComponent(id)}`), 404);
