@@ -21,7 +21,8 @@ export async function readScimJson(ctx: Context): Promise<unknown> {
   }
   if (text.trim() === '') throw invalidInput('The request body is empty.', 'invalidSyntax');
   try {
-    return JSON.parse(text);
+    // A leading byte-order mark is how some .NET clients start a UTF-8 body.
+    return JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     throw invalidInput('The request body is not valid JSON.', 'invalidSyntax');
   }

@@ -49,6 +49,8 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect(json.status).to.equal(201);
     const charset = await s.scim('POST', '/Users', userBody('charset@example.test'), { headers: { 'content-type': 'application/scim+json; charset=utf-8' } });
     expect(charset.status).to.equal(201);
+    const bom = await s.scim('POST', '/Users', `\uFEFF${JSON.stringify(userBody('bom@example.test'))}`);
+    expect(bom.status, 'a UTF-8 byte-order mark is tolerated').to.equal(201);
     const text = await s.scim('POST', '/Users', userBody('text.body@example.test'), { headers: { 'content-type': 'text/plain' } });
     expectScimError(text, 400, 'invalidSyntax');
   });
