@@ -193,6 +193,17 @@ export class BenchContext {
   }
 }
 
+/** Sends one request the way the load generator will; returns why it failed, or undefined when it answered 2xx. */
+export async function probe(req: RequestShape): Promise<string | undefined> {
+  try {
+    const res = await fetch(req.url, { method: 'POST', headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    return res.ok ? undefined : `HTTP ${res.status}: ${text.slice(0, 300)}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 export function upstreamRequest(origin: string, format: Format, model: string, stream: boolean): RequestShape {
   return format === 'chat'
     ? { url: `${origin}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}` }, body: chatBody(model, { stream }) }

@@ -153,3 +153,19 @@ export async function withCpu<T>(pids: Record<string, number>, work: () => Promi
   const cpuUs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMicros(pid) - before[k]!]));
   return { result, cpuUs, wallUs };
 }
+
+/**
+ * Waits until a process uses under `share` of a core over half a second (or `maxMs` passes).
+ * Returns how long that took, in seconds. Used so work one run queued up (e.g. usage
+ * reports the control plane is still absorbing) does not spill into the next run.
+ */
+export async function waitUntilIdle(pid: number, maxMs = 10_000, share = 0.1): Promise<number> {
+  const t0 = Date.now();
+  const windowMs = 500;
+  while (Date.now() - t0 < maxMs) {
+    const before = cpuMicros(pid);
+    await sleep(windowMs);
+    if (cpuMicros(pid) - before <= share * windowMs * 1000) break;
+  }
+  return (Date.now() - t0) / 1000;
+}

@@ -1,6 +1,6 @@
-import type { BenchContext, Format, System } from '../lib/context.js';
+import { probe, type BenchContext, type Format, type System } from '../lib/context.js';
 import { runLoad, type LoadResult } from '../lib/load.js';
-import { withCpu } from '../lib/procs.js';
+import { waitUntilIdle, withCpu } from '../lib/procs.js';
 import { fmtMs, fmtNum, ratio } from '../lib/report.js';
 
 export interface LoadFigures extends LoadResult {
@@ -15,6 +15,8 @@ export interface LoadFigures extends LoadResult {
   sutCoreUse: number | undefined;
   /** Share of one core the fake upstream used. */
   upstreamCoreUse: number;
+  /** Seconds waited beforehand for the control plane to finish work earlier runs left it. */
+  controlPlaneDrainS: number;
 }
 
 export const CONNECTIONS = [1, 50];
@@ -27,6 +29,8 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
     ...(system.pid ? { sut: system.pid } : {}),
     ...(system.controlPlanePid ? { cp: system.controlPlanePid } : {}),
   };
+  const drainS = system.controlPlanePid ? await waitUntilIdle(system.controlPlanePid) : 0;
+  if (drainS > 1) ctx.log(`  waited ${drainS.toFixed(1)}s for the control plane to absorb earlier runs' usage reports`);
   const { result, cpuUs, wallUs } = await withCpu(pids, () =>
     runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
   );
@@ -40,6 +44,7 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
     controlPlaneCpuUsPerRequest: system.controlPlanePid && completed > 0 ? cpuUs.cp! / completed : undefined,
     sutCoreUse: system.pid ? cpuUs.sut! / wallUs : undefined,
     upstreamCoreUse: cpuUs.upstream! / wallUs,
+    controlPlaneDrainS: drainS,
   };
 }
 
@@ -53,6 +58,18 @@ async function systemsFor(ctx: BenchContext, withPortkey: boolean): Promise<Syst
     ctx.report.data.tollgateError = (err as Error).message.slice(0, 2000);
   }
   if (withPortkey) list.push(await ctx.portkey());
+  // One request each first, so a misconfigured system says why instead of showing up as a wall of errors.
+  const problems: Record<string, string> = {};
+  for (const system of list) {
+    for (const format of ['chat', 'messages'] as Format[]) {
+      const problem = await probe(system.request(format));
+      if (problem) {
+        problems[`${system.name} ${format}`] = problem;
+        ctx.log(`  ${system.name} ${format} does not answer 2xx: ${problem}`);
+      }
+    }
+  }
+  ctx.report.data.overheadProbeFailures = problems;
   return list;
 }
 

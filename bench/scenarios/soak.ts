@@ -24,6 +24,8 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
   const samples: { t: number; rss: number }[] = [];
   const t0 = Date.now();
   const cpu0 = cpuMicros(pid);
+  const cpPid = tollgate.controlPlane?.pid;
+  const cp0 = cpPid ? cpuMicros(cpPid) : 0;
   const sample = () => samples.push({ t: (Date.now() - t0) / 1000, rss: rssBytes(pid) });
   sample();
   const timer = setInterval(sample, 1000);
@@ -37,6 +39,8 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
   }
   sample();
   const cpuUs = cpuMicros(pid) - cpu0;
+  const wallUs = (Date.now() - t0) * 1000;
+  const controlPlaneCpuUs = cpPid ? cpuMicros(cpPid) - cp0 : undefined;
   // Medians of the first and last tenth: RSS saws up and down with GC, single samples mislead.
   const tenth = Math.max(1, Math.round(samples.length / 10));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -44,11 +48,13 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
   const end = median(samples.slice(-tenth).map((s) => s.rss));
   const max = Math.max(...samples.map((s) => s.rss));
   const growth = start > 0 ? end / start - 1 : NaN;
-  ctx.report.data.soak = { seconds, warmUpSeconds: warmS, nonStreamed, streams, cpuUs, rssSamples: samples, rssStart: start, rssEnd: end, rssMax: max, growth };
-  const table = ctx.report.section(`Soak (${seconds}s mixed load after ${warmS}s warm-up)`, ['RSS start MiB', 'RSS end MiB', 'RSS max MiB', 'growth', 'non-streamed req', 'streams', 'errors']);
+  ctx.report.data.soak = { seconds, warmUpSeconds: warmS, nonStreamed, streams, cpuUs, controlPlaneCpuUs, wallUs, rssSamples: samples, rssStart: start, rssEnd: end, rssMax: max, growth };
+  const table = ctx.report.section(`Soak (${seconds}s mixed load after ${warmS}s warm-up)`, ['RSS start MiB', 'RSS end MiB', 'RSS max MiB', 'growth', 'non-streamed req', 'streams', 'proxy core', 'CP core', 'errors']);
   table.row(
     fmtMiB(start), fmtMiB(end), fmtMiB(max), `${(growth * 100).toFixed(1)}%`,
-    fmtNum(nonStreamed.requests), fmtNum(streams.streams), String(nonStreamed.errors + streams.errors),
+    fmtNum(nonStreamed.requests), fmtNum(streams.streams), `${Math.round((cpuUs / wallUs) * 100)}%`,
+    controlPlaneCpuUs === undefined ? '-' : `${Math.round((controlPlaneCpuUs / wallUs) * 100)}%`,
+    String(nonStreamed.errors + streams.errors),
   );
   table.note('Mixed load: 8 connections of non-streamed Chat Completions plus 8 paced Messages streams. Start/end = median RSS of the first/last tenth of the 1 s samples.');
   const failing = nonStreamed.errors > nonStreamed.requests * 0.01 || streams.errors > streams.streams * 0.01;

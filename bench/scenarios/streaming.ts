@@ -1,6 +1,6 @@
 import type { StreamResult } from '../load/stream-client.js';
-import type { BenchContext, Format, System } from '../lib/context.js';
-import { withCpu } from '../lib/procs.js';
+import { probe, type BenchContext, type Format, type System } from '../lib/context.js';
+import { waitUntilIdle, withCpu } from '../lib/procs.js';
 import { fmtMs, fmtNum } from '../lib/report.js';
 import { runStreams } from '../lib/stream.js';
 
@@ -16,6 +16,7 @@ interface StreamFigures extends StreamResult {
 async function measure(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<StreamFigures> {
   const req = system.request(format, { stream: true, paced: true });
   const pids: Record<string, number> = system.pid ? { sut: system.pid } : {};
+  if (system.controlPlanePid) await waitUntilIdle(system.controlPlanePid);
   const { result, cpuUs, wallUs } = await withCpu(pids, () =>
     runStreams({ url: req.url, headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
   );
@@ -37,6 +38,12 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
     systems.push((await ctx.tollgate()).system);
   } catch (err) {
     ctx.log(`tollgate unavailable, streaming measured directly only: ${(err as Error).message.split('\n')[0]}`);
+  }
+  for (const system of systems) {
+    for (const format of ['chat', 'messages'] as Format[]) {
+      const problem = await probe(system.request(format, { stream: true, paced: true }));
+      if (problem) ctx.log(`  ${system.name} ${format} stream does not answer 2xx: ${problem}`);
+    }
   }
   const figures: StreamFigures[] = [];
   for (const format of ['chat', 'messages'] as Format[]) {
