@@ -51,7 +51,7 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
     for (const connections of [1, 50]) {
       for (const system of systems) {
         ctx.log(`streaming: ${system.name} ${format} with ${connections} concurrent stream(s)`);
-        figures.push(await measure(ctx, system, format, connections, ctx.profile.measureS + 1));
+        figures.push(await measure(ctx, system, format, connections, ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0)));
       }
     }
   }
