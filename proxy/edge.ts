@@ -163,6 +163,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
     };
     const secret = provider.api_key ?? '';
     const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
+    // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
+    const ids = { workspaceId: resolved.workspace_id, keyId: resolved.id };
+    const keepAlive = setInterval(() => {
+      deps.holds.extend(requestId, ids).catch((err: unknown) => logger.warn({ err, requestId }, 'hold extension failed'));
+    }, Math.max(1_000, (settings.holdTtlSeconds * 1000) / 3));
+    keepAlive.unref();
     const outcome = await forward(
       {
         pool: deps.pool(up.url.origin),
@@ -176,7 +182,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
         idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       },
       res,
-    );
+    ).finally(() => clearInterval(keepAlive));
 
     switch (outcome.kind) {
       case 'failed':

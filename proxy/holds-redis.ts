@@ -72,15 +72,25 @@ end
 return 0
 `;
 
+// KEYS as HOLD; ARGV: rid now ttl
+const EXTEND = `
+for _, z in ipairs({KEYS[2], KEYS[5]}) do
+  if redis.call('ZSCORE', z, ARGV[1]) then redis.call('ZADD', z, tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1]) end
+end
+return 0
+`;
+
 interface HoldCommands {
   tgHold(...args: (string | number)[]): Promise<number>;
   tgRelease(...args: (string | number)[]): Promise<number>;
+  tgExtend(...args: (string | number)[]): Promise<number>;
 }
 
 /** Holds shared by all proxies on one Redis. Errors propagate: the caller fails closed. */
 export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number): HoldStore {
   redis.defineCommand('tgHold', { numberOfKeys: 6, lua: HOLD });
   redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
+  redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
   const commands = redis as unknown as HoldCommands;
   const keys = (workspaceId: string, keyId: string): string[] => {
     const ws = `${prefix}:acct:ws:${workspaceId}`;
@@ -116,6 +126,9 @@ export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number
         s?.keyRemainingMicros ?? 0,
         s?.keyVersion ?? 0,
       );
+    },
+    async extend(requestId, ids) {
+      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, Date.now(), ttlMs);
     },
     async close() {},
   };

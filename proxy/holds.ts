@@ -25,6 +25,8 @@ export interface HoldStore {
   hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): Promise<HoldOutcome>;
   /** Ends a hold; `snapshot`, when given, is the control plane's answer after recording the usage. */
   release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): Promise<void>;
+  /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
+  extend(requestId: string, ids: { workspaceId: string; keyId: string }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,13 @@ export function createMemoryHoldStore(ttlMs: number, now: () => number = Date.no
       if (s) {
         adopt(account(`ws:${s.workspaceId}`), s.balanceMicros, s.balanceVersion);
         if (s.keyRemainingMicros !== null) adopt(account(`key:${s.keyId}`), s.keyRemainingMicros, s.keyVersion);
+      }
+    },
+    async extend(requestId, ids) {
+      const expiresAt = now() + ttlMs;
+      for (const id of [`ws:${ids.workspaceId}`, `key:${ids.keyId}`]) {
+        const h = accounts.get(id)?.holds.get(requestId);
+        if (h) h.expiresAt = expiresAt;
       }
     },
     async close() {},

@@ -51,3 +51,17 @@ describe('proxy: in-process holds', () => {
     expect((await store.hold('r3', snap(100, 1), 100)).ok).to.equal(true);
   });
 });
+
+describe('proxy: in-process holds, kept alive', () => {
+  it('an extended hold outlives its first expiry; an unextended one does not', async () => {
+    let now = 0;
+    const store = createMemoryHoldStore(1_000, () => now);
+    await store.hold('long', snap(100, 1), 60);
+    await store.hold('short', { ...snap(100, 1), keyId: 'k2' }, 40);
+    now = 900;
+    await store.extend('long', ids);
+    now = 1_500;
+    expect(await store.hold('r3', snap(100, 1), 41)).to.deep.equal({ ok: false, reason: 'balance' });
+    expect(await store.hold('r4', snap(100, 1), 40)).to.deep.equal({ ok: true });
+  });
+});
