@@ -82,6 +82,7 @@ async function main(): Promise<void> {
       `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
   );
   const failures: Record<string, string> = {};
+  let placed: { name: string; pid: number; cores: string }[] = [];
   const run = async (name: Scenario, fn: () => Promise<void>) => {
     if (!args.only.has(name)) return;
     const t0 = Date.now();
@@ -107,8 +108,17 @@ async function main(): Promise<void> {
     await run('key-cache', () => keyCacheScenario(ctx));
     await run('scim', () => scimScenario(ctx));
   } finally {
+    placed = ctx.placementCheck();
     await ctx.close();
   }
+  const where = report.section('Placement (affinity read back from /proc/<pid>/status)', ['process', 'pid', 'cores']);
+  const seen = new Set<string>();
+  for (const p of placed) {
+    if (seen.has(`${p.name} ${p.cores}`)) continue; // restarts of the same role on the same cores
+    seen.add(`${p.name} ${p.cores}`);
+    where.row(p.name, String(p.pid), p.cores);
+  }
+  where.note('Load generators (wrk, or the Node load children) are started per measurement with the driver cores.');
 
   const finishedAt = new Date();
   const results = {
@@ -122,6 +132,7 @@ async function main(): Promise<void> {
       memoryBytes: totalmem(),
       loadAverageAtEnd: loadavg(),
       placement,
+      processes: placed,
       loadGenerator: tool,
       tollgateShape: args.shape,
       cpuResolutionUs: CPU_RESOLUTION_US,

@@ -183,6 +183,11 @@ export class BenchContext {
     this.procs.push(...procs);
   }
 
+  /** Where each long-lived process actually ran, as the kernel reports its affinity. */
+  placementCheck(): { name: string; pid: number; cores: string }[] {
+    return this.procs.map((p) => ({ name: p.name, pid: p.pid, cores: p.cpusAllowed }));
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.procs.reverse().map((p) => p.stop().catch(() => undefined)));
     rmSync(this.dir, { recursive: true, force: true });

@@ -36,6 +36,16 @@ export interface Proc {
   /** Everything it printed so far (stdout + stderr), for error messages. */
   output(): string;
   stop(): Promise<void>;
+  /** The cores the kernel lets it run on, read back from /proc once it was ready. */
+  cpusAllowed: string;
+}
+
+export function cpusAllowed(pid: number): string {
+  try {
+    return /Cpus_allowed_list:\s*(\S+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '?';
+  } catch {
+    return '?';
+  }
 }
 
 export interface StartOptions {
@@ -72,6 +82,7 @@ export async function startProcess(name: string, command: string, args: string[]
     pid: child.pid ?? -1,
     child,
     output: () => out,
+    cpusAllowed: '?',
     async stop() {
       if (exited) return;
       child.kill('SIGTERM');
@@ -83,7 +94,10 @@ export async function startProcess(name: string, command: string, args: string[]
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     if (exited) throw new Error(`${name} exited during start-up:\n${out.slice(-4000)}`);
-    if (await options.ready(proc).catch(() => false)) return proc;
+    if (await options.ready(proc).catch(() => false)) {
+      proc.cpusAllowed = cpusAllowed(proc.pid);
+      return proc;
+    }
     await sleep(100);
   }
   await proc.stop();

@@ -88,7 +88,7 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
         return { method: 'GET', path: `${base}/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`, headers: { authorization: headers.authorization, accept: SCIM_TYPE } };
       });
       ctx.log(`scim: ${queries.length} filter queries with ${fmtNum(target)} users (seeded in ${seedS.toFixed(1)}s)`);
-      await runBatch(ctx.dir, tollgate.baseUrl, queries.slice(0, 50), 1, ctx.placement.driver); // warm-up
+      await runBatch(ctx.dir, tollgate.baseUrl, queries.slice(0, 200), 1, ctx.placement.driver); // warm-up
       filters.push({ users: target, seedS, result: await runBatch(ctx.dir, tollgate.baseUrl, queries, 1, ctx.placement.driver) });
     }
 
