@@ -25,7 +25,13 @@ describeEachStore('web console', (store) => {
   let org: BootstrapResult;
   let admin: ConsolePage;
   let page: Page;
-  const shots = (name: string) => screenshot(page, `${store.name}-${name}`);
+  /** Saves a screenshot once the page shows no unformatted value ("null", "undefined", "NaN", "[object …"). */
+  async function snap(p: Page, name: string): Promise<void> {
+    const text = await p.evaluate(() => document.body.innerText);
+    expect(text, `text of ${name}`).to.not.match(/\bnull\b|\bundefined\b|\bNaN\b|\[object /);
+    await screenshot(p, `${store.name}-${name}`);
+  }
+  const shots = (name: string) => snap(page, name);
   const opened: ConsolePage[] = [];
   const scimUser = `ada.lovelace+${store.name}@example.test`;
   let scimToken = '';
@@ -68,8 +74,13 @@ describeEachStore('web console', (store) => {
         if (!c.page.isClosed()) await screenshot(c.page, `${store.name}-failed-${i}`).catch(() => undefined);
       }
     }
-    // A script error or CSP violation anywhere fails the test that caused it.
+    // A script error or CSP violation anywhere fails the test that caused it,
+    // and so does a value the page forgot to format.
     for (const c of opened) {
+      if (!c.page.isClosed()) {
+        const text = await c.page.evaluate(() => document.body.innerText).catch(() => '');
+        expect(text, 'page text').to.not.match(/\bnull\b|\bundefined\b|\bNaN\b|\[object /);
+      }
       const problems = c.problems.splice(0);
       expect(problems, 'errors in the page').to.deep.equal([]);
     }
@@ -121,7 +132,7 @@ describeEachStore('web console', (store) => {
 
   it('refuses a wrong console token on the sign-in page with the API’s explanation', async () => {
     await page.goto('/');
-    await screenshot(page, `${store.name}-01-signin`);
+    await snap(page, `01-signin`);
     await page.getByLabel('Console token').fill('tgs_not-a-real-token');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
@@ -153,7 +164,7 @@ describeEachStore('web console', (store) => {
     expect(await dialog.textContent()).to.include('will not be shown again');
     scimToken = await dialog.getByLabel('SCIM bearer token').inputValue();
     expect(scimToken).to.match(/^tgp_/);
-    await screenshot(page, `${store.name}-03-scim-token-dialog`);
+    await snap(page, `03-scim-token-dialog`);
     await dialog.getByRole('button', { name: /close/ }).click();
     await dialog.waitFor({ state: 'detached' });
     expect(await page.content()).to.not.include(scimToken);
@@ -261,7 +272,7 @@ describeEachStore('web console', (store) => {
     await dialog.getByLabel(/^Team/).check();
     await dialog.getByLabel('Budget (USD)').fill('5');
     await dialog.getByLabel('Requests / minute').fill('60');
-    await screenshot(page, `${store.name}-07-create-key-dialog`);
+    await snap(page, `07-create-key-dialog`);
     await dialog.getByRole('button', { name: 'Create key' }).click();
     apiKey = await dialog.getByLabel('API key “ci-pipeline”').inputValue();
     expect(apiKey).to.match(/^tgk_/);
@@ -355,12 +366,32 @@ describeEachStore('web console', (store) => {
     await view.page.getByRole('checkbox', { name: 'tg/sonnet' }).waitFor();
     expect(await view.page.getByRole('checkbox', { name: 'tg/sonnet' }).isDisabled()).to.equal(true);
     expect(await view.page.getByRole('button', { name: /Save model access|Remove|Add to team/ }).count()).to.equal(0);
-    await screenshot(view.page, `${store.name}-09-member-team`);
+    await snap(view.page, `09-member-team`);
 
+    // Not in the team yet: no keys for them there.
     await nav(view.page, 'API keys').click();
+    await view.page.getByText('You are not a member of Platform').waitFor();
+    expect(await view.page.getByRole('button', { name: 'Create key' }).isDisabled()).to.equal(true);
+
+    // In the team: a personal key of their own, never a team key.
+    const teams = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: org.console_token });
+    const platform = teams.body.find((t: { name: string }) => t.name === 'Platform');
+    expect((await call(`${cp.url}/v1/teams/${platform.id}/members`, { token: org.console_token, body: { user_id: member.user_id } })).status).to.equal(204);
+    await view.page.reload();
     await view.page.getByRole('button', { name: 'Create key' }).click();
-    expect(await view.page.getByRole('dialog').getByLabel(/^Team/).isDisabled()).to.equal(true);
-    await view.page.keyboard.press('Escape');
+    const dialog = view.page.getByRole('dialog');
+    expect(await dialog.getByLabel(/^Team/).isDisabled()).to.equal(true);
+    expect(await dialog.getByLabel(/^Personal/).isChecked()).to.equal(true);
+    await dialog.getByLabel('Name').fill('grace-laptop');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    expect(await dialog.getByLabel('API key “grace-laptop”').inputValue()).to.match(/^tgk_/);
+    await dialog.getByRole('button', { name: /close/ }).click();
+    const row = view.page.locator('tr', { hasText: 'grace-laptop' });
+    await row.waitFor();
+    expect(await row.textContent()).to.include(member.user_name);
+    expect(await row.getByRole('button', { name: 'Revoke key grace-laptop' }).count()).to.equal(1);
+    expect(await view.page.locator('tr', { hasText: 'ci-pipeline' }).getByRole('button').count()).to.equal(0);
+    await snap(view.page, `09-member-keys`);
 
     await view.page.goto('/#/settings/scim');
     await view.page.getByText('Only organization owners and admins').waitFor();
@@ -384,7 +415,7 @@ describeEachStore('web console', (store) => {
     await nav(view.page, 'Teams').click();
     await view.page.getByRole('heading', { level: 1, name: 'Sign in to the console' }).waitFor();
     expect(await view.page.locator('.notice').textContent()).to.match(/session has ended/);
-    await screenshot(view.page, `${store.name}-10-deprovisioned`);
+    await snap(view.page, `10-deprovisioned`);
     await view.context.close();
   });
 
@@ -402,7 +433,7 @@ describeEachStore('web console', (store) => {
       await phone.page.waitForLoadState('networkidle');
       const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `${name} overflows sideways`).to.be.at.most(0);
-      await screenshot(phone.page, `${store.name}-11-phone-${name}`);
+      await snap(phone.page, `11-phone-${name}`);
     }
     await phone.context.close();
   });

@@ -72,7 +72,7 @@ export function toast(message) {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => {
     el.hidden = true;
-  }, 4000);
+  }, 5000);
 }
 
 async function writeClipboard(text, source) {

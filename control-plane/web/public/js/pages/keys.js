@@ -7,6 +7,13 @@ function statusOf(key) {
   return 'active';
 }
 
+function limitsOf(k) {
+  const parts = [];
+  if (k.rpm) parts.push(`${k.rpm.toLocaleString('en-US')} req/min`);
+  if (k.tpm) parts.push(`${k.tpm.toLocaleString('en-US')} tokens/min`);
+  return parts.join(' · ');
+}
+
 /** API keys of one team: create (secret shown once), list, revoke. */
 export async function keysPage(section, s, { params, navigate }) {
   fill(section, h('h1', { tabindex: '-1' }, 'API keys'));
@@ -25,8 +32,16 @@ export async function keysPage(section, s, { params, navigate }) {
     teams.map((t) => h('option', { value: t.id, selected: t.id === team.id }, t.name)),
   );
   const listCard = h('div', { class: 'card' });
-  const create = h('button', { type: 'button', class: 'primary', onclick: () => createKeyDialog(team, s, () => renderKeys(listCard, team, s)) }, 'Create key');
-  section.append(h('div', { class: 'toolbar' }, field('Team', picker), create), listCard);
+  const members = await api(`/v1/teams/${enc(team.id)}/members`).catch(() => []);
+  // Personal keys are for the team's own members (admins too); team keys for admins.
+  const may = { personal: members.some((m) => m.user_id === s.me.user_id), team: s.isAdmin };
+  const create = h(
+    'button',
+    { type: 'button', class: 'primary', disabled: !may.personal && !may.team, onclick: () => createKeyDialog(team, s, may, () => renderKeys(listCard, team, s)) },
+    'Create key',
+  );
+  const why = !may.personal && !may.team ? h('p', { class: 'hint' }, `You are not a member of ${team.name}, so you cannot create keys in it.`) : null;
+  section.append(...[h('div', { class: 'toolbar' }, field('Team', picker), create), why, listCard].filter(Boolean));
   await renderKeys(listCard, team, s);
 }
 
@@ -43,12 +58,17 @@ async function renderKeys(card, team, s) {
     return h(
       'tr',
       { class: status === 'active' ? '' : 'inactive' },
-      h('td', {}, k.name),
-      h('td', { class: 'mono' }, `${k.prefix}…${k.last4}`),
+      h('td', {}, k.name, limitsOf(k) ? h('span', { class: 'hint block' }, limitsOf(k)) : null),
+      h('td', { class: 'mono nowrap' }, `${k.prefix}…${k.last4}`),
       h('td', {}, k.kind === 'team' ? 'Team' : names.get(k.owner_user_id) ?? 'Former member'),
       h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? h('span', { class: 'hint' }, ` of ${usd(k.budget_usd)}`) : null),
       h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
-      h('td', {}, badge(status, status === 'active' ? 'ok' : 'off')),
+      h(
+        'td',
+        {},
+        badge(status, status === 'active' ? 'ok' : 'off'),
+        status === 'active' && k.expires_at ? h('span', { class: 'hint block' }, `until ${when(k.expires_at)}`) : null,
+      ),
       h(
         'td',
         { class: 'actions-cell' },
@@ -99,7 +119,7 @@ function optionalNumber(input, { integer }) {
   return n;
 }
 
-function createKeyDialog(team, s, onDone) {
+function createKeyDialog(team, s, may, onDone) {
   let created = false;
   openDialog({
     title: `Create a key for ${team.name}`,
@@ -108,8 +128,8 @@ function createKeyDialog(team, s, onDone) {
     },
     body: (close, content) => {
       const name = h('input', { name: 'name', required: true, maxlength: 100, placeholder: 'ci-pipeline', autofocus: true });
-      const personal = h('input', { type: 'radio', name: 'kind', value: 'personal', checked: true, id: 'kind-personal' });
-      const teamKind = h('input', { type: 'radio', name: 'kind', value: 'team', id: 'kind-team', disabled: !s.isAdmin });
+      const personal = h('input', { type: 'radio', name: 'kind', value: 'personal', checked: may.personal, id: 'kind-personal', disabled: !may.personal });
+      const teamKind = h('input', { type: 'radio', name: 'kind', value: 'team', checked: !may.personal, id: 'kind-team', disabled: !may.team });
       const budget = h('input', { name: 'budget', type: 'number', min: '0.01', step: '0.01', inputmode: 'decimal', placeholder: 'No limit' });
       const rpm = h('input', { name: 'rpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
       const tpm = h('input', { name: 'tpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
@@ -153,7 +173,12 @@ function createKeyDialog(team, s, onDone) {
           'fieldset',
           { class: 'kind' },
           h('legend', {}, 'Kind'),
-          h('label', { class: 'check', for: 'kind-personal' }, personal, h('span', {}, h('strong', {}, 'Personal'), ' — yours; revoked when you leave the team')),
+          h(
+            'label',
+            { class: 'check', for: 'kind-personal' },
+            personal,
+            h('span', {}, h('strong', {}, 'Personal'), may.personal ? ' — yours; revoked when you leave the team' : ` — only members of ${team.name} create personal keys`),
+          ),
           h(
             'label',
             { class: 'check', for: 'kind-team' },
