@@ -171,8 +171,9 @@ export function createEdgeHandler(deps: EdgeDeps) {
     keepAlive.unref();
     const outcome = await forward(
       {
-        pool: deps.pool(up.url.origin),
-        url: up.url,
+        pool: deps.pool(up.origin),
+        origin: up.origin,
+        path: up.path,
         headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length),
         body: up.body,
         format: r.format,

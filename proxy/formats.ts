@@ -53,11 +53,27 @@ export function outputCeiling(call: ParsedCall, model: ModelConfig): number {
 }
 
 export interface UpstreamCall {
-  url: URL;
+  origin: string;
+  /** Path and query on the provider. */
+  path: string;
   body: Buffer;
   authHeader: 'authorization' | 'x-api-key';
   /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
   dropUsageChunk: boolean;
+}
+
+const endpoints = new Map<string, { origin: string; path: string }>();
+
+/** The provider URL of a format, parsed once per base URL rather than per call. */
+function endpoint(base: string, format: WireFormat): { origin: string; path: string } {
+  const cacheKey = `${format} ${base}`;
+  let e = endpoints.get(cacheKey);
+  if (!e) {
+    const url = new URL(`${base.replace(/\/+$/, '')}${format === 'chat' ? '/chat/completions' : '/v1/messages'}`);
+    e = { origin: url.origin, path: url.pathname };
+    endpoints.set(cacheKey, e);
+  }
+  return e;
 }
 
 /** Alias → upstream model; for streamed Chat Completions also ask for the usage chunk. */
@@ -71,13 +87,12 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
       body.stream_options = { ...options, include_usage: true };
     }
   }
-  const base = format === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url;
-  const url = new URL(`${base.replace(/\/+$/, '')}${format === 'chat' ? '/chat/completions' : '/v1/messages'}${search}`);
+  const target = endpoint(format === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url, format);
   const authHeader =
     format === 'chat'
       ? (provider.chat_completions_auth_header ?? 'authorization')
       : (provider.messages_auth_header ?? 'x-api-key');
-  return { url, body: Buffer.from(JSON.stringify(body)), authHeader, dropUsageChunk };
+  return { origin: target.origin, path: `${target.path}${search}`, body: Buffer.from(JSON.stringify(body)), authHeader, dropUsageChunk };
 }
 
 /** `GET …/models` in each provider's list shape. */

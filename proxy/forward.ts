@@ -16,7 +16,8 @@ export type ForwardOutcome =
 
 export interface ForwardRequest {
   pool: Pool;
-  url: URL;
+  origin: string;
+  path: string;
   headers: Record<string, string>;
   body: Buffer;
   format: WireFormat;
@@ -117,8 +118,8 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
 
     req.pool.dispatch(
       {
-        origin: req.url.origin,
-        path: `${req.url.pathname}${req.url.search}`,
+        origin: req.origin,
+        path: req.path,
         method: 'POST',
         headers: req.headers,
         body: req.body,
