@@ -435,6 +435,15 @@ describeEachStore('web console', (store) => {
       expect(overflow, `${name} overflows sideways`).to.be.at.most(0);
       await snap(phone.page, `11-phone-${name}`);
     }
+    await phone.page.goto('/#/keys');
+    await phone.page.getByRole('button', { name: 'Create key' }).click();
+    const dialog = phone.page.getByRole('dialog');
+    await dialog.waitFor();
+    const box = await dialog.boundingBox();
+    expect(box!.x).to.be.at.least(0);
+    expect(box!.x + box!.width).to.be.at.most(PHONE.width);
+    await snap(phone.page, '11-phone-create-key');
+    await phone.page.keyboard.press('Escape');
     await phone.context.close();
   });
 

@@ -169,12 +169,20 @@ function render() {
   } else {
     document.title = `${route.title} · Tollgate`;
     const match = route.path.exec(path);
-    Promise.resolve(route.page(section, session, { params, match, navigate })).catch((err) => {
-      section.append(h('p', { class: 'error', role: 'alert' }, err.message));
-    });
+    Promise.resolve(route.page(section, session, { params, match, navigate }))
+      .catch((err) => {
+        section.append(h('p', { class: 'error', role: 'alert' }, err.message));
+      })
+      .then(() => focusHeading(section));
   }
-  // Move focus to the new page's heading so keyboard and screen-reader users land on it.
-  requestAnimationFrame(() => section.querySelector('h1')?.focus({ preventScroll: true }));
+  requestAnimationFrame(() => focusHeading(section));
+}
+
+/** Moves focus to the new page's heading, so keyboard and screen-reader users land on it, unless they already moved on. */
+function focusHeading(section) {
+  const active = document.activeElement;
+  if (!section.isConnected || (active && active !== document.body && !active.matches('main, nav a'))) return;
+  section.querySelector('h1')?.focus({ preventScroll: true });
 }
 
 onUnauthorized((detail) => {
