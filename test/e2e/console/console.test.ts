@@ -400,6 +400,21 @@ describeEachStore('web console', (store) => {
     await view.context.close();
   });
 
+  it('removes a member from a team after a confirmation, which revokes their personal key there', async () => {
+    const grace = `grace+${store.name}@example.test`;
+    await nav(page, 'Teams').click();
+    await page.getByRole('link', { name: 'Platform', exact: true }).click();
+    await page.getByRole('button', { name: `Remove ${grace} from Platform` }).click();
+    const confirm = page.getByRole('dialog', { name: `Remove ${grace}?` });
+    expect(await confirm.textContent()).to.include('personal keys in this team are revoked');
+    await confirm.getByRole('button', { name: 'Remove member' }).click();
+    await page.getByRole('status').filter({ hasText: `${grace} removed from Platform` }).waitFor();
+    expect(await page.getByRole('cell', { name: grace, exact: true }).count()).to.equal(0);
+
+    await nav(page, 'API keys').click();
+    await page.locator('tr', { hasText: 'grace-laptop' }).filter({ hasText: 'revoked' }).waitFor();
+  });
+
   it('sends a session refused after SCIM deprovisioning to the sign-in page with the reason', async () => {
     const member = await addMember(cp.deps, org.org_id, { userName: `linus+${store.name}@example.test` });
     const view = await openConsole(browser, cp.url);
