@@ -70,9 +70,17 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       }
       chunks.push(chunk);
     };
+    let ended = false;
     req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
+    req.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks, size));
+    });
     req.once('error', reject);
+    // A client that leaves mid-body must not leave this promise hanging.
+    req.once('close', () => {
+      if (!ended) reject(new AppError('invalid_input', 'The request body ended early.'));
+    });
   });
 }
 

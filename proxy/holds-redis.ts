@@ -27,6 +27,14 @@ local function available(m)
   local v = redis.call('HMGET', m, 'base', 'held')
   return tonumber(v[1] or '0') - tonumber(v[2] or '0')
 end
+-- An idle account lapses after twice the hold TTL: by then none of its holds
+-- is alive and no usage has settled into it, so any caller's snapshot is as
+-- new as the one it loses.
+local function touch(m, z, a, keep)
+  redis.call('PEXPIRE', m, keep)
+  redis.call('PEXPIRE', z, keep)
+  redis.call('PEXPIRE', a, keep)
+end
 local function drop(m, z, a, rid)
   local amt = redis.call('HGET', a, rid)
   if amt then
@@ -52,30 +60,42 @@ end
 redis.call('HINCRBY', KEYS[1], 'held', amount)
 redis.call('ZADD', KEYS[2], now + ttl, rid)
 redis.call('HSET', KEYS[3], rid, amount)
+touch(KEYS[1], KEYS[2], KEYS[3], ttl * 2)
 if hasKey then
   redis.call('HINCRBY', KEYS[4], 'held', amount)
   redis.call('ZADD', KEYS[5], now + ttl, rid)
   redis.call('HSET', KEYS[6], rid, amount)
+  touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
 end
 return 0
 `;
 
-// KEYS as HOLD; ARGV: rid hasSnapshot wsBase wsVer hasKeyBudget keyBase keyVer
+// KEYS as HOLD; ARGV: rid hasSnapshot wsBase wsVer hasKeyBudget keyBase keyVer ttl
 const RELEASE = `${COMMON}
 local rid = ARGV[1]
 drop(KEYS[1], KEYS[2], KEYS[3], rid)
 drop(KEYS[4], KEYS[5], KEYS[6], rid)
 if ARGV[2] == '1' then
   adopt(KEYS[1], ARGV[3], ARGV[4])
-  if ARGV[5] == '1' then adopt(KEYS[4], ARGV[6], ARGV[7]) end
+  touch(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[8]) * 2)
+  if ARGV[5] == '1' then
+    adopt(KEYS[4], ARGV[6], ARGV[7])
+    touch(KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[8]) * 2)
+  end
 end
 return 0
 `;
 
 // KEYS as HOLD; ARGV: rid now ttl
-const EXTEND = `
-for _, z in ipairs({KEYS[2], KEYS[5]}) do
-  if redis.call('ZSCORE', z, ARGV[1]) then redis.call('ZADD', z, tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1]) end
+const EXTEND = `${COMMON}
+local rid, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if redis.call('ZSCORE', KEYS[2], rid) then
+  redis.call('ZADD', KEYS[2], now + ttl, rid)
+  touch(KEYS[1], KEYS[2], KEYS[3], ttl * 2)
+end
+if redis.call('ZSCORE', KEYS[5], rid) then
+  redis.call('ZADD', KEYS[5], now + ttl, rid)
+  touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
 end
 return 0
 `;
@@ -125,6 +145,7 @@ export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number
         s && s.keyRemainingMicros !== null ? '1' : '0',
         s?.keyRemainingMicros ?? 0,
         s?.keyVersion ?? 0,
+        ttlMs,
       );
     },
     async extend(requestId, ids) {
