@@ -11,6 +11,7 @@ import type { Database } from '../../../control-plane/db/database.js';
  * organization is returned or changed.
  */
 const SCIM_TYPES = ['invalidFilter', 'tooMany', 'uniqueness', 'mutability', 'invalidSyntax', 'invalidPath', 'noTarget', 'invalidValue', 'invalidVers', 'sensitive'];
+const USER_SCHEMA_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const RUNS = Number(process.env.SCIM_PROPERTY_RUNS) || 120;
 
 function expectWellFormed(res: ScimAnswer, allowed: number[], what: string): void {
@@ -241,6 +242,31 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
         if (res.status === 200) expect(res.body.userName, what).to.equal(`a-user-${aIds.indexOf(id)}@example.test`);
         expectNothingOfB(res, what);
       }),
+      { numRuns: RUNS },
+    );
+    expect(await snapshot(store.db, b.org.org_id)).to.equal(bBefore);
+  });
+
+  it('random methods and paths under the base answer a well-formed SCIM answer, never a 5xx', async function () {
+    this.timeout(120_000);
+    const segment = fc.oneof(
+      fc.constantFrom('Users', 'users', 'Groups', 'Schemas', 'ResourceTypes', 'ServiceProviderConfig', 'Bulk', 'Me', '.search', 'User', USER_SCHEMA_URN),
+      fc.uuid(),
+      fc.string({ minLength: 1, maxLength: 12 }).filter((x) => x !== '.' && x !== '..').map(encodeURIComponent),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE'),
+        fc.array(segment, { minLength: 0, maxLength: 3 }),
+        fc.option(fc.jsonValue({ maxDepth: 2 })),
+        async (method, segments, body) => {
+          const path = segments.length ? `/${segments.join('/')}` : '';
+          const res = await a.scim(method, path, body === null || method === 'GET' ? undefined : JSON.stringify(body));
+          const what = `${method} ${path}`;
+          expectWellFormed(res, [200, 201, 204, 400, 404, 405, 409], what);
+          expectNothingOfB(res, what);
+        },
+      ),
       { numRuns: RUNS },
     );
     expect(await snapshot(store.db, b.org.org_id)).to.equal(bBefore);
