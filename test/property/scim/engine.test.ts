@@ -1,0 +1,136 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { AppError } from '../../../shared/errors.js';
+import { parseFilter } from '../../../control-plane/services/scim-filter.js';
+import { applyPatch } from '../../../control-plane/services/scim-patch.js';
+import { parseUserBody, type MutableUser } from '../../../control-plane/services/scim-resource.js';
+import { MAX_EMAILS, MAX_STRING } from '../../../control-plane/services/scim-values.js';
+
+/**
+ * The pure halves of SCIM — filter parsing, PATCH application, body
+ * parsing — fuzzed in-process, many more runs than over HTTP: they either
+ * answer or throw a 400 AppError with a scimType, and what they answer keeps
+ * the invariants the database and connectors rely on.
+ */
+const RUNS = Number(process.env.SCIM_ENGINE_RUNS) || 2000;
+const WELL_FORMED = /^(?:[^\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
+
+function expectBadRequest(err: unknown, scimTypes: string[], what: string): void {
+  expect(err, what).to.be.instanceOf(AppError);
+  const e = err as AppError;
+  expect(e.status, what).to.equal(400);
+  expect(scimTypes, `${what}: ${e.code}`).to.include(e.code);
+}
+
+function expectStorable(s: string | null, what: string): void {
+  if (s === null) return;
+  expect(s.length, what).to.be.at.most(MAX_STRING);
+  expect(s.includes('\u0000'), what).to.equal(false);
+  expect(WELL_FORMED.test(s), what).to.equal(true);
+}
+
+function expectInvariants(u: MutableUser, what: string): void {
+  for (const s of [u.external_id, u.given_name, u.family_name, u.display_name]) expectStorable(s, what);
+  expect(u.active, what).to.be.a('boolean');
+  expect(u.emails.length, what).to.be.at.most(MAX_EMAILS);
+  expect(u.emails.filter((e) => e.primary === true).length, what).to.be.at.most(1);
+  for (const e of u.emails) {
+    expect(e.value.trim(), what).not.to.equal('');
+    expectStorable(e.value, what);
+    if (e.type !== undefined) expectStorable(e.type, what);
+    if (e.primary !== undefined) expect(e.primary, what).to.be.a('boolean');
+  }
+}
+
+const nasty = fc.oneof(
+  fc.string({ maxLength: 30 }),
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.constantFrom('\u0000', '\ud800', 'x\udfffy', '💥'.repeat(128), 'x'.repeat(257), '', ' ', 'True', 'false', 'work'),
+);
+const value = fc.oneof(nasty, fc.jsonValue({ maxDepth: 3 }), fc.boolean(), fc.constant(null));
+const path = fc.oneof(
+  fc.constantFrom(
+    'active', 'externalId', 'displayName', 'userName', 'name', 'name.givenName', 'name.familyName', 'name.formatted', 'emails',
+    'emails[type eq "work"]', 'emails[type eq "work"].value', 'emails[type eq "home"].primary', 'emails[value eq "a@b.test"].type',
+    'emails[primary eq true].value', 'emails[primary eq false]', 'title', 'roles', 'id', 'meta',
+    'urn:ietf:params:scim:schemas:core:2.0:User:displayName', 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value',
+  ),
+  nasty,
+);
+const op = fc.record({ op: fc.constantFrom('add', 'replace', 'remove', 'Replace', 'bogus'), path: fc.option(path, { nil: undefined }), value }, { requiredKeys: ['op'] });
+const start: MutableUser = {
+  external_id: 'ext',
+  given_name: 'G',
+  family_name: 'F',
+  display_name: 'D',
+  emails: [{ value: 'w@example.test', type: 'work', primary: true }, { value: 'h@example.test', type: 'home' }],
+  active: true,
+};
+
+describe('SCIM engine properties (in-process)', () => {
+  it('applyPatch answers a user that keeps every invariant, or a 400 with a scimType, and never mutates its input', () => {
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 8 }), (ops) => {
+        const before = JSON.stringify(start);
+        const what = JSON.stringify(ops);
+        try {
+          expectInvariants(applyPatch(start, { Operations: ops }), what);
+        } catch (err) {
+          expectBadRequest(err, ['invalidSyntax', 'invalidPath', 'invalidValue', 'noTarget', 'mutability'], what);
+        }
+        expect(JSON.stringify(start), what).to.equal(before);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('parseFilter answers userName/externalId terms or a 400 invalidFilter', () => {
+    const attr = fc.constantFrom('userName', 'externalId', 'USERNAME', 'emails', 'id', 'urn:ietf:params:scim:schemas:core:2.0:User:externalId');
+    const term = fc.tuple(attr, fc.constantFrom('eq', 'EQ', 'co', 'pr', ''), nasty).map(([a, o, v]) => `${a} ${o} ${JSON.stringify(v)}`);
+    const text = fc.oneof(fc.array(term, { minLength: 1, maxLength: 3 }).map((t) => t.join(' and ')), nasty);
+    fc.assert(
+      fc.property(text, (t) => {
+        try {
+          const f = parseFilter(t);
+          expect(f.userName !== undefined || f.externalId !== undefined, t).to.equal(true);
+        } catch (err) {
+          expectBadRequest(err, ['invalidFilter'], t);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('parseFilter reads back any value it is given in a userName/externalId eq term', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), fc.string({ maxLength: 60 }), (userName, externalId) => {
+        const f = parseFilter(`userName eq ${JSON.stringify(userName)} and externalId eq ${JSON.stringify(externalId)}`);
+        expect(f).to.deep.include({ userName, externalId, matchesNothing: false });
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('parseUserBody answers storable attributes or a 400 invalidSyntax/invalidValue', () => {
+    const body = fc.oneof(
+      fc.record(
+        { userName: value, externalId: value, active: value, displayName: value, name: fc.oneof(value, fc.record({ givenName: value, familyName: value }, { requiredKeys: [] })), emails: fc.oneof(value, fc.array(fc.record({ value, type: value, primary: value }, { requiredKeys: [] }), { maxLength: 22 })) },
+        { requiredKeys: [] },
+      ),
+      fc.jsonValue({ maxDepth: 3 }),
+    );
+    fc.assert(
+      fc.property(body, (raw) => {
+        const what = JSON.stringify(raw);
+        try {
+          const u = parseUserBody(raw);
+          if (u.userName !== undefined) expectStorable(u.userName, what);
+          expectInvariants({ external_id: u.externalId ?? null, given_name: u.givenName, family_name: u.familyName, display_name: u.displayName, emails: u.emails, active: u.active ?? true }, what);
+        } catch (err) {
+          expectBadRequest(err, ['invalidSyntax', 'invalidValue'], what);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
