@@ -39,7 +39,14 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** The provider's response headers minus hop-by-hop ones (and those the Connection header names). */
+/**
+ * Headers that describe the operator's account with the provider, not the
+ * caller's key: its organization, its rate limits (the caller's own limits
+ * are the proxy's x-ratelimit-* headers), and its cookies.
+ */
+const OPERATOR_ONLY = /^(openai-organization|openai-project|anthropic-organization-id|set-cookie|x-ratelimit-|anthropic-ratelimit-)/;
+
+/** The provider's response headers minus hop-by-hop ones (and those the Connection header names) and the operator's own. */
 export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
   const named = new Set(
     String(upstream.connection ?? '')
@@ -49,7 +56,7 @@ export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boo
   );
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name)) continue;
+    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || OPERATOR_ONLY.test(name)) continue;
     if (dropLength && name === 'content-length') continue;
     out[name === 'x-request-id' ? 'x-upstream-request-id' : name] = value;
   }
