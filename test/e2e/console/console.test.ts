@@ -67,6 +67,11 @@ describeEachStore('web console', (store) => {
     await cp?.close();
   });
 
+  beforeEach(function () {
+    // A browser story step takes a few seconds; allow for a loaded CI machine.
+    this.currentTest?.timeout(60_000);
+  });
+
   afterEach(async function () {
     if (this.currentTest?.state === 'failed') {
       // What the page showed when the test failed, for whoever reads the failure.
