@@ -40,8 +40,13 @@ export async function keysPage(section, s, { params, navigate }) {
     { type: 'button', class: 'primary', disabled: !may.personal && !may.team, onclick: () => createKeyDialog(team, s, may, () => renderKeys(listCard, team, s)) },
     'Create key',
   );
-  const why = !may.personal && !may.team ? h('p', { class: 'hint' }, `You are not a member of ${team.name}, so you cannot create keys in it.`) : null;
-  section.append(...[h('div', { class: 'toolbar' }, field('Team', picker), create), why, listCard].filter(Boolean));
+  const toolbar = h('div', { class: 'toolbar' }, field('Team', picker), create);
+  if (!may.personal && !may.team) {
+    // The API lists a team's keys only to its members and to admins.
+    section.append(toolbar, h('p', { class: 'notice' }, `You are not a member of ${team.name}, so you cannot see or create its keys.`));
+    return;
+  }
+  section.append(toolbar, listCard);
   await renderKeys(listCard, team, s);
 }
 
