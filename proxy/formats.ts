@@ -7,8 +7,10 @@ import type { WireFormat } from './wire-errors.js';
 export interface ParsedCall {
   alias: string;
   stream: boolean;
-  /** The most output tokens the client allowed, if it said. */
+  /** The most output tokens the client allowed per choice, if it said. */
   maxTokens: number | undefined;
+  /** Choices asked for (Chat Completions `n`): each may use maxTokens. */
+  choices: number;
   body: Record<string, unknown>;
 }
 
@@ -42,14 +44,18 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
     maxTokens = optionalPositiveInt(body, 'max_tokens');
     if (maxTokens === undefined) throw invalidInput('max_tokens: required on the Messages format.');
   } else {
-    maxTokens = optionalPositiveInt(body, 'max_completion_tokens') ?? optionalPositiveInt(body, 'max_tokens');
+    // With both given, hold for the larger: the worst case is what is held.
+    const limits = [optionalPositiveInt(body, 'max_completion_tokens'), optionalPositiveInt(body, 'max_tokens')].filter((v) => v !== undefined);
+    maxTokens = limits.length ? Math.max(...limits) : undefined;
   }
-  return { alias: body.model, stream: body.stream === true, maxTokens, body };
+  const choices = format === 'chat' ? (optionalPositiveInt(body, 'n') ?? 1) : 1;
+  if (choices > 128) throw invalidInput('n: at most 128 choices.');
+  return { alias: body.model, stream: body.stream === true, maxTokens, choices, body };
 }
 
-/** The output ceiling the hold assumes: what the client allowed, else the model's own maximum. */
+/** The output ceiling the hold assumes: what the client allowed (per choice), else the model's own maximum. */
 export function outputCeiling(call: ParsedCall, model: ModelConfig): number {
-  return Math.min(call.maxTokens ?? model.max_output_tokens, model.max_output_tokens);
+  return Math.min(call.maxTokens ?? model.max_output_tokens, model.max_output_tokens) * call.choices;
 }
 
 export interface UpstreamCall {

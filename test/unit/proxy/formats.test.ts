@@ -1,0 +1,53 @@
+import { expect } from 'chai';
+import { outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats.js';
+import { testConfig } from '../../support/control-plane.js';
+import { AppError } from '../../../shared/errors.js';
+
+const catalog = testConfig().models;
+const sonnet = catalog.models.get('tg/sonnet')!;
+const provider = catalog.providers.get('primary')!;
+const json = (v: unknown) => Buffer.from(JSON.stringify(v));
+const messages = [{ role: 'user', content: 'hi' }];
+
+function status(f: () => unknown): number | undefined {
+  try {
+    f();
+    return undefined;
+  } catch (err) {
+    return (err as AppError).status;
+  }
+}
+
+describe('proxy: request formats', () => {
+  it('holds for the model maximum when a Chat Completions call names no limit, and for each of n choices', () => {
+    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet)).to.equal(64000);
+    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10, n: 3 }), {}), sonnet)).to.equal(30);
+    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10, max_completion_tokens: 20 }), {}), sonnet)).to.equal(20);
+    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10_000_000 }), {}), sonnet)).to.equal(64000);
+  });
+
+  it('400 for what each format requires and for nonsense limits', () => {
+    const v = { 'anthropic-version': '2023-06-01' };
+    expect(status(() => parseCall('messages', json({ model: 'tg/sonnet', messages }), v))).to.equal(400);
+    expect(status(() => parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), {}))).to.equal(400);
+    expect(status(() => parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 0 }), v))).to.equal(400);
+    expect(status(() => parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 1.5 }), {}))).to.equal(400);
+    expect(status(() => parseCall('chat', json({ model: 'tg/sonnet', messages, stream: 'yes' }), {}))).to.equal(400);
+    expect(status(() => parseCall('chat', json({ model: 'tg/sonnet', messages, n: 1000 }), {}))).to.equal(400);
+    expect(status(() => parseCall('chat', json({ model: 7, messages }), {}))).to.equal(400);
+    expect(status(() => parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), v))).to.equal(undefined);
+  });
+
+  it('rewrites only the model, and asks for the usage chunk on a streamed Chat Completions call the client left without it', () => {
+    const call = parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, temperature: 0.2 }), {});
+    const up = upstreamCall('chat', call, sonnet, provider, '');
+    expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages, stream: true, temperature: 0.2, stream_options: { include_usage: true } });
+    expect(up.dropUsageChunk).to.equal(true);
+    expect(up.path).to.equal('/v1/chat/completions');
+    const asked = upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, stream_options: { include_usage: true } }), {}), sonnet, provider, '');
+    expect(asked.dropUsageChunk).to.equal(false);
+    const m = upstreamCall('messages', parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), { 'anthropic-version': 'x' }), sonnet, provider, '?beta=true');
+    expect(m.path).to.equal('/anthropic/v1/messages?beta=true');
+    expect(m.authHeader).to.equal('x-api-key');
+  });
+});
