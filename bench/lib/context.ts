@@ -24,7 +24,7 @@ export interface Profile {
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
-  full: { name: 'full', warmS: 2, measureS: 3, soakS: 300, coldKeys: 1000, scimCreates: 2000, scimFilterQueries: 2000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 500_000 },
+  full: { name: 'full', warmS: 2, measureS: 3, soakS: 300, coldKeys: 1000, scimCreates: 1000, scimFilterQueries: 1000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 500_000 },
   quick: { name: 'quick', warmS: 1, measureS: 1, soakS: 20, coldKeys: 100, scimCreates: 200, scimFilterQueries: 300, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 200_000 },
 };
 
