@@ -20,7 +20,12 @@ export interface RunningProxy {
   url: string;
   /** Resolves once every usage report in flight has been taken (tests, shutdown). */
   drain(): Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops taking connections, lets calls in flight finish for up to
+   * `graceMs` (default 10 s; streams longer than that are cut and billed for
+   * what they used), settles their usage, then releases everything.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export interface ProxyOptions {
@@ -87,12 +92,14 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     server,
     url: `http://127.0.0.1:${port}`,
     drain: () => metering.drain(),
-    async close() {
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), graceMs);
+      grace.unref();
+      await closed;
+      clearTimeout(grace);
       feed.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
       await Promise.race([metering.drain(), new Promise((r) => setTimeout(r, 5_000).unref())]);
       await Promise.all([...pools.values()].map((p) => p.close()));
       await cp.close();
