@@ -220,8 +220,20 @@ export function createEdgeHandler(deps: EdgeDeps) {
     }
   }
 
+  // One line per request at debug level; off by default to keep the hot path lean.
+  const accessLog = logger.isLevelEnabled('debug');
+
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const requestId = `req_${randomUUID().replace(/-/g, '')}`;
+    if (accessLog) {
+      const started = performance.now();
+      res.once('close', () =>
+        logger.debug(
+          { requestId, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, complete: res.writableFinished, ms: Math.round(performance.now() - started) },
+          'edge request',
+        ),
+      );
+    }
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
