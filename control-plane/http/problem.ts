@@ -22,8 +22,17 @@ export function problemErrors(logger: Logger) {
   return async function problemJson(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
+      if (ctx.status === 404 && ctx.body == null) {
         writeProblem(ctx, 'not_found', 'No such route.');
+      } else if (ctx.status === 405 && ctx.body == null) {
+        // Set by the router's allowedMethods; it already wrote the Allow header.
+        ctx.type = 'application/problem+json';
+        ctx.body = {
+          type: 'https://tollgate.dev/problems/method-not-allowed',
+          title: 'Method Not Allowed',
+          status: 405,
+          detail: `This route answers ${ctx.response.get('Allow') || 'other methods'}.`,
+        };
       }
     } catch (thrown) {
       const err = toAppError(thrown);

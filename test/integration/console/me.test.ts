@@ -50,3 +50,20 @@ describeEachStore('console: /v1/me and logout', (store) => {
     expect(JSON.stringify(rows)).not.to.include(org.console_token.slice(4));
   });
 });
+
+describeEachStore('console: wrong method', (store) => {
+  let cp: TestControlPlane;
+  before(async () => {
+    cp = await startTestControlPlane(store.db);
+  });
+  after(() => cp.close());
+
+  it('405 problem+json with Allow when a route exists for other methods', async () => {
+    const org = await seedOrg(cp.deps);
+    const res = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/credits`, { token: org.console_token });
+    expect(res.status).to.equal(405);
+    expect(res.headers.get('content-type')).to.include('application/problem+json');
+    expect(res.headers.get('allow')).to.include('POST');
+    expect(res.body).to.include({ status: 405, title: 'Method Not Allowed' });
+  });
+});
