@@ -46,7 +46,7 @@ describeEachStore('proxy: CONTRACT §4 outcomes, identical on both formats', (st
   before(async () => {
     cp = await startTestControlPlane(store.db);
     fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake, { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1000' });
+    proxy = await startTestProxy(cp, fake, { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1500' });
   });
   beforeEach(() => fake.reset());
   after(async () => {
