@@ -140,6 +140,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     holdTtlSeconds: positiveInt('PROXY_HOLD_TTL_SECONDS', 900),
     redisPrefix: env.PROXY_REDIS_PREFIX || 'tollgate',
   };
+  // An idle hold account in Redis lapses after twice the hold TTL; a key served
+  // from the stale window must not carry a snapshot older than that (docs/proxy.md).
+  if (proxy.holdTtlSeconds * 2000 <= proxy.keyStaleMs) {
+    problems.push(
+      `PROXY_HOLD_TTL_SECONDS: must be more than half the stale window PROXY_KEY_STALE_MS (${proxy.holdTtlSeconds} s against ${proxy.keyStaleMs / 1000} s)`,
+    );
+  }
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
