@@ -25,9 +25,9 @@ import { streamingScenario } from './scenarios/streaming.js';
 const SCENARIOS = ['overhead', 'streaming', 'peer', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
-const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined]`;
+const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
 
-function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefined; shape: Shape; out: string } {
+function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefined; shape: Shape; out: string; cpNice: number } {
   let values;
   try {
     ({ values } = parseArgs({
@@ -36,6 +36,7 @@ function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefi
         only: { type: 'string' },
         tool: { type: 'string' },
         shape: { type: 'string', default: 'split' },
+        'cp-nice': { type: 'string', default: '0' },
         out: { type: 'string', default: join(REPO_ROOT, 'bench/results/latest.json') },
         help: { type: 'boolean', default: false },
       },
@@ -65,7 +66,12 @@ function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefi
     process.stderr.write(`--shape must be split or combined\n${USAGE}\n`);
     process.exit(2);
   }
-  return { quick: values.quick, only, tool: values.tool, shape: values.shape, out: values.out };
+  const cpNice = Number(values['cp-nice']);
+  if (!Number.isInteger(cpNice) || cpNice < 0 || cpNice > 19) {
+    process.stderr.write(`--cp-nice must be an integer 0-19\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return { quick: values.quick, only, tool: values.tool, shape: values.shape, out: values.out, cpNice };
 }
 
 async function main(): Promise<void> {
@@ -74,10 +80,10 @@ async function main(): Promise<void> {
   const placement = choosePlacement();
   const tool = pickLoadTool(args.tool);
   const report = new Report();
-  const ctx = new BenchContext(profile, placement, tool, args.shape, report);
+  const ctx = new BenchContext(profile, placement, tool, args.shape, report, args.cpNice);
   const startedAt = new Date();
   process.stdout.write(
-    `Tollgate bench (${profile.name}) — ${cpus().length} cores, Node ${process.version}, load generator ${tool}, Tollgate ${args.shape}\n` +
+    `Tollgate bench (${profile.name}) — ${cpus().length} cores, Node ${process.version}, load generator ${tool}, Tollgate ${args.shape}${args.cpNice ? ` (control plane at nice ${args.cpNice})` : ''}\n` +
       `placement: ${placement.note}\n` +
       `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
   );
@@ -135,6 +141,7 @@ async function main(): Promise<void> {
       processes: placed,
       loadGenerator: tool,
       tollgateShape: args.shape,
+      controlPlaneNice: args.cpNice,
       cpuResolutionUs: CPU_RESOLUTION_US,
       scenarios: [...args.only],
     },

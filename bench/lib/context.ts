@@ -64,6 +64,7 @@ export class BenchContext {
     readonly tool: LoadTool,
     readonly shape: Shape,
     readonly report: Report,
+    readonly controlPlaneNice = 0,
   ) {}
 
   log(message: string): void {
@@ -160,7 +161,7 @@ export class BenchContext {
     if (!this.tollgateInstance) {
       const modelsFile = await this.models();
       this.log(`starting tollgate (${this.shape})`);
-      const tollgate = await startTollgate({ shape: this.shape, placement: this.placement, modelsFile });
+      const tollgate = await startTollgate({ shape: this.shape, placement: this.placement, modelsFile, controlPlaneNice: this.controlPlaneNice });
       this.procs.push(tollgate.proxy, ...(tollgate.controlPlane ? [tollgate.controlPlane] : []));
       this.removeLater(tollgate.dataDir);
       const provisioned = await provision(tollgate);

@@ -44,6 +44,8 @@ export type Shape = 'split' | 'combined';
 
 export interface TollgateOptions {
   shape: Shape;
+  /** `nice` level for a split-out control plane (0 = as the rest); keeps its work from delaying the driver core. */
+  controlPlaneNice?: number;
   placement: Placement;
   modelsFile: string;
   /** PostgreSQL; unset → embedded PGlite in a temporary DATA_DIR. */
@@ -98,7 +100,9 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     });
   } else {
     const [node, cpArgs] = nodeArgs('bin/control-plane.ts');
-    controlPlane = await startProcess('control plane', node, cpArgs, {
+    const nice = options.controlPlaneNice ?? 0;
+    const [cpCommand, cpArgv] = nice ? ['nice', ['-n', String(nice), node, ...cpArgs]] : [node, cpArgs];
+    controlPlane = await startProcess('control plane', cpCommand, cpArgv, {
       cpus: options.placement.driver,
       env,
       ready: readyWhenHealthy(`${baseUrl}/healthz`),

@@ -22,7 +22,7 @@ interface ColdFigures extends BatchResult {
 export async function coldKeysScenario(ctx: BenchContext): Promise<void> {
   const modelsFile = await ctx.models();
   // Its own Tollgate: the shared one's cache already holds whatever earlier scenarios used.
-  const first = await startTollgate({ shape: ctx.shape, placement: ctx.placement, modelsFile });
+  const first = await startTollgate({ shape: ctx.shape, placement: ctx.placement, modelsFile, controlPlaneNice: ctx.controlPlaneNice });
   ctx.track(first.proxy, ...(first.controlPlane ? [first.controlPlane] : []));
   const provisioned = await provision(first, 'bench-cold');
   const n = ctx.profile.coldKeys;
@@ -53,7 +53,7 @@ export async function coldKeysScenario(ctx: BenchContext): Promise<void> {
 
   // Same data, fresh process: the cache is empty again, the keys are the same.
   try {
-    const second = await startTollgate({ shape: ctx.shape, placement: ctx.placement, modelsFile, dataDir: first.dataDir, redisUrl: REDIS_URL });
+    const second = await startTollgate({ shape: ctx.shape, placement: ctx.placement, modelsFile, dataDir: first.dataDir, redisUrl: REDIS_URL, controlPlaneNice: ctx.controlPlaneNice });
     ctx.track(second.proxy, ...(second.controlPlane ? [second.controlPlane] : []));
     try {
       await measure('redis', second);
