@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { invalidInput, unauthenticated } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { SESSION_COOKIE } from '../http/auth.js';
+import { setSessionCookie } from '../http/auth.js';
 import { readBody, parseValid } from '../http/body.js';
 import { audit_insert } from '../stores/audit.js';
 import { checkSession, openSession } from '../services/sessions.js';
@@ -54,19 +54,7 @@ export function sessionRoutes(deps: ControlPlaneDeps): Router {
       });
       return opened;
     });
-    // An https public URL means TLS ends in front of us (we run with proxy: false),
-    // so tell the cookie library the connection is secure rather than have it refuse.
-    const secure = deps.config.publicBaseUrl.startsWith('https:');
-    if (secure) ctx.cookies.secure = true;
-    ctx.cookies.set(SESSION_COOKIE, session.token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure,
-      path: '/',
-      expires: session.expires_at,
-      overwrite: true,
-    });
-    ctx.set('cache-control', 'no-store');
+    setSessionCookie(ctx, deps.config.publicBaseUrl, session);
     ctx.status = 204;
   });
 

@@ -60,3 +60,27 @@ export function isAdmin(auth: ConsoleAuth): boolean {
 export function assertAdmin(auth: ConsoleAuth): void {
   if (!isAdmin(auth)) throw forbidden('This action needs the owner or admin role.');
 }
+
+/**
+ * Whether cookies get the Secure flag. An https public URL means TLS ends in
+ * front of us (Koa runs with proxy: false), so the cookie library is told the
+ * connection is secure rather than left to refuse a Secure cookie.
+ */
+export function useSecureCookies(publicBaseUrl: string, ctx: Context): boolean {
+  const secure = publicBaseUrl.startsWith('https:');
+  if (secure) ctx.cookies.secure = true;
+  return secure;
+}
+
+/** Hands a new console session to the browser: httpOnly, SameSite=Lax, expiring with the session. */
+export function setSessionCookie(ctx: Context, publicBaseUrl: string, session: { token: string; expires_at: Date }): void {
+  ctx.cookies.set(SESSION_COOKIE, session.token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: useSecureCookies(publicBaseUrl, ctx),
+    path: '/',
+    expires: session.expires_at,
+    overwrite: true,
+  });
+  ctx.set('Cache-Control', 'no-store');
+}

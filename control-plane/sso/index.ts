@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
-import { SESSION_COOKIE } from '../http/auth.js';
+import { setSessionCookie, useSecureCookies } from '../http/auth.js';
 import { createSecretSealer } from '../services/sso-secrets.js';
 import { createSsoLogin, LOGIN_STATE_TTL_MS, SSO_CALLBACK_PATH } from '../services/sso-login.js';
 import { ssoPages } from './page.js';
@@ -23,36 +23,21 @@ async function getOnly(ctx: Context, next: Next): Promise<void> {
 }
 
 /** Cookies are Secure when the public URL is https, even when TLS ends at a proxy in front of us. */
-function useSecureCookies(deps: ControlPlaneDeps, ctx: Context): boolean {
-  const secure = deps.config.publicBaseUrl.startsWith('https:');
-  if (secure) ctx.cookies.secure = true;
-  return secure;
-}
-
 /** SSO login (OIDC authorization code + PKCE) under /v1/auth/sso. */
 export function ssoRouters(deps: ControlPlaneDeps): Router[] {
   const router = new Router();
   const login = createSsoLogin(deps, createSecretSealer(deps.config));
 
   router.get(SSO_CALLBACK_PATH, getOnly, ssoPages(deps.logger), async function finishSsoLogin(ctx: Context) {
-    const secure = useSecureCookies(deps, ctx);
     // The login cookie stays: other tabs may have logins pending under it; it expires on its own.
     const browserSecret = ctx.cookies.get(SSO_LOGIN_COOKIE) ?? undefined;
     const session = await login.finish(new URLSearchParams(ctx.querystring), browserSecret);
-    ctx.cookies.set(SESSION_COOKIE, session.token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure,
-      path: '/',
-      expires: session.expires_at,
-      overwrite: true,
-    });
-    ctx.set('Cache-Control', 'no-store');
+    setSessionCookie(ctx, deps.config.publicBaseUrl, session);
     ctx.redirect('/');
   });
 
   router.get('/v1/auth/sso/:org_slug/login', getOnly, ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
-    const secure = useSecureCookies(deps, ctx);
+    const secure = useSecureCookies(deps.config.publicBaseUrl, ctx);
     const existing = ctx.cookies.get(SSO_LOGIN_COOKIE);
     const started = await login.start(String(ctx.params.org_slug), existing && BROWSER_SECRET.test(existing) ? existing : undefined);
     ctx.cookies.set(SSO_LOGIN_COOKIE, started.browserSecret, {
