@@ -35,6 +35,8 @@ interface Account {
   version: number;
   held: number;
   holds: Map<string, { amount: number; expiresAt: number }>;
+  /** No hold here expires before this: until then a lookup need not scan for expired holds. */
+  sweepAt: number;
 }
 
 /** One process's holds: exact for a single proxy (REDIS_URL unset). */
@@ -44,17 +46,24 @@ export function createMemoryHoldStore(ttlMs: number, now: () => number = Date.no
   const account = (id: string): Account => {
     let a = accounts.get(id);
     if (!a) {
-      a = { base: 0, version: -1, held: 0, holds: new Map() };
+      a = { base: 0, version: -1, held: 0, holds: new Map(), sweepAt: Infinity };
       accounts.set(id, a);
     }
+    // Scanning every live hold on every call made each admission O(holds in
+    // flight); only scan once the earliest expiry may have passed.
     const t = now();
+    if (t >= a.sweepAt) sweep(a, t);
+    return a;
+  };
+  const sweep = (a: Account, t: number): void => {
+    let next = Infinity;
     for (const [rid, h] of a.holds) {
       if (h.expiresAt <= t) {
         a.held -= h.amount;
         a.holds.delete(rid);
-      }
+      } else if (h.expiresAt < next) next = h.expiresAt;
     }
-    return a;
+    a.sweepAt = next;
   };
   const adopt = (a: Account, base: number, version: number): void => {
     if (version > a.version) {
@@ -86,6 +95,7 @@ export function createMemoryHoldStore(ttlMs: number, now: () => number = Date.no
         if (!a) continue;
         a.held += amount;
         a.holds.set(requestId, { amount, expiresAt });
+        if (expiresAt < a.sweepAt) a.sweepAt = expiresAt;
       }
       return { ok: true };
     },
