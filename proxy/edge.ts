@@ -130,6 +130,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
     const limitHeaders = rateLimitHeaders(limit);
+    // Every answer from here on carries the request id with the limit headers.
+    limitHeaders['x-request-id'] = requestId;
     if (!limit.ok) {
       const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
       throw new AppError('rate_limited', `Rate limit reached for ${limit.which} per minute on this key. Retry after ${retryAfter}s.`, {
@@ -190,7 +192,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
         body: up.body,
         format: r.format,
         dropUsageChunk: up.dropUsageChunk,
-        extraHeaders: { ...limitHeaders, 'x-request-id': requestId },
+        extraHeaders: limitHeaders,
         headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
         idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       },
@@ -201,7 +203,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       case 'failed':
         deps.metering.release(heldCall);
         logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
-        sendError(res, r.format, outcome.error, { ...limitHeaders, 'x-request-id': requestId });
+        sendError(res, r.format, outcome.error, limitHeaders);
         return;
       case 'upstream-error':
         deps.metering.release(heldCall);

@@ -81,7 +81,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
           tap = createUsageTap(req.format, eventStream);
           if (eventStream && req.dropUsageChunk) filter = createUsageChunkFilter();
         }
-        res.writeHead(status, { ...downstreamHeaders(headers, filter !== undefined), ...req.extraHeaders });
+        res.writeHead(status, downstreamHeaders(headers, filter !== undefined, req.extraHeaders));
         headersSent = true;
         // A stream's head goes out at once, so its client sees the status before the first event.
         // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.

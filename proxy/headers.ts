@@ -46,20 +46,37 @@ const HOP_BY_HOP = new Set([
  */
 const OPERATOR_ONLY = /^(openai-organization|openai-project|anthropic-organization-id|set-cookie|x-ratelimit-|anthropic-ratelimit-)/;
 
-/** The provider's response headers minus hop-by-hop ones (and those the Connection header names) and the operator's own. */
-export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean): OutgoingHttpHeaders {
+/** The header names a Connection header lists (hop-by-hop too); none in the usual case, so no Set is built then. */
+function connectionNamed(connection: string | string[] | undefined): Set<string> | undefined {
+  if (connection === undefined) return undefined;
   const named = new Set(
-    String(upstream.connection ?? '')
+    String(connection)
       .split(',')
       .map((s) => s.trim().toLowerCase())
       .filter(Boolean),
   );
+  return named.size ? named : undefined;
+}
+
+/**
+ * The provider's response headers minus hop-by-hop ones (and those the
+ * Connection header names) and the operator's own, then `extra` on top:
+ * built in one object, since this runs once per answer.
+ */
+export function downstreamHeaders(
+  upstream: IncomingHttpHeaders,
+  dropLength: boolean,
+  extra?: Record<string, string>,
+): OutgoingHttpHeaders {
+  const named = connectionNamed(upstream.connection);
   const out: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(upstream)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || OPERATOR_ONLY.test(name)) continue;
+  for (const name in upstream) {
+    const value = upstream[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name) || OPERATOR_ONLY.test(name)) continue;
     if (dropLength && name === 'content-length') continue;
     out[name === 'x-request-id' ? 'x-upstream-request-id' : name] = value;
   }
+  if (extra) for (const name in extra) out[name] = extra[name];
   return out;
 }
 

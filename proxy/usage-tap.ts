@@ -40,7 +40,9 @@ function jsonTap(format: WireFormat): UsageTap {
     if (parsed !== null) return parsed;
     parsed = undefined;
     try {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;
+      // Most answers arrive in one chunk: parse it where it lies rather than copy it.
+      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const body = JSON.parse(whole.toString('utf8')) as Json;
       const u = body.usage as Json | undefined;
       if (u && typeof u === 'object') {
         parsed =
