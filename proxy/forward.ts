@@ -36,6 +36,11 @@ function upstreamFailure(err: Error): AppError {
   return new AppError('upstream_unreachable', 'The model provider could not be reached.', { cause: err });
 }
 
+/** Made only when a client does leave: an Error's stack trace is not free, and most calls never need one. */
+function clientGone(): Error {
+  return new Error('client disconnected');
+}
+
 /**
  * Sends one call upstream through undici's dispatch and relays the answer as
  * it arrives: bytes unchanged (but for the usage chunk the proxy asked for),
@@ -57,10 +62,9 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
       res.off('close', onClientClose);
       resolve(o);
     };
-    const clientGone = new Error('client disconnected');
     function onClientClose() {
       if (res.writableFinished) return;
-      if (controller && !controller.aborted) controller.abort(clientGone);
+      if (controller && !controller.aborted) controller.abort(clientGone());
       done({ kind: 'cut', tap, headersSent });
     }
     res.on('close', onClientClose);
@@ -68,7 +72,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
         controller = c;
-        if (res.destroyed) c.abort(clientGone);
+        if (res.destroyed) c.abort(clientGone());
       },
       onResponseStart(c, status, headers) {
         controller = c;

@@ -31,39 +31,50 @@ function anthropicInput(u: Json): number {
 
 const MAX_BUFFERED_BODY = 8 * 1024 * 1024;
 
-/** A whole (non-streamed) JSON answer: keep a copy and read `usage` at the end. */
-function jsonTap(format: WireFormat): UsageTap {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let parsed: Usage | undefined | null = null;
-  const read = (): Usage | undefined => {
-    if (parsed !== null) return parsed;
-    parsed = undefined;
+/**
+ * A whole (non-streamed) JSON answer: keep a copy and read `usage` at the end.
+ * A class rather than closures: one is made per call, and a class instance
+ * allocates no per-call functions.
+ */
+class JsonTap implements UsageTap {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private parsed: Usage | undefined | null = null;
+
+  constructor(private readonly format: WireFormat) {}
+
+  feed(chunk: Buffer): void {
+    this.size += chunk.length;
+    if (this.size <= MAX_BUFFERED_BODY) this.chunks.push(chunk);
+  }
+
+  usage(): Usage | undefined {
+    if (this.parsed !== null) return this.parsed;
+    this.parsed = undefined;
     try {
       // Most answers arrive in one chunk: parse it where it lies rather than copy it.
-      const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
       const body = JSON.parse(whole.toString('utf8')) as Json;
       const u = body.usage as Json | undefined;
       if (u && typeof u === 'object') {
-        parsed =
-          format === 'chat'
+        this.parsed =
+          this.format === 'chat'
             ? { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens) }
             : { inputTokens: anthropicInput(u), outputTokens: num(u.output_tokens) };
       }
     } catch {
       /* not JSON or cut short: no reported usage */
     }
-    return parsed;
-  };
-  return {
-    feed(chunk) {
-      size += chunk.length;
-      if (size <= MAX_BUFFERED_BODY) chunks.push(chunk);
-    },
-    usage: read,
-    inputReported: () => undefined,
-    outputSeen: () => 0,
-  };
+    return this.parsed;
+  }
+
+  inputReported(): number | undefined {
+    return undefined;
+  }
+
+  outputSeen(): number {
+    return 0;
+  }
 }
 
 function sseTap(format: WireFormat): UsageTap {
@@ -122,7 +133,7 @@ function sseTap(format: WireFormat): UsageTap {
 }
 
 export function createUsageTap(format: WireFormat, eventStream: boolean): UsageTap {
-  return eventStream ? sseTap(format) : jsonTap(format);
+  return eventStream ? sseTap(format) : new JsonTap(format);
 }
 
 /**
