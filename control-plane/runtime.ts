@@ -9,6 +9,9 @@ import { openDatabase, type Database } from './db/database.js';
 import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 
+/** How long requests in flight may take to finish once shutdown begins. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export interface RunningControlPlane {
   server: Server;
   db: Database;
@@ -42,7 +45,13 @@ export async function startControlPlane(
       db: openDb,
       url,
       async close() {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Proxies hold change streams open for good, so close() alone would
+          // wait forever: idle sockets go now, requests in flight get a grace period.
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+        });
         await openDb.close();
         lock?.release();
       },
