@@ -136,6 +136,24 @@ export function createUsageTap(format: WireFormat, eventStream: boolean): UsageT
   return eventStream ? sseTap(format) : new JsonTap(format);
 }
 
+const LF_LF = Buffer.from('\n\n');
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+const USAGE_OBJECT = Buffer.from('"usage":{');
+const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
+
+/** Only a frame holding a usage object is decoded and tested; every delta frame is a native byte search. */
+function isUsageOnly(frame: Buffer): boolean {
+  return frame.includes(USAGE_OBJECT) && EMPTY_CHOICES.test(frame.toString('utf8'));
+}
+
+/** The first blank line (LF LF or CRLF CRLF) at or after `from`, found natively. */
+function frameEnd(buf: Buffer, from: number): { at: number; len: number } | undefined {
+  const lf = buf.indexOf(LF_LF, from);
+  const crlf = buf.indexOf(CRLF_CRLF, from);
+  if (lf < 0 && crlf < 0) return undefined;
+  return crlf < 0 || (lf >= 0 && lf < crlf) ? { at: lf, len: 2 } : { at: crlf, len: 4 };
+}
+
 /**
  * Drops the usage-only final chunk (`"choices":[]` with a usage object) that
  * the proxy asked for on the client's behalf; every other frame passes
@@ -143,23 +161,12 @@ export function createUsageTap(format: WireFormat, eventStream: boolean): UsageT
  */
 export function createUsageChunkFilter(): { push(chunk: Buffer): Buffer; flush(): Buffer } {
   let pending = Buffer.alloc(0);
-  const isUsageOnly = (frame: Buffer): boolean => {
-    const text = frame.toString('utf8');
-    return text.includes('"usage":{') && /"choices"\s*:\s*\[\s*\]/.test(text);
-  };
-  const boundary = (buf: Buffer, from: number): { at: number; len: number } | undefined => {
-    for (let i = from; i < buf.length - 1; i++) {
-      if (buf[i] === 0x0a && buf[i + 1] === 0x0a) return { at: i, len: 2 };
-      if (buf[i] === 0x0d && buf[i + 1] === 0x0a && buf[i + 2] === 0x0d && buf[i + 3] === 0x0a) return { at: i, len: 4 };
-    }
-    return undefined;
-  };
   return {
     push(chunk) {
       const buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       const out: Buffer[] = [];
       let start = 0;
-      for (let b = boundary(buf, 0); b; b = boundary(buf, start)) {
+      for (let b = frameEnd(buf, 0); b; b = frameEnd(buf, start)) {
         const frame = buf.subarray(start, b.at + b.len);
         if (!isUsageOnly(frame)) out.push(frame);
         start = b.at + b.len;
