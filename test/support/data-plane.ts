@@ -8,8 +8,9 @@ import { workspace_credit } from '../../control-plane/stores/workspaces.js';
 import { createLogger } from '../../shared/logger.js';
 import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../shared/secrets.js';
 import { startProxy, type RunningProxy } from '../../proxy/runtime.js';
-import type { FakeUpstream } from './fake-upstream/index.js';
-import { seedOrg, testConfig, type TestControlPlane } from './control-plane.js';
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream/index.js';
+import { seedOrg, startTestControlPlane, testConfig, type TestControlPlane } from './control-plane.js';
+import type { StoreContext } from './stores.js';
 import { skipped } from './skips.js';
 
 export const UPSTREAM_SECRET = 'sk-upstream-provider-secret';
@@ -34,6 +35,19 @@ export interface KeySeed {
   kind?: KeyKind;
 }
 
+/** What a seeded key's row takes from its secret (stored only hashed) and from the seed's limits. */
+function keyColumns(secret: string, seed: KeySeed) {
+  return {
+    key_hash: sha256Hex(secret),
+    prefix: displayPrefix(secret),
+    last4: lastFour(secret),
+    budget_usd: seed.budgetUsd ?? null,
+    rpm: seed.rpm ?? null,
+    tpm: seed.tpm ?? null,
+    expires_at: seed.expiresAt ?? null,
+  };
+}
+
 /** An organization with one team and one key, seeded through the stores (no console routes needed). */
 export async function seedKey(deps: ControlPlaneDeps, seed: KeySeed = {}): Promise<SeededKey> {
   const org = await seedOrg(deps);
@@ -53,13 +67,7 @@ export async function seedKey(deps: ControlPlaneDeps, seed: KeySeed = {}): Promi
       kind,
       owner_user_id: kind === 'personal' ? org.owner_user_id : null,
       name: 'test key',
-      key_hash: sha256Hex(secret),
-      prefix: displayPrefix(secret),
-      last4: lastFour(secret),
-      budget_usd: seed.budgetUsd ?? null,
-      rpm: seed.rpm ?? null,
-      tpm: seed.tpm ?? null,
-      expires_at: seed.expiresAt ?? null,
+      ...keyColumns(secret, seed),
       created_by: null,
       now,
     });
@@ -77,13 +85,7 @@ export async function seedAnotherKey(deps: ControlPlaneDeps, base: SeededKey, se
     kind: 'team',
     owner_user_id: null,
     name: 'another key',
-    key_hash: sha256Hex(secret),
-    prefix: displayPrefix(secret),
-    last4: lastFour(secret),
-    budget_usd: seed.budgetUsd ?? null,
-    rpm: seed.rpm ?? null,
-    tpm: seed.tpm ?? null,
-    expires_at: seed.expiresAt ?? null,
+    ...keyColumns(secret, seed),
     created_by: null,
     now: deps.clock.now(),
   });
@@ -130,6 +132,53 @@ export async function startTestProxy(
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
+}
+
+export interface ProxyOptions {
+  /** This proxy's settings, on top of the data plane's shared `env`. */
+  env?: NodeJS.ProcessEnv;
+  /** false: the proxy learns of changes only by polling, never from the control plane's push stream. */
+  changePush?: boolean;
+}
+
+export interface DataPlaneOptions {
+  /** Settings every proxy gets (PROXY_* limits and timeouts, REDIS_URL, …). */
+  env?: NodeJS.ProcessEnv;
+  /** One entry per proxy to start; by default a single proxy with just `env`. */
+  proxies?: ProxyOptions[];
+}
+
+/** The fake upstream, the real control plane over the suite's store, and proxies aimed at both. */
+export interface DataPlane {
+  fake: FakeUpstream;
+  cp: TestControlPlane;
+  /** The first of `proxies`. */
+  proxy: RunningProxy;
+  proxies: RunningProxy[];
+  /** Stops the proxies, then the fake, then the control plane; safe after a test has stopped the control plane itself. */
+  close(): Promise<void>;
+}
+
+/** Starts a whole data plane for a suite; what it started is stopped again if a later part fails to start. */
+export async function startDataPlane(store: StoreContext, options: DataPlaneOptions = {}): Promise<DataPlane> {
+  const fake = await startFakeUpstream();
+  const proxies: RunningProxy[] = [];
+  let cp: TestControlPlane | undefined;
+  const close = async () => {
+    for (const p of proxies) await p.close();
+    await fake.close();
+    await cp?.close();
+  };
+  try {
+    cp = await startTestControlPlane(store.db);
+    for (const p of options.proxies ?? [{}]) {
+      proxies.push(await startTestProxy(cp, fake, { ...options.env, ...p.env }, { changePush: p.changePush }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { fake, cp, proxy: proxies[0]!, proxies, close };
 }
 
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';

@@ -2,10 +2,8 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { startTestProxy } from '../../support/data-plane.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
+import { call, seedOrg } from '../../support/control-plane.js';
+import { startDataPlane, type DataPlane } from '../../support/data-plane.js';
 
 /**
  * The whole path an admin and an SDK user take: console API (credits, team,
@@ -13,44 +11,36 @@ import type { RunningProxy } from '../../../proxy/runtime.js';
  * the console → DELETE /v1/keys/{id} → refused everywhere within 2 s.
  */
 describeEachStore('console to proxy: a key created in the console works on both formats until it is revoked', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake);
+    dp = await startDataPlane(store);
   });
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  after(() => dp.close());
 
   it('create through the console, call with both SDKs, see the spend, revoke, refused within 2 s', async () => {
-    const org = await seedOrg(cp.deps);
+    const org = await seedOrg(dp.cp.deps);
     const token = org.console_token;
-    expect((await call(`${cp.url}/v1/workspaces/${org.workspace_id}/credits`, { token, body: { amount_usd: 10 } })).status).to.equal(200);
-    const team = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token, body: { name: 'Platform' } });
+    expect((await call(`${dp.cp.url}/v1/workspaces/${org.workspace_id}/credits`, { token, body: { amount_usd: 10 } })).status).to.equal(200);
+    const team = await call(`${dp.cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token, body: { name: 'Platform' } });
     expect(team.status).to.equal(201);
-    expect((await call(`${cp.url}/v1/teams/${team.body.id}/models`, { method: 'PUT', token, body: { models: ['tg/haiku'] } })).status).to.equal(200);
-    const created = await call(`${cp.url}/v1/teams/${team.body.id}/keys`, { token, body: { kind: 'team', name: 'ci', budget_usd: 1, rpm: 100 } });
+    expect((await call(`${dp.cp.url}/v1/teams/${team.body.id}/models`, { method: 'PUT', token, body: { models: ['tg/haiku'] } })).status).to.equal(200);
+    const created = await call(`${dp.cp.url}/v1/teams/${team.body.id}/keys`, { token, body: { kind: 'team', name: 'ci', budget_usd: 1, rpm: 100 } });
     expect(created.status).to.equal(201);
     const key: string = created.body.key;
 
-    const openai = new OpenAI({ apiKey: key, baseURL: `${proxy.url}/${org.workspace_slug}/v1`, maxRetries: 0 });
-    const anthropic = new Anthropic({ apiKey: key, baseURL: `${proxy.url}/${org.workspace_slug}/anthropic`, maxRetries: 0 });
+    const openai = new OpenAI({ apiKey: key, baseURL: `${dp.proxy.url}/${org.workspace_slug}/v1`, maxRetries: 0 });
+    const anthropic = new Anthropic({ apiKey: key, baseURL: `${dp.proxy.url}/${org.workspace_slug}/anthropic`, maxRetries: 0 });
     const chat = await openai.chat.completions.create({ model: 'tg/haiku', messages: [{ role: 'user', content: 'Hello.' }] });
     expect(chat.choices[0]!.message.content).to.match(/^tok1/);
     const msg = await anthropic.messages.create({ model: 'tg/haiku', max_tokens: 5, messages: [{ role: 'user', content: 'Hello.' }] });
     expect(msg.usage.output_tokens).to.equal(5);
 
-    await proxy.drain();
-    const keys = await call(`${cp.url}/v1/teams/${team.body.id}/keys`, { token });
+    await dp.proxy.drain();
+    const keys = await call(`${dp.cp.url}/v1/teams/${team.body.id}/keys`, { token });
     expect(keys.body[0].spend_usd).to.be.greaterThan(0);
     expect(keys.body[0].last_used_at).to.be.a('string');
 
-    expect((await call(`${cp.url}/v1/keys/${created.body.id}`, { method: 'DELETE', token })).status).to.equal(204);
+    expect((await call(`${dp.cp.url}/v1/keys/${created.body.id}`, { method: 'DELETE', token })).status).to.equal(204);
     const start = Date.now();
     let refused = false;
     while (!refused && Date.now() - start <= 2000) {

@@ -2,35 +2,24 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { moneyOf, seedKey, startTestProxy, type SeededKey } from '../../support/data-plane.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
+import { moneyOf, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 
 /**
  * The official clients with only the base URL changed (spec 4.2): the same
  * key on both, streamed and not, and their typed errors for our refusals.
  */
 describeEachStore('SDKs through the proxy: openai and @anthropic-ai/sdk with only the base URL changed', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   let k: SeededKey;
   let openai: OpenAI;
   let anthropic: Anthropic;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake);
-    k = await seedKey(cp.deps, { models: ['tg/sonnet', 'tg/haiku'] });
-    openai = new OpenAI({ apiKey: k.secret, baseURL: `${proxy.url}/${k.slug}/v1`, maxRetries: 0 });
-    anthropic = new Anthropic({ apiKey: k.secret, baseURL: `${proxy.url}/${k.slug}/anthropic`, maxRetries: 0 });
+    dp = await startDataPlane(store);
+    k = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/haiku'] });
+    openai = new OpenAI({ apiKey: k.secret, baseURL: `${dp.proxy.url}/${k.slug}/v1`, maxRetries: 0 });
+    anthropic = new Anthropic({ apiKey: k.secret, baseURL: `${dp.proxy.url}/${k.slug}/anthropic`, maxRetries: 0 });
   });
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  after(() => dp.close());
 
   it('openai: chat.completions.create answers with content and usage', async () => {
     const completion = await openai.chat.completions.create({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'Hello, proxy.' }] });
@@ -80,13 +69,13 @@ describeEachStore('SDKs through the proxy: openai and @anthropic-ai/sdk with onl
     expect(notAllowed).to.be.instanceOf(OpenAI.PermissionDeniedError);
     const unknown = await anthropic.messages.create({ model: 'tg/nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(unknown).to.be.instanceOf(Anthropic.NotFoundError);
-    const badKey = new OpenAI({ apiKey: 'tgk_wrong', baseURL: `${proxy.url}/${k.slug}/v1`, maxRetries: 0 });
+    const badKey = new OpenAI({ apiKey: 'tgk_wrong', baseURL: `${dp.proxy.url}/${k.slug}/v1`, maxRetries: 0 });
     expect(await badKey.models.list().catch((e: unknown) => e)).to.be.instanceOf(OpenAI.AuthenticationError);
   });
 
   it('every call above was billed to the one key, once each', async () => {
-    await proxy.drain();
-    const m = await moneyOf(cp.deps, k);
+    await dp.proxy.drain();
+    const m = await moneyOf(dp.cp.deps, k);
     expect(m.entries).to.equal(4);
     expect(m.spend).to.be.greaterThan(0);
   });

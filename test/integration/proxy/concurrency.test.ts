@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { moneyOf, redisForTests, seedKey, startTestProxy, TEST_REDIS_URL } from '../../support/data-plane.js';
+import { moneyOf, redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
@@ -21,8 +19,8 @@ async function burst(proxies: RunningProxy[], slug: string, secret: string, coun
   );
 }
 
-function concurrencySuite(label: string, setup: () => Promise<{ cp: TestControlPlane; fake: FakeUpstream; proxies: RunningProxy[] } | undefined>) {
-  let world: { cp: TestControlPlane; fake: FakeUpstream; proxies: RunningProxy[] } | undefined;
+function concurrencySuite(label: string, setup: () => Promise<DataPlane | undefined>) {
+  let world: DataPlane | undefined;
   before(async function () {
     world = await setup();
     if (!world) this.skip();
@@ -31,12 +29,7 @@ function concurrencySuite(label: string, setup: () => Promise<{ cp: TestControlP
     world!.fake.reset();
     for (let i = 0; i < 200; i++) world!.fake.enqueue({ kind: 'ok', outputTokens: MAX_TOKENS });
   });
-  after(async () => {
-    if (!world) return;
-    for (const p of world.proxies) await p.close();
-    await world.fake.close();
-    await world.cp.close();
-  });
+  after(() => world?.close());
   const drain = () => Promise.all(world!.proxies.map((p) => p.drain()));
 
   it(`${label}: a key with budget B never settles more than B under concurrent calls`, async () => {
@@ -73,20 +66,13 @@ function concurrencySuite(label: string, setup: () => Promise<{ cp: TestControlP
 }
 
 describeEachStore('proxy: money and limits under concurrency, one proxy, in-process holds', (store) => {
-  concurrencySuite('one proxy', async () => {
-    const cp = await startTestControlPlane(store.db);
-    const fake = await startFakeUpstream();
-    return { cp, fake, proxies: [await startTestProxy(cp, fake)] };
-  });
+  concurrencySuite('one proxy', () => startDataPlane(store));
 });
 
 describeEachStore('proxy: money and limits under concurrency, two proxies sharing Redis', (store) => {
   concurrencySuite('two proxies on Redis', async () => {
     const prefix = await redisForTests('two proxies sharing Redis: holds and rate limits');
     if (!prefix) return undefined;
-    const cp = await startTestControlPlane(store.db);
-    const fake = await startFakeUpstream();
-    const env = { REDIS_URL: TEST_REDIS_URL, PROXY_REDIS_PREFIX: prefix };
-    return { cp, fake, proxies: [await startTestProxy(cp, fake, env), await startTestProxy(cp, fake, env)] };
+    return startDataPlane(store, { env: { REDIS_URL: TEST_REDIS_URL, PROXY_REDIS_PREFIX: prefix }, proxies: [{}, {}] });
   });
 });

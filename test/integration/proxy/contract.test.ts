@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 import { createServer } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { moneyOf, revokeKey, seedAnotherKey, seedKey, startTestProxy, UPSTREAM_SECRET } from '../../support/data-plane.js';
+import { moneyOf, revokeKey, seedAnotherKey, seedKey, startDataPlane, startTestProxy, UPSTREAM_SECRET, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, errorType, FORMATS, modelBody, type EdgeAnswer } from '../../support/edge-calls.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
 import { generateSecret } from '../../../shared/secrets.js';
 
@@ -40,31 +37,23 @@ async function closedPort(): Promise<number> {
 }
 
 describeEachStore('proxy: CONTRACT §4 outcomes, identical on both formats', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake, { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1500' });
+    dp = await startDataPlane(store, { env: { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1500' } });
   });
-  beforeEach(() => fake.reset());
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  beforeEach(() => dp.fake.reset());
+  after(() => dp.close());
 
   for (const format of FORMATS) {
     describe(format === 'chat' ? 'Chat Completions' : 'Messages', () => {
       it('200 with the upstream answer; the provider key, not the client key, reaches the provider', async () => {
-        const k = await seedKey(cp.deps);
-        const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
+        const k = await seedKey(dp.cp.deps);
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
         expect(a.status, a.text).to.equal(200);
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
         if (format === 'chat') expect(a.body.choices[0].message.content).to.match(/^tok1/);
         else expect(a.body.content[0].text).to.match(/^tok1/);
-        const seen = fake.requests.at(-1)!;
+        const seen = dp.fake.requests.at(-1)!;
         expect(seen.credential).to.deep.equal({ header: format === 'chat' ? 'authorization' : 'x-api-key', key: UPSTREAM_SECRET });
         expect(JSON.stringify(seen.headers)).not.to.include(k.secret);
         expect((seen.body as { model: string }).model).to.equal('claude-sonnet-4-5');
@@ -72,163 +61,163 @@ describeEachStore('proxy: CONTRACT §4 outcomes, identical on both formats', (st
       });
 
       it('200 with the key in the other header the format accepts', async () => {
-        const k = await seedKey(cp.deps);
-        const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format), {
+        const k = await seedKey(dp.cp.deps);
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
           keyHeader: format === 'chat' ? 'x-api-key' : 'authorization',
         });
         expect(a.status, a.text).to.equal(200);
       });
 
       it('401 for a missing, malformed, unknown, revoked or expired key and for a key of another workspace', async () => {
-        const k = await seedKey(cp.deps);
-        const other = await seedKey(cp.deps);
-        const expired = await seedAnotherKey(cp.deps, k, { expiresAt: new Date(Date.now() - 1000) });
-        const revoked = await seedAnotherKey(cp.deps, k);
-        await revokeKey(cp.deps, revoked.keyId);
+        const k = await seedKey(dp.cp.deps);
+        const other = await seedKey(dp.cp.deps);
+        const expired = await seedAnotherKey(dp.cp.deps, k, { expiresAt: new Date(Date.now() - 1000) });
+        const revoked = await seedAnotherKey(dp.cp.deps, k);
+        await revokeKey(dp.cp.deps, revoked.keyId);
         const unknown = generateSecret('apiKey');
         const malformed = `${k.secret.slice(0, -1)}${k.secret.endsWith('A') ? 'B' : 'A'}`;
         for (const key of [undefined, 'sk-not-ours', malformed, unknown, revoked.secret, expired.secret, other.secret]) {
-          const a = await edgeCall(proxy.url, format, k.slug, key, modelBody(format));
+          const a = await edgeCall(dp.proxy.url, format, k.slug, key, modelBody(format));
           expectOutcome(format, a, 401, 'invalid_api_key');
         }
-        expect(fake.requests).to.have.length(0);
+        expect(dp.fake.requests).to.have.length(0);
       });
 
       it('400 for a body that is not JSON or lacks model or messages', async () => {
-        const k = await seedKey(cp.deps);
+        const k = await seedKey(dp.cp.deps);
         for (const body of ['{not json', JSON.stringify({ messages: [] }), JSON.stringify({ ...modelBody(format), messages: undefined }), '[]']) {
-          expectOutcome(format, await edgeCall(proxy.url, format, k.slug, k.secret, body), 400);
+          expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, body), 400);
         }
-        expect(fake.requests).to.have.length(0);
+        expect(dp.fake.requests).to.have.length(0);
       });
 
       it('404 for an unknown model alias', async () => {
-        const k = await seedKey(cp.deps);
-        expectOutcome(format, await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format, { model: 'tg/nope' })), 404, 'model_not_found');
+        const k = await seedKey(dp.cp.deps);
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { model: 'tg/nope' })), 404, 'model_not_found');
       });
 
       it("403 for a model that is not on the key's team list", async () => {
-        const k = await seedKey(cp.deps, { models: ['tg/haiku'] });
-        expectOutcome(format, await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format)), 403);
+        const k = await seedKey(dp.cp.deps, { models: ['tg/haiku'] });
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format)), 403);
       });
 
       it('402 when the workspace balance is not positive, and when the key budget is used up', async () => {
-        const broke = await seedKey(cp.deps, { balanceUsd: 0 });
-        expectOutcome(format, await edgeCall(proxy.url, format, broke.slug, broke.secret, modelBody(format)), 402, 'insufficient_quota');
-        const spent = await seedKey(cp.deps, { budgetUsd: 0 });
-        expectOutcome(format, await edgeCall(proxy.url, format, spent.slug, spent.secret, modelBody(format)), 402, 'insufficient_quota');
+        const broke = await seedKey(dp.cp.deps, { balanceUsd: 0 });
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, broke.slug, broke.secret, modelBody(format)), 402, 'insufficient_quota');
+        const spent = await seedKey(dp.cp.deps, { budgetUsd: 0 });
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, spent.slug, spent.secret, modelBody(format)), 402, 'insufficient_quota');
         // A budget too small for the worst case of this call is refused before forwarding, too.
-        const small = await seedKey(cp.deps, { budgetUsd: 0.0001 });
-        expectOutcome(format, await edgeCall(proxy.url, format, small.slug, small.secret, modelBody(format, { max_tokens: 1000 })), 402);
-        expect(fake.requests).to.have.length(0);
+        const small = await seedKey(dp.cp.deps, { budgetUsd: 0.0001 });
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, small.slug, small.secret, modelBody(format, { max_tokens: 1000 })), 402);
+        expect(dp.fake.requests).to.have.length(0);
       });
 
       it('429 with retry-after and x-ratelimit-* once the requests per minute are used', async () => {
-        const k = await seedKey(cp.deps, { rpm: 2 });
-        const ok = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
+        const k = await seedKey(dp.cp.deps, { rpm: 2 });
+        const ok = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
         expect(ok.status).to.equal(200);
         expect(ok.headers.get('x-ratelimit-limit-requests')).to.equal('2');
         expect(ok.headers.get('x-ratelimit-remaining-requests')).to.equal('1');
         expect(ok.headers.get('x-ratelimit-reset-requests')).to.match(/^\d+s$/);
-        expect((await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
-        const limited = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
+        expect((await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
+        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
         expectOutcome(format, limited, 429);
         expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
         expect(limited.headers.get('x-ratelimit-remaining-requests')).to.equal('0');
       });
 
       it('429 once the tokens per minute are used, with the -tokens headers', async () => {
-        const k = await seedKey(cp.deps, { tpm: 40 });
-        const first = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
+        const k = await seedKey(dp.cp.deps, { tpm: 40 });
+        const first = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
         expect(first.status, first.text).to.equal(200);
         expect(first.headers.get('x-ratelimit-limit-tokens')).to.equal('40');
-        await proxy.drain();
-        const limited = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
+        await dp.proxy.drain();
+        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
         expectOutcome(format, limited, 429);
         expect(limited.headers.get('retry-after')).to.match(/^\d+$/);
       });
 
       it('413 for a body over the limit', async () => {
-        const k = await seedKey(cp.deps);
+        const k = await seedKey(dp.cp.deps);
         const big = modelBody(format, { messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
-        expectOutcome(format, await edgeCall(proxy.url, format, k.slug, k.secret, big), 413);
-        expect(fake.requests).to.have.length(0);
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, big), 413);
+        expect(dp.fake.requests).to.have.length(0);
       });
 
       it("the upstream's own error answer passes through with its status and body, and is not billed", async () => {
-        const k = await seedKey(cp.deps);
+        const k = await seedKey(dp.cp.deps);
         const body = format === 'chat'
           ? { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } }
           : { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } };
-        fake.enqueue({ kind: 'error', status: 529, body });
-        const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
+        dp.fake.enqueue({ kind: 'error', status: 529, body });
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
         expect(a.status).to.equal(529);
         expect(a.body).to.deep.equal(body);
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
-        await proxy.drain();
-        expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+        await dp.proxy.drain();
+        expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       });
 
       it('504 when the upstream sends no headers in time, and the upstream request is aborted', async () => {
-        const k = await seedKey(cp.deps);
-        fake.enqueue({ kind: 'stall', when: 'before-headers' });
-        expectOutcome(format, await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format)), 504);
-        await fake.idle();
-        expect(fake.requests.at(-1)!.aborted).to.equal(true);
-        await proxy.drain();
-        expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+        const k = await seedKey(dp.cp.deps);
+        dp.fake.enqueue({ kind: 'stall', when: 'before-headers' });
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format)), 504);
+        await dp.fake.idle();
+        expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
+        await dp.proxy.drain();
+        expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       });
 
       it('GET models lists the aliases this key may call, in the provider list shape', async () => {
-        const k = await seedKey(cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
+        const k = await seedKey(dp.cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
         const path = format === 'chat' ? `/${k.slug}/v1/models` : `/${k.slug}/anthropic/v1/models`;
         const headers: Record<string, string> = format === 'chat' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' };
-        const res = await fetch(`${proxy.url}${path}`, { headers });
+        const res = await fetch(`${dp.proxy.url}${path}`, { headers });
         expect(res.status).to.equal(200);
         expect(res.headers.get('x-request-id')).to.match(/^req_/);
         const body = (await res.json()) as { data: { id: string; object?: string; type?: string }[]; object?: string };
         expect(body.data.map((m) => m.id)).to.deep.equal(['tg/haiku', 'tg/sonnet']);
         if (format === 'chat') expect(body.object).to.equal('list');
         else expect(body.data[0]!.type).to.equal('model');
-        const refused = await fetch(`${proxy.url}${path}`, { headers: { authorization: 'Bearer nope' } });
+        const refused = await fetch(`${dp.proxy.url}${path}`, { headers: { authorization: 'Bearer nope' } });
         expect(refused.status).to.equal(401);
       });
     });
   }
 
   it('400 on Messages without max_tokens or without anthropic-version; Chat Completions needs neither', async () => {
-    const k = await seedKey(cp.deps);
+    const k = await seedKey(dp.cp.deps);
     const noMax = modelBody('messages');
     delete noMax.max_tokens;
-    expectOutcome('messages', await edgeCall(proxy.url, 'messages', k.slug, k.secret, noMax), 400);
-    expectOutcome('messages', await edgeCall(proxy.url, 'messages', k.slug, k.secret, modelBody('messages'), { headers: { 'anthropic-version': '' } }), 400);
-    expect((await edgeCall(proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
+    expectOutcome('messages', await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, noMax), 400);
+    expectOutcome('messages', await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, modelBody('messages'), { headers: { 'anthropic-version': '' } }), 400);
+    expect((await edgeCall(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
   });
 
   it('one key, one minute window: requests on both formats count against the same rpm', async () => {
-    const k = await seedKey(cp.deps, { rpm: 2 });
-    expect((await edgeCall(proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
-    expect((await edgeCall(proxy.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(200);
-    expect((await edgeCall(proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(429);
-    expect((await edgeCall(proxy.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(429);
+    const k = await seedKey(dp.cp.deps, { rpm: 2 });
+    expect((await edgeCall(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
+    expect((await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(200);
+    expect((await edgeCall(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(429);
+    expect((await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(429);
   });
 
   it('GET /healthz answers 200 with x-request-id', async () => {
-    const res = await fetch(`${proxy.url}/healthz`);
+    const res = await fetch(`${dp.proxy.url}/healthz`);
     expect(res.status).to.equal(200);
     expect(res.headers.get('x-request-id')).to.match(/^req_/);
   });
 
   it('502 on both formats when the provider cannot be reached; nothing is billed', async () => {
     const port = await closedPort();
-    const dead = await startTestProxy(cp, { chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`, messagesBaseUrl: `http://127.0.0.1:${port}/anthropic` });
+    const dead = await startTestProxy(dp.cp, { chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`, messagesBaseUrl: `http://127.0.0.1:${port}/anthropic` });
     try {
-      const k = await seedKey(cp.deps);
+      const k = await seedKey(dp.cp.deps);
       for (const format of FORMATS) expectOutcome(format, await edgeCall(dead.url, format, k.slug, k.secret, modelBody(format)), 502);
       await dead.drain();
-      expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+      expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       // The holds were released: the whole balance is still there to hold.
-      expect((await moneyOf(cp.deps, k)).balance).to.equal(100);
+      expect((await moneyOf(dp.cp.deps, k)).balance).to.equal(100);
     } finally {
       await dead.close();
     }

@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 import { connect } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { moneyOf, seedKey, startTestProxy } from '../../support/data-plane.js';
+import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
 
 /** Writes raw bytes to the proxy and returns the head (status line and headers) of its answer. */
 function rawStatus(url: string, request: string): Promise<string> {
@@ -26,25 +23,17 @@ function rawStatus(url: string, request: string): Promise<string> {
 }
 
 describeEachStore('proxy: what is forwarded and what is not', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake);
+    dp = await startDataPlane(store);
   });
-  beforeEach(() => fake.reset());
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  beforeEach(() => dp.fake.reset());
+  after(() => dp.close());
 
   for (const format of FORMATS) {
     it(`${format}: hop-by-hop headers, cookies and the client's credentials stay behind; anthropic-beta passes`, async () => {
-      const k = await seedKey(cp.deps);
-      const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format), {
+      const k = await seedKey(dp.cp.deps);
+      const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
         headers: {
           'x-api-key': k.secret,
           authorization: `Bearer ${k.secret}`,
@@ -56,7 +45,7 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
         },
       });
       expect(a.status, a.text).to.equal(200);
-      const seen = fake.requests.at(-1)!.headers;
+      const seen = dp.fake.requests.at(-1)!.headers;
       for (const h of ['cookie', 'proxy-authorization', 'x-forwarded-for']) expect(seen[h], h).to.equal(undefined);
       expect(JSON.stringify(seen)).not.to.include(k.secret);
       expect(seen['anthropic-beta']).to.equal('tools-2024-04-04');
@@ -64,9 +53,9 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
     });
 
     it(`${format}: an upstream redirect is relayed, not followed, and not billed`, async () => {
-      const k = await seedKey(cp.deps);
-      fake.enqueue({ kind: 'error', status: 307, body: { moved: true }, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
-      const res = await fetch(`${proxy.url}${edgePath(format, k.slug)}`, {
+      const k = await seedKey(dp.cp.deps);
+      dp.fake.enqueue({ kind: 'error', status: 307, body: { moved: true }, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
+      const res = await fetch(`${dp.proxy.url}${edgePath(format, k.slug)}`, {
         method: 'POST',
         redirect: 'manual',
         headers: format === 'chat'
@@ -77,30 +66,30 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
       expect(res.status).to.equal(307);
       expect(res.headers.get('location')).to.equal('http://127.0.0.1:1/elsewhere');
       await res.text();
-      expect(fake.requests).to.have.length(1);
-      await proxy.drain();
-      expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+      expect(dp.fake.requests).to.have.length(1);
+      await dp.proxy.drain();
+      expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
     });
   }
 
   it('400 for a request carrying both Content-Length and Transfer-Encoding, which never reaches the provider', async () => {
-    const k = await seedKey(cp.deps);
+    const k = await seedKey(dp.cp.deps);
     const body = JSON.stringify(modelBody('chat'));
     const status = await rawStatus(
-      proxy.url,
+      dp.proxy.url,
       `POST ${edgePath('chat', k.slug)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${k.secret}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
     );
     expect(status).to.match(/^HTTP\/1\.1 400/);
     expect(status).to.match(/x-request-id: req_/i);
-    expect(fake.requests).to.have.length(0);
+    expect(dp.fake.requests).to.have.length(0);
   });
 
   it('404 in the format of the path for unknown routes, 405 for the wrong method', async () => {
-    const unknown = await fetch(`${proxy.url}/acme/v1/embeddings`, { method: 'POST' });
+    const unknown = await fetch(`${dp.proxy.url}/acme/v1/embeddings`, { method: 'POST' });
     expect(unknown.status).to.equal(404);
     expect(((await unknown.json()) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
-    const wrong = await fetch(`${proxy.url}/acme/anthropic/v1/messages`);
+    const wrong = await fetch(`${dp.proxy.url}/acme/anthropic/v1/messages`);
     expect(wrong.status).to.equal(405);
     expect(wrong.headers.get('allow')).to.equal('POST');
     expect(((await wrong.json()) as { type: string }).type).to.equal('error');

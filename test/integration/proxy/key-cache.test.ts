@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { creditWorkspace, revokeKey, seedAnotherKey, seedKey, startTestProxy } from '../../support/data-plane.js';
+import { creditWorkspace, revokeKey, seedAnotherKey, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import { change_feed_publish } from '../../../control-plane/stores/change-feed.js';
@@ -22,29 +20,24 @@ async function until(withinMs: number, attempt: () => Promise<number>, status: n
 }
 
 describeEachStore('proxy: key cache invalidation (push, with a poll behind it)', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
+  let dp: DataPlane;
   let pushOnly: RunningProxy;
   let pollOnly: RunningProxy;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    // Keys stay fresh for an hour: only invalidation can make these proxies notice a change.
-    pushOnly = await startTestProxy(cp, fake, { PROXY_KEY_FRESH_MS: '3600000', PROXY_VERSION_POLL_MS: '3600000' });
-    pollOnly = await startTestProxy(cp, fake, { PROXY_KEY_FRESH_MS: '3600000', PROXY_VERSION_POLL_MS: '500' }, { changePush: false });
+    dp = await startDataPlane(store, {
+      // Keys stay fresh for an hour: only invalidation can make these proxies notice a change.
+      env: { PROXY_KEY_FRESH_MS: '3600000' },
+      proxies: [{ env: { PROXY_VERSION_POLL_MS: '3600000' } }, { env: { PROXY_VERSION_POLL_MS: '500' }, changePush: false }],
+    });
+    [pushOnly, pollOnly] = dp.proxies as [RunningProxy, RunningProxy];
   });
-  after(async () => {
-    await pushOnly.close();
-    await pollOnly.close();
-    await fake.close();
-    await cp.close();
-  });
+  after(() => dp.close());
 
   for (const format of FORMATS) {
     it(`${format}: a revoked key is refused within 2 s at every proxy`, async () => {
-      const k = await seedKey(cp.deps);
+      const k = await seedKey(dp.cp.deps);
       for (const p of [pushOnly, pollOnly]) expect((await edgeCall(p.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
-      await revokeKey(cp.deps, k.keyId);
+      await revokeKey(dp.cp.deps, k.keyId);
       for (const p of [pushOnly, pollOnly]) {
         const took = await until(2000, async () => (await edgeCall(p.url, format, k.slug, k.secret, modelBody(format))).status, 401);
         expect(took, 'refused within 2 s').to.be.at.least(0);
@@ -53,9 +46,9 @@ describeEachStore('proxy: key cache invalidation (push, with a poll behind it)',
   }
 
   it("a team's model access change reaches the proxy: 403 once the model is removed", async () => {
-    const k = await seedKey(cp.deps);
+    const k = await seedKey(dp.cp.deps);
     expect((await edgeCall(pushOnly.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
-    await cp.deps.db.transaction(async (tx) => {
+    await dp.cp.deps.db.transaction(async (tx) => {
       await team_models_replace(tx, k.teamId, ['tg/haiku']);
       await change_feed_publish(tx, 'team', k.teamId);
     });
@@ -63,44 +56,38 @@ describeEachStore('proxy: key cache invalidation (push, with a poll behind it)',
   });
 
   it('a credit to an empty workspace lets its keys call again', async () => {
-    const k = await seedKey(cp.deps, { balanceUsd: 0 });
+    const k = await seedKey(dp.cp.deps, { balanceUsd: 0 });
     expect((await edgeCall(pushOnly.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(402);
-    await creditWorkspace(cp.deps, k.workspaceId, 5);
+    await creditWorkspace(dp.cp.deps, k.workspaceId, 5);
     expect(await until(2000, async () => (await edgeCall(pushOnly.url, 'messages', k.slug, k.secret, modelBody('messages'))).status, 200)).to.be.at.least(0);
   });
 });
 
 describeEachStore('proxy: control plane unreachable', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
     // Ask the control plane on every call, so its absence is felt at once; known-good keys last 4 s without it
     // (wide, so a slow machine still gets its first calls in before the window ends).
-    proxy = await startTestProxy(cp, fake, { PROXY_KEY_FRESH_MS: '1', PROXY_KEY_STALE_MS: '4000' });
+    dp = await startDataPlane(store, { env: { PROXY_KEY_FRESH_MS: '1', PROXY_KEY_STALE_MS: '4000' } });
   });
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-  });
+  // The test itself stops the control plane; closing it again is harmless.
+  after(() => dp.close());
 
   it('a key known good keeps working for the stale window; an unknown key gets 503 in each format', async function () {
     this.timeout(30_000);
-    const known = await seedKey(cp.deps);
-    const neverSeen = await seedAnotherKey(cp.deps, known);
-    for (const format of FORMATS) expect((await edgeCall(proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
-    await proxy.drain();
-    await cp.close();
+    const known = await seedKey(dp.cp.deps);
+    const neverSeen = await seedAnotherKey(dp.cp.deps, known);
+    for (const format of FORMATS) expect((await edgeCall(dp.proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
+    await dp.proxy.drain();
+    await dp.cp.close();
 
     for (const format of FORMATS) {
-      expect((await edgeCall(proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
-      const refused = await edgeCall(proxy.url, format, neverSeen.slug, neverSeen.secret, modelBody(format));
+      expect((await edgeCall(dp.proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
+      const refused = await edgeCall(dp.proxy.url, format, neverSeen.slug, neverSeen.secret, modelBody(format));
       expect(refused.status).to.equal(503);
       expect(errorType(format as WireFormat, refused)).to.equal(format === 'chat' ? 'api_error' : 'overloaded_error');
     }
     await sleep(4100);
-    expect((await edgeCall(proxy.url, 'chat', known.slug, known.secret, modelBody('chat'))).status).to.equal(503);
+    expect((await edgeCall(dp.proxy.url, 'chat', known.slug, known.secret, modelBody('chat'))).status).to.equal(503);
   });
 });

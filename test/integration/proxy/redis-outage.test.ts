@@ -1,11 +1,8 @@
 import { expect } from 'chai';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { redisForTests, seedKey, startTestProxy, TEST_REDIS_URL } from '../../support/data-plane.js';
+import { redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
 
 /** A TCP relay to the real Redis that the test can cut, as an outage would. */
 async function startRelay(): Promise<{ url: string; cut(): Promise<void> }> {
@@ -34,33 +31,25 @@ async function startRelay(): Promise<{ url: string; cut(): Promise<void> }> {
 }
 
 describeEachStore('proxy: Redis outage policy', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy | undefined;
+  let dp: DataPlane | undefined;
   let relay: Awaited<ReturnType<typeof startRelay>>;
   before(async function () {
     const prefix = await redisForTests('Redis outage policy');
     if (!prefix) return this.skip();
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
     relay = await startRelay();
-    proxy = await startTestProxy(cp, fake, { REDIS_URL: relay.url, PROXY_REDIS_PREFIX: prefix });
+    dp = await startDataPlane(store, { env: { REDIS_URL: relay.url, PROXY_REDIS_PREFIX: prefix } });
   });
-  after(async () => {
-    if (!proxy) return;
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  after(() => dp?.close());
 
   it('budget checks fail closed: with Redis gone, model calls get 503 in each format and nothing is forwarded', async () => {
+    const { cp, fake, proxy } = dp!;
     const k = await seedKey(cp.deps, { rpm: 100 });
-    for (const format of FORMATS) expect((await edgeCall(proxy!.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
-    await proxy!.drain();
+    for (const format of FORMATS) expect((await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
+    await proxy.drain();
     await relay.cut();
     fake.reset();
     for (const format of FORMATS) {
-      const a = await edgeCall(proxy!.url, format, k.slug, k.secret, modelBody(format));
+      const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
       expect(a.status, a.text).to.equal(503);
       expect(errorType(format, a)).to.equal(format === 'chat' ? 'api_error' : 'overloaded_error');
       // The rate limit still answered (from the per-process fallback): its headers are there.

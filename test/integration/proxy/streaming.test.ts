@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { countInputTokens, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { moneyOf, seedKey, startTestProxy } from '../../support/data-plane.js';
+import { countInputTokens } from '../../support/fake-upstream/index.js';
+import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
-import type { RunningProxy } from '../../../proxy/runtime.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
 
 /** tg/sonnet: $3 / $15 per million tokens, i.e. 3 and 15 micro-dollars per token. */
@@ -16,6 +14,16 @@ function frames(text: string): string[] {
   return text.split('\n\n').filter((f) => f.trim() !== '');
 }
 
+/** Whether reading the whole body throws, as it does when the proxy breaks the client's stream. */
+async function readingFails(res: Response): Promise<boolean> {
+  try {
+    await res.text();
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 async function openStream(proxyUrl: string, format: WireFormat, slug: string, key: string, body: unknown, signal?: AbortSignal) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (format === 'chat') headers.authorization = `Bearer ${key}`;
@@ -24,25 +32,17 @@ async function openStream(proxyUrl: string, format: WireFormat, slug: string, ke
 }
 
 describeEachStore('proxy: streaming passes through and is metered on the side', (store) => {
-  let cp: TestControlPlane;
-  let fake: FakeUpstream;
-  let proxy: RunningProxy;
+  let dp: DataPlane;
   before(async () => {
-    cp = await startTestControlPlane(store.db);
-    fake = await startFakeUpstream();
-    proxy = await startTestProxy(cp, fake, { PROXY_UPSTREAM_IDLE_TIMEOUT_MS: '2000' });
+    dp = await startDataPlane(store, { env: { PROXY_UPSTREAM_IDLE_TIMEOUT_MS: '2000' } });
   });
-  beforeEach(() => fake.reset());
-  after(async () => {
-    await proxy.close();
-    await fake.close();
-    await cp.close();
-  });
+  beforeEach(() => dp.fake.reset());
+  after(() => dp.close());
 
   it('Chat Completions: asks upstream for usage, bills it exactly, and drops the usage-only chunk the client did not ask for', async () => {
-    const k = await seedKey(cp.deps);
+    const k = await seedKey(dp.cp.deps);
     const body = modelBody('chat', { stream: true });
-    const res = await openStream(proxy.url, 'chat', k.slug, k.secret, body);
+    const res = await openStream(dp.proxy.url, 'chat', k.slug, k.secret, body);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.include('text/event-stream');
     expect(res.headers.get('x-request-id')).to.match(/^req_/);
@@ -52,17 +52,17 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
     const chunks = fs.slice(0, -1).map((f) => JSON.parse(f.slice('data: '.length)) as { choices: { delta: { content?: string } }[]; usage?: unknown });
     expect(chunks.every((c) => c.choices.length > 0)).to.equal(true);
     expect(chunks.map((c) => c.choices[0]!.delta.content ?? '').join('')).to.match(/^tok1 tok2/);
-    const upstreamBody = fake.requests.at(-1)!.body as { stream_options: { include_usage: boolean } };
+    const upstreamBody = dp.fake.requests.at(-1)!.body as { stream_options: { include_usage: boolean } };
     expect(upstreamBody.stream_options.include_usage).to.equal(true);
-    await proxy.drain();
-    const m = await moneyOf(cp.deps, k);
+    await dp.proxy.drain();
+    const m = await moneyOf(dp.cp.deps, k);
     expect(m.entries).to.equal(1);
     expect(m.spend).to.be.closeTo(sonnetUsd(countInputTokens(body), 12), 1e-9);
   });
 
   it('Chat Completions: a client that asked for include_usage gets the usage chunk unchanged', async () => {
-    const k = await seedKey(cp.deps);
-    const res = await openStream(proxy.url, 'chat', k.slug, k.secret, modelBody('chat', { stream: true, stream_options: { include_usage: true } }));
+    const k = await seedKey(dp.cp.deps);
+    const res = await openStream(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat', { stream: true, stream_options: { include_usage: true } }));
     const fs = frames(await res.text());
     const usageChunk = JSON.parse(fs.at(-2)!.slice('data: '.length)) as { choices: unknown[]; usage: { completion_tokens: number } };
     expect(usageChunk.choices).to.deep.equal([]);
@@ -70,93 +70,81 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
   });
 
   it('Messages: the event stream arrives in order and is billed from message_start and the last message_delta', async () => {
-    const k = await seedKey(cp.deps);
+    const k = await seedKey(dp.cp.deps);
     const body = modelBody('messages', { stream: true, max_tokens: 7 });
-    const res = await openStream(proxy.url, 'messages', k.slug, k.secret, body);
+    const res = await openStream(dp.proxy.url, 'messages', k.slug, k.secret, body);
     const events = frames(await res.text()).map((f) => /^event: (\S+)/.exec(f)?.[1]);
     expect(events[0]).to.equal('message_start');
     expect(events.filter((e) => e === 'content_block_delta')).to.have.length(7);
     expect(events.slice(-2)).to.deep.equal(['message_delta', 'message_stop']);
-    await proxy.drain();
-    expect((await moneyOf(cp.deps, k)).spend).to.be.closeTo(sonnetUsd(countInputTokens(body), 7), 1e-9);
+    await dp.proxy.drain();
+    expect((await moneyOf(dp.cp.deps, k)).spend).to.be.closeTo(sonnetUsd(countInputTokens(body), 7), 1e-9);
   });
 
   for (const format of FORMATS) {
     it(`${format}: streamed and non-streamed spend of the same call agree`, async () => {
-      const streamed = await seedKey(cp.deps);
-      const whole = await seedKey(cp.deps);
+      const streamed = await seedKey(dp.cp.deps);
+      const whole = await seedKey(dp.cp.deps);
       const body = modelBody(format, { max_tokens: 9 });
-      await (await openStream(proxy.url, format, streamed.slug, streamed.secret, { ...body, stream: true })).text();
-      expect((await edgeCall(proxy.url, format, whole.slug, whole.secret, body)).status).to.equal(200);
-      await proxy.drain();
-      const a = await moneyOf(cp.deps, streamed);
-      const b = await moneyOf(cp.deps, whole);
+      await (await openStream(dp.proxy.url, format, streamed.slug, streamed.secret, { ...body, stream: true })).text();
+      expect((await edgeCall(dp.proxy.url, format, whole.slug, whole.secret, body)).status).to.equal(200);
+      await dp.proxy.drain();
+      const a = await moneyOf(dp.cp.deps, streamed);
+      const b = await moneyOf(dp.cp.deps, whole);
       expect(a.spend).to.be.greaterThan(0);
       expect(a.spend).to.equal(b.spend);
     });
 
     it(`${format}: the first event reaches the client while upstream still streams; a client abort aborts upstream and bills non-zero`, async () => {
-      const k = await seedKey(cp.deps);
-      fake.enqueue({ kind: 'stall', when: 'after-first-event' });
+      const k = await seedKey(dp.cp.deps);
+      dp.fake.enqueue({ kind: 'stall', when: 'after-first-event' });
       const abort = new AbortController();
-      const res = await openStream(proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }), abort.signal);
+      const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }), abort.signal);
       expect(res.status).to.equal(200);
       const reader = res.body!.getReader();
       const first = await reader.read();
       expect(Buffer.from(first.value!).toString()).to.include(format === 'chat' ? 'data: ' : 'event: message_start');
       abort.abort();
-      await fake.idle();
-      expect(fake.requests.at(-1)!.aborted).to.equal(true);
-      await proxy.drain();
-      const m = await moneyOf(cp.deps, k);
+      await dp.fake.idle();
+      expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
+      await dp.proxy.drain();
+      const m = await moneyOf(dp.cp.deps, k);
       expect(m.entries).to.equal(1);
       expect(m.spend).to.be.greaterThan(0);
     });
 
     it(`${format}: an upstream reset mid-stream breaks the client's stream and bills what was used`, async () => {
-      const k = await seedKey(cp.deps);
-      fake.enqueue({ kind: 'reset', afterEvents: 3 });
-      const res = await openStream(proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
-      let failed = false;
-      try {
-        await res.text();
-      } catch {
-        failed = true;
-      }
-      expect(failed).to.equal(true);
-      await proxy.drain();
-      const m = await moneyOf(cp.deps, k);
+      const k = await seedKey(dp.cp.deps);
+      dp.fake.enqueue({ kind: 'reset', afterEvents: 3 });
+      const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
+      expect(await readingFails(res)).to.equal(true);
+      await dp.proxy.drain();
+      const m = await moneyOf(dp.cp.deps, k);
       expect(m.entries).to.equal(1);
       expect(m.spend).to.be.greaterThan(0);
     });
 
     it(`${format}: an upstream that goes silent mid-stream is cut at the idle timeout and aborted`, async () => {
-      const k = await seedKey(cp.deps);
-      fake.enqueue({ kind: 'stall', when: 'after-first-event' });
-      const res = await openStream(proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
-      let failed = false;
-      try {
-        await res.text();
-      } catch {
-        failed = true;
-      }
-      expect(failed).to.equal(true);
-      await fake.idle();
-      expect(fake.requests.at(-1)!.aborted).to.equal(true);
-      await proxy.drain();
-      expect((await moneyOf(cp.deps, k)).spend).to.be.greaterThan(0);
+      const k = await seedKey(dp.cp.deps);
+      dp.fake.enqueue({ kind: 'stall', when: 'after-first-event' });
+      const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
+      expect(await readingFails(res)).to.equal(true);
+      await dp.fake.idle();
+      expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
+      await dp.proxy.drain();
+      expect((await moneyOf(dp.cp.deps, k)).spend).to.be.greaterThan(0);
     });
 
     it(`${format}: an upstream error on a stream request passes through unchanged and releases the hold`, async () => {
-      const k = await seedKey(cp.deps, { budgetUsd: 2 });
-      fake.enqueue({ kind: 'error', status: 400, body: { marker: 'upstream said no' } });
-      const res = await openStream(proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true, max_tokens: 60000 }));
+      const k = await seedKey(dp.cp.deps, { budgetUsd: 2 });
+      dp.fake.enqueue({ kind: 'error', status: 400, body: { marker: 'upstream said no' } });
+      const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true, max_tokens: 60000 }));
       expect(res.status).to.equal(400);
       expect(await res.json()).to.deep.equal({ marker: 'upstream said no' });
-      await proxy.drain();
-      expect((await moneyOf(cp.deps, k)).entries).to.equal(0);
+      await dp.proxy.drain();
+      expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       // The ~$0.90 hold is gone: a second call of the same size is admitted.
-      const again = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 60000 }));
+      const again = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 60000 }));
       expect(again.status, again.text).to.equal(200);
     });
   }
