@@ -1,16 +1,14 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { seedScimOrg, type ScimOrg } from '../../support/scim.js';
+import { PATCH_OP, USER_SCHEMA, seedScimOrg, type ScimOrg } from '../../support/scim.js';
 
 /**
  * Requests exactly as the two most common connectors send them (bodies and
  * query strings as their documentation and logs show), so a change that
  * would quarantine a real integration fails here first.
  */
-const CORE = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
-const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 describeEachStore('SCIM dialect: Okta', (store) => {
   let cp: TestControlPlane;
@@ -22,7 +20,7 @@ describeEachStore('SCIM dialect: Okta', (store) => {
   after(() => cp.close());
 
   const oktaUser = (userName: string, extra: Record<string, unknown> = {}) => ({
-    schemas: [CORE],
+    schemas: [USER_SCHEMA],
     userName,
     name: { givenName: 'Test', familyName: 'User' },
     emails: [{ primary: true, value: userName, type: 'work' }],
@@ -62,7 +60,7 @@ describeEachStore('SCIM dialect: Okta', (store) => {
   it('deactivate by full-body PUT with active:false', async () => {
     const created = await s.scim('POST', '/Users', oktaUser('put.deactivate@okta.local'));
     const res = await s.scim('PUT', `/Users/${created.body.id}`, {
-      schemas: [CORE],
+      schemas: [USER_SCHEMA],
       id: created.body.id,
       userName: 'put.deactivate@okta.local',
       name: { givenName: 'Test', familyName: 'User' },
@@ -111,7 +109,7 @@ describeEachStore('SCIM dialect: Microsoft Entra ID', (store) => {
   after(() => cp.close());
 
   const entraUser = (userName: string, externalId: string) => ({
-    schemas: [CORE, ENTERPRISE],
+    schemas: [USER_SCHEMA, ENTERPRISE],
     externalId,
     userName,
     active: true,
@@ -130,7 +128,7 @@ describeEachStore('SCIM dialect: Microsoft Entra ID', (store) => {
     expect(res.body).to.include({ userName: 'Test_User_ab6490ee', externalId: '0a21f0f2-8d2a-4f8e-bf98-7363c4aed4ef', active: true });
     expect(res.body.name).to.deep.equal({ givenName: 'givenName', familyName: 'familyName', formatted: 'givenName familyName' });
     expect(res.body).not.to.have.any.keys('roles', ENTERPRISE);
-    expect(res.body.schemas).to.deep.equal([CORE]);
+    expect(res.body.schemas).to.deep.equal([USER_SCHEMA]);
     expect(res.body.meta.resourceType).to.equal('User');
   });
 
@@ -209,7 +207,7 @@ describeEachStore('SCIM dialect: Microsoft Entra ID', (store) => {
 
   it('null-valued attributes on create are treated as absent', async () => {
     const res = await s.scim('POST', '/Users', {
-      schemas: [CORE, ENTERPRISE],
+      schemas: [USER_SCHEMA, ENTERPRISE],
       externalId: null,
       userName: 'Test_User_nulls',
       active: true,
@@ -239,7 +237,7 @@ describeEachStore('SCIM: concurrent creates of one userName', (store) => {
     const s = await seedScimOrg(cp);
     const answers = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        s.scim('POST', '/Users', { schemas: [CORE], userName: i % 2 ? 'race@example.test' : 'RACE@example.test', externalId: `ext-${i}` }),
+        s.scim('POST', '/Users', { schemas: [USER_SCHEMA], userName: i % 2 ? 'race@example.test' : 'RACE@example.test', externalId: `ext-${i}` }),
       ),
     );
     const statuses = answers.map((a) => a.status);
