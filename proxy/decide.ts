@@ -2,7 +2,7 @@ import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
 
-export type KeyDecision = { ok: true } | { ok: false; error: AppError };
+export type KeyDecision = { ok: true; key: ResolvedKey } | { ok: false; error: AppError };
 export type ModelDecision = { ok: true; model: ModelConfig; provider: ProviderConfig } | { ok: false; error: AppError };
 
 const INVALID_KEY = 'Invalid API key.';
@@ -16,13 +16,35 @@ export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs:
   if (key.expires_at !== null && Date.parse(key.expires_at) <= nowMs) {
     return { ok: false, error: new AppError('unauthenticated', INVALID_KEY) };
   }
-  return { ok: true };
+  return { ok: true, key };
+}
+
+/**
+ * What a key that passed `decideKey` may do with a model: known (404) →
+ * allowed for the key's team (403) → money left on the workspace and the
+ * key (402). The edge parses the body between the two halves, so a bad key
+ * is refused (401) before a bad body (400).
+ */
+export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatalog): ModelDecision {
+  const model = catalog.models.get(alias);
+  if (!model) {
+    return { ok: false, error: new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' }) };
+  }
+  if (!key.models.includes(alias)) {
+    return { ok: false, error: new AppError('forbidden', `This key's team may not use the model "${alias}".`) };
+  }
+  if (key.balance_micros <= 0) {
+    return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };
+  }
+  if (key.key_remaining_micros !== null && key.key_remaining_micros <= 0) {
+    return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
+  }
+  return { ok: true, model, provider: catalog.providers.get(model.provider)! };
 }
 
 /**
  * The one enforcement decision for a model call, whatever the wire format:
- * key → model known (404) → model allowed for the key's team (403) → money
- * left on the workspace and the key (402). Rate limits and the hold follow.
+ * the key, then the model and the money. Rate limits and the hold follow.
  */
 export function decideCall(
   key: ResolvedKey | null,
@@ -32,21 +54,7 @@ export function decideCall(
   nowMs: number,
 ): ModelDecision {
   const k = decideKey(key, workspaceSlug, nowMs);
-  if (!k.ok) return k;
-  const model = catalog.models.get(alias);
-  if (!model) {
-    return { ok: false, error: new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' }) };
-  }
-  if (!key!.models.includes(alias)) {
-    return { ok: false, error: new AppError('forbidden', `This key's team may not use the model "${alias}".`) };
-  }
-  if (key!.balance_micros <= 0) {
-    return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };
-  }
-  if (key!.key_remaining_micros !== null && key!.key_remaining_micros <= 0) {
-    return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
-  }
-  return { ok: true, model, provider: catalog.providers.get(model.provider)! };
+  return k.ok ? decideModel(k.key, alias, catalog) : k;
 }
 
 /** The aliases a key may call: on its team's list and in the catalog. */

@@ -6,7 +6,7 @@ import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
 import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
-import { allowedAliases, decideCall, decideKey } from './decide.js';
+import { allowedAliases, decideKey, decideModel } from './decide.js';
 import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
 import { presentedKey, upstreamHeaders } from './headers.js';
@@ -113,7 +113,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const key = await lookupKey(req, r.format);
     const verdict = decideKey(key, r.slug, Date.now());
     if (!verdict.ok) throw verdict.error;
-    send(res, 200, modelList(r.format, allowedAliases(key!, catalog), catalog), { 'x-request-id': requestId });
+    send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
@@ -121,11 +121,11 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const key = await lookupKey(req, r.format);
     const k = decideKey(key, r.slug, Date.now());
     if (!k.ok) throw k.error;
+    const resolved = k.key;
     const call = parseCall(r.format, raw, req.headers);
-    const verdict = decideCall(key, r.slug, call.alias, catalog, Date.now());
+    const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
-    const resolved = key!;
 
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
