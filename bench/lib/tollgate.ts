@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { freePort, nodeArgs, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
+import type { BootstrapResult } from '../../control-plane/services/bootstrap.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -137,14 +138,8 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-export interface Bootstrapped {
-  org_id: string;
-  org_slug: string;
-  workspace_id: string;
-  workspace_slug: string;
-  owner_user_id: string;
-  console_token: string;
-}
+/** What the bootstrap CLI prints (CONTRACT §1). */
+export type Bootstrapped = BootstrapResult;
 
 /** `npm run -s cli -- bootstrap …` against the same store the service uses. */
 export async function bootstrap(tollgate: Tollgate, slug: string): Promise<Bootstrapped> {

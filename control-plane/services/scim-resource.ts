@@ -1,5 +1,6 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email, User } from '../domain.js';
+import type { UserFields } from '../stores/users.js';
 import { booleanValue, emailList, isObject, lowerKeys, optionalString, userNameValue } from './scim-values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -9,14 +10,7 @@ export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 /** The attributes SCIM may change; user_name is set once, at creation. */
-export interface MutableUser {
-  external_id: string | null;
-  given_name: string | null;
-  family_name: string | null;
-  display_name: string | null;
-  emails: Email[];
-  active: boolean;
-}
+export type MutableUser = Omit<UserFields, 'user_name'>;
 
 export interface ScimUser {
   schemas: string[];
