@@ -414,6 +414,8 @@ describeEachStore('web console', (store) => {
     expect(await confirm.textContent()).to.include('personal keys in this team are revoked');
     await confirm.getByRole('button', { name: 'Remove member' }).click();
     await page.getByRole('status').filter({ hasText: `${grace} removed from Platform` }).waitFor();
+    // The toast comes before the member list re-renders: wait for the row to go rather than count at once.
+    await page.getByRole('cell', { name: grace, exact: true }).waitFor({ state: 'detached' });
     expect(await page.getByRole('cell', { name: grace, exact: true }).count()).to.equal(0);
 
     await nav(page, 'API keys').click();
