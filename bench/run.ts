@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BenchContext, PROFILES } from './lib/context.js';
 import { pickLoadTool, type LoadTool } from './lib/load.js';
-import { choosePlacement, CPU_RESOLUTION_US, REPO_ROOT } from './lib/procs.js';
+import { choosePlacement, CPU_RESOLUTION_US, ensureBuilt, REPO_ROOT } from './lib/procs.js';
 import { Report } from './lib/report.js';
 import type { Shape } from './lib/tollgate.js';
 import { coldKeysScenario } from './scenarios/cold-keys.js';
@@ -77,6 +77,7 @@ function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefi
 async function main(): Promise<void> {
   const args = parse();
   const profile = PROFILES[args.quick ? 'quick' : 'full'];
+  ensureBuilt();
   const placement = choosePlacement();
   const tool = pickLoadTool(args.tool);
   const report = new Report();

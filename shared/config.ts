@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { loadModelCatalog, type ModelCatalog } from './models.js';
+import { packagePath } from './package-root.js';
 
-export const DEFAULT_MODELS_FILE = fileURLToPath(new URL('../models.example.json', import.meta.url));
+export const DEFAULT_MODELS_FILE = packagePath('models.example.json');
 
 export interface Config {
   controlPlanePort: number;

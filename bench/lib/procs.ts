@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const REPO_ROOT = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
@@ -59,6 +60,20 @@ export interface StartOptions {
 /** `node --import tsx <file>`: one process (the `tsx` CLI forks a second one, which would hide the CPU we read). */
 export function nodeArgs(file: string, args: string[] = []): [string, string[]] {
   return [process.execPath, ['--import', 'tsx', file, ...args]];
+}
+
+/**
+ * `node dist/<entry>.js`: Tollgate's own entry points run compiled, as `npm
+ * start` runs them (`ensureBuilt` first), so no loader sits on the hot path.
+ */
+export function compiledArgs(entry: string, args: string[] = []): [string, string[]] {
+  return [process.execPath, [join(REPO_ROOT, 'dist', entry.replace(/\.ts$/, '.js')), ...args]];
+}
+
+/** Builds dist/ when a source is newer than it (what `npm start`'s prestart does). */
+export function ensureBuilt(): void {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bin/build.ts'), '--if-stale'], { cwd: REPO_ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('npm run build failed');
 }
 
 export async function startProcess(name: string, command: string, args: string[], options: StartOptions): Promise<Proc> {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { freePort, nodeArgs, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
+import { compiledArgs, freePort, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
 import type { BootstrapResult } from '../../control-plane/services/bootstrap.js';
 
 const execFileAsync = promisify(execFile);
@@ -93,14 +93,14 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
   let controlPlane: Proc | undefined;
   let proxy: Proc;
   if (options.shape === 'combined') {
-    const [node, args] = nodeArgs('bin/start.ts');
+    const [node, args] = compiledArgs('bin/start.ts');
     proxy = await startProcess('tollgate', node, args, {
       cpus: options.placement.sut,
       env,
       ready: readyWhenHealthy(`${baseUrl}/healthz`, `${edgeUrl}/healthz`),
     });
   } else {
-    const [node, cpArgs] = nodeArgs('bin/control-plane.ts');
+    const [node, cpArgs] = compiledArgs('bin/control-plane.ts');
     const nice = options.controlPlaneNice ?? 0;
     const [cpCommand, cpArgv] = nice ? ['nice', ['-n', String(nice), node, ...cpArgs]] : [node, cpArgs];
     controlPlane = await startProcess('control plane', cpCommand, cpArgv, {
@@ -109,7 +109,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
       ready: readyWhenHealthy(`${baseUrl}/healthz`),
     });
     try {
-      const [, proxyArgs] = nodeArgs('bin/proxy.ts');
+      const [, proxyArgs] = compiledArgs('bin/proxy.ts');
       proxy = await startProcess('proxy', node, proxyArgs, {
         cpus: options.placement.sut,
         env,

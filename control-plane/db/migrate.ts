@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { packagePath } from '../../shared/package-root.js';
 import type { Database } from './database.js';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+export const MIGRATIONS_DIR = packagePath('migrations');
 
 /** Arbitrary constant: serializes migration runs of several control planes. */
 const MIGRATION_LOCK = 7_468_211;

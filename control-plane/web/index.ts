@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { pathToFileURL } from 'node:url';
+import { packagePath } from '../../shared/package-root.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { loadStaticFiles, type StaticFile } from './static-files.js';
 
-const PUBLIC_DIR = new URL('./public/', import.meta.url);
+const PUBLIC_DIR = pathToFileURL(`${packagePath('control-plane', 'web', 'public')}/`);
 
 /**
  * Same-origin only, no inline script or style, no framing: the console holds
