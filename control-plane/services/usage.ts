@@ -1,6 +1,5 @@
 import type { ControlPlaneDeps } from '../deps.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { ledger_record_usage_batch, usage_money_for_keys } from '../stores/workspaces.js';
+import { ledger_settle_usage_batch } from '../stores/workspaces.js';
 
 export interface UsageReport {
   request_id: string;
@@ -30,50 +29,39 @@ function microsToDecimal(micros: number): string {
 
 /**
  * Records settled requests, each exactly once (the ledger is idempotent on
- * request_id, so a retried report moves no money), in one transaction per
- * batch, and answers every key's new balance and budget with their versions.
- * The ledger row is the audit record of usage. When a workspace balance or a
- * key budget runs out, proxies are told at once through the change feed.
+ * request_id, so a retried report moves no money), and answers every key's
+ * new balance and budget with their versions. The whole batch is one
+ * statement: the control plane's cost per request is what the ledger row
+ * costs, not a transaction and three round trips per batch. When a
+ * workspace balance or a key budget runs out, proxies are told at once
+ * through the change feed (in the same statement).
  */
 export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageResult[]> {
-  const keyIds = [...new Set(reports.map((r) => r.key_id))];
-  return deps.db.transaction(async (tx) => {
-    const before = new Map((await usage_money_for_keys(tx, keyIds)).map((m) => [m.key_id, m]));
-    const unique = new Map(reports.map((r) => [r.request_id, r]));
-    const inserted = await ledger_record_usage_batch(
-      tx,
-      [...unique.values()].map((r) => ({
-        request_id: r.request_id,
-        key_id: r.key_id,
-        model: r.model,
-        input_tokens: r.input_tokens,
-        output_tokens: r.output_tokens,
-        cost_usd: microsToDecimal(r.cost_micros),
-      })),
-      deps.clock.now(),
-    );
-    const after = new Map((await usage_money_for_keys(tx, keyIds)).map((m) => [m.key_id, m]));
-    const emptied = new Set<string>();
-    for (const [keyId, a] of after) {
-      const b = before.get(keyId);
-      if (!b) continue;
-      if (b.balance_micros > 0 && a.balance_micros <= 0 && !emptied.has(a.workspace_id)) {
-        emptied.add(a.workspace_id);
-        await change_feed_publish(tx, 'workspace', a.workspace_id);
-      }
-      if (!b.budget_exhausted && a.budget_exhausted) await change_feed_publish(tx, 'key', keyId);
-    }
-    return reports.map((r) => {
-      const a = after.get(r.key_id);
-      return {
-        request_id: r.request_id,
-        recorded: inserted.has(r.request_id),
-        workspace_id: a?.workspace_id ?? null,
-        balance_micros: a ? Number(a.balance_micros) : 0,
-        balance_version: a ? Number(a.balance_version) : 0,
-        key_remaining_micros: a?.key_remaining_micros ?? null,
-        key_version: a ? Number(a.key_version) : 0,
-      };
-    });
+  // A request id repeated inside one batch is one request: the last report of it counts.
+  const unique = new Map(reports.map((r) => [r.request_id, r]));
+  const { recorded, money } = await ledger_settle_usage_batch(
+    deps.db,
+    [...unique.values()].map((r) => ({
+      request_id: r.request_id,
+      key_id: r.key_id,
+      model: r.model,
+      input_tokens: r.input_tokens,
+      output_tokens: r.output_tokens,
+      cost_usd: microsToDecimal(r.cost_micros),
+    })),
+    deps.clock.now(),
+  );
+  const byKey = new Map(money.map((m) => [m.key_id, m]));
+  return reports.map((r) => {
+    const a = byKey.get(r.key_id);
+    return {
+      request_id: r.request_id,
+      recorded: recorded.has(r.request_id),
+      workspace_id: a?.workspace_id ?? null,
+      balance_micros: a ? a.balance_micros : 0,
+      balance_version: a ? a.balance_version : 0,
+      key_remaining_micros: a?.key_remaining_micros ?? null,
+      key_version: a ? a.key_version : 0,
+    };
   });
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { Workspace } from '../domain.js';
+import { CHANGE_CHANNEL } from './change-feed.js';
 
 const COLUMNS = 'id, org_id, slug, name, balance_usd::float8 AS balance_usd';
 
@@ -41,38 +42,6 @@ export async function workspace_credit(
   return row!.balance_usd;
 }
 
-export interface UsageEntry {
-  workspace_id: string;
-  key_id: string;
-  request_id: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  now: Date;
-}
-
-/**
- * Records one request's usage exactly once: a retried report with the same
- * request id inserts nothing and moves no balance. Returns false on a repeat.
- */
-export async function ledger_record_usage(q: Queryable, u: UsageEntry): Promise<boolean> {
-  const inserted = await q.query(
-    `INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
-     VALUES ($1, 'usage', -$2::numeric, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id`,
-    [u.workspace_id, u.cost_usd, u.key_id, u.request_id, u.model, u.input_tokens, u.output_tokens, u.now],
-  );
-  if (!inserted.length) return false;
-  await q.query(`UPDATE workspaces SET balance_usd = balance_usd - $2 WHERE id = $1`, [u.workspace_id, u.cost_usd]);
-  await q.query(`UPDATE api_keys SET spend_usd = spend_usd + $2, last_used_at = $3 WHERE id = $1`, [
-    u.key_id,
-    u.cost_usd,
-    u.now,
-  ]);
-  return true;
-}
-
 export async function ledger_sum(q: Queryable, workspaceId: string): Promise<number> {
   const [row] = await q.query<{ total: number }>(
     `SELECT COALESCE(sum(amount_usd), 0)::float8 AS total FROM ledger_entries WHERE workspace_id = $1`,
@@ -93,69 +62,102 @@ export interface UsageRow {
 }
 
 /**
- * Records many requests' usage in one statement, each exactly once: a
- * request id already in the ledger inserts nothing and moves no money, and
- * balances and key spend move by the sum of what was inserted. Returns the
- * request ids that were new.
+ * The columns a usage report fills, in one place: each is passed as one
+ * array parameter and unnested into rows, so a batch of any size is one
+ * statement with seven parameters. A new optional ledger field is one line
+ * here (and its column in a migration).
  */
-export async function ledger_record_usage_batch(q: Queryable, rows: UsageRow[], now: Date): Promise<Set<string>> {
-  if (!rows.length) return new Set();
-  const inserted = await q.query<{ request_id: string }>(
+const USAGE_COLUMNS: readonly { column: string; type: string; value(r: UsageRow): unknown }[] = [
+  { column: 'request_id', type: 'text', value: (r) => r.request_id },
+  { column: 'key_id', type: 'uuid', value: (r) => r.key_id },
+  { column: 'model', type: 'text', value: (r) => r.model },
+  { column: 'input_tokens', type: 'int', value: (r) => r.input_tokens },
+  { column: 'output_tokens', type: 'int', value: (r) => r.output_tokens },
+];
+
+const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[])
+         AS t(${USAGE_COLUMNS.map((c) => c.column).join(', ')}, cost_usd)`;
+const USAGE_NOW = `$${USAGE_COLUMNS.length + 2}`;
+const USAGE_CHANNEL = `$${USAGE_COLUMNS.length + 3}`;
+
+/**
+ * After a batch: each key's workspace balance and the key's remaining budget
+ * (micro-dollars, floored) with the versions that order them, and whether
+ * this batch emptied the balance or used up the budget.
+ */
+export interface SettledMoney {
+  key_id: string;
+  workspace_id: string;
+  balance_micros: number;
+  balance_version: number;
+  key_remaining_micros: number | null;
+  key_version: number;
+  balance_emptied: boolean;
+  budget_used_up: boolean;
+}
+
+/**
+ * Settles a batch of usage in ONE statement: a ledger row per request id
+ * never seen before (a repeat inserts nothing and moves no money), each
+ * workspace balance and key spend moved once by the sum of what was new,
+ * every key's money read back, and a change-feed row plus NOTIFY when the
+ * batch emptied a balance or used up a budget. Before-values are the
+ * returned after-values plus this batch's own total, which stays exact when
+ * another batch commits first. Returns the newly recorded request ids and
+ * the money of every known key in the batch.
+ */
+export async function ledger_settle_usage_batch(
+  q: Queryable,
+  rows: UsageRow[],
+  now: Date,
+): Promise<{ recorded: Set<string>; money: SettledMoney[] }> {
+  if (!rows.length) return { recorded: new Set(), money: [] };
+  const result = await q.query<SettledMoney & { recorded: string[] | null }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::numeric[])
-         AS t(request_id, key_id, model, input_tokens, output_tokens, cost_usd)
+       ${USAGE_INPUT}
      ), ins AS (
-       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
-       SELECT k.workspace_id, 'usage', -i.cost_usd, i.key_id, i.request_id, i.model, i.input_tokens, i.output_tokens, $7
+       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, ${USAGE_COLUMNS.map((c) => c.column).join(', ')}, created_at)
+       SELECT k.workspace_id, 'usage', -i.cost_usd, ${USAGE_COLUMNS.map((c) => `i.${c.column}`).join(', ')}, ${USAGE_NOW}
          FROM input i JOIN api_keys k ON k.id = i.key_id
        ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING workspace_id, key_id, -amount_usd AS cost, request_id
      ), ws AS (
        UPDATE workspaces w SET balance_usd = w.balance_usd - s.total
          FROM (SELECT workspace_id, sum(cost) AS total FROM ins GROUP BY workspace_id) s
-        WHERE w.id = s.workspace_id RETURNING w.id
+        WHERE w.id = s.workspace_id
+       RETURNING w.id, w.balance_usd, w.balance_version, s.total
      ), ks AS (
-       UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = $7
+       UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = ${USAGE_NOW}
          FROM (SELECT key_id, sum(cost) AS total FROM ins GROUP BY key_id) s
-        WHERE k.id = s.key_id RETURNING k.id
+        WHERE k.id = s.key_id
+       RETURNING k.id, k.spend_usd, k.version, s.total
+     ), money AS (
+       SELECT k.id AS key_id, k.workspace_id,
+              COALESCE(ws.balance_usd, w.balance_usd) AS balance, COALESCE(ws.balance_version, w.balance_version) AS balance_version,
+              ws.balance_usd IS NOT NULL AND ws.balance_usd + ws.total > 0 AND ws.balance_usd <= 0 AS balance_emptied,
+              k.budget_usd, COALESCE(ks.spend_usd, k.spend_usd) AS spend, COALESCE(ks.version, k.version) AS key_version,
+              ks.spend_usd IS NOT NULL AND k.budget_usd IS NOT NULL
+                AND ks.spend_usd - ks.total < k.budget_usd AND ks.spend_usd >= k.budget_usd AS budget_used_up
+         FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+         LEFT JOIN ws ON ws.id = k.workspace_id
+         LEFT JOIN ks ON ks.id = k.id
+        WHERE k.id IN (SELECT key_id FROM input)
+     ), feed AS (
+       INSERT INTO change_feed (topic, subject_id)
+       SELECT DISTINCT 'workspace', workspace_id::text FROM money WHERE balance_emptied
+       UNION ALL
+       SELECT 'key', key_id::text FROM money WHERE budget_used_up
+       RETURNING id, topic, subject_id
+     ), notified AS (
+       SELECT count(pg_notify(${USAGE_CHANNEL}, json_build_object('id', id, 'topic', topic, 'subject_id', subject_id)::text)) AS n FROM feed
      )
-     SELECT request_id FROM ins`,
-    [
-      rows.map((r) => r.request_id),
-      rows.map((r) => r.key_id),
-      rows.map((r) => r.model),
-      rows.map((r) => r.input_tokens),
-      rows.map((r) => r.output_tokens),
-      rows.map((r) => r.cost_usd),
-      now,
-    ],
+     SELECT m.key_id, m.workspace_id,
+            floor(m.balance * 1000000)::float8 AS balance_micros, m.balance_version::float8 AS balance_version,
+            CASE WHEN m.budget_usd IS NULL THEN NULL ELSE floor((m.budget_usd - m.spend) * 1000000)::float8 END AS key_remaining_micros,
+            m.key_version::float8 AS key_version, m.balance_emptied, m.budget_used_up,
+            (SELECT array_agg(request_id) FROM ins) AS recorded, (SELECT n FROM notified) AS notified
+       FROM money m`,
+    [...USAGE_COLUMNS.map((c) => rows.map(c.value)), rows.map((r) => r.cost_usd), now, CHANGE_CHANNEL],
   );
-  return new Set(inserted.map((r) => r.request_id));
-}
-
-/** Balances (micro-dollars, floored) and versions of the workspaces of the given keys, and the keys' remaining budgets. */
-export async function usage_money_for_keys(
-  q: Queryable,
-  keyIds: string[],
-): Promise<
-  {
-    key_id: string;
-    workspace_id: string;
-    balance_micros: number;
-    balance_version: number;
-    key_remaining_micros: number | null;
-    key_version: number;
-    budget_exhausted: boolean;
-  }[]
-> {
-  return q.query(
-    `SELECT k.id AS key_id, k.workspace_id,
-            floor(w.balance_usd * 1000000)::float8 AS balance_micros, w.balance_version::float8 AS balance_version,
-            CASE WHEN k.budget_usd IS NULL THEN NULL ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
-            k.version::float8 AS key_version,
-            (k.budget_usd IS NOT NULL AND k.spend_usd >= k.budget_usd) AS budget_exhausted
-       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE k.id = ANY($1::uuid[])`,
-    [keyIds],
-  );
+  return { recorded: new Set(result[0]?.recorded ?? []), money: result };
 }
