@@ -8,6 +8,8 @@ import { ControlPlaneUnavailable } from './control-plane-client.js';
 interface Entry {
   key: ResolvedKey | null;
   fetchedAt: number;
+  /** No background refresh before this (set after one failed, so an outage is not asked every call). */
+  refreshAfter: number;
 }
 
 export type Lookup = { kind: 'known'; key: ResolvedKey } | { kind: 'unknown' } | { kind: 'unavailable' };
@@ -16,27 +18,76 @@ export interface KeyCacheSource {
   resolveKey(hash: string): Promise<{ key: ResolvedKey | null }>;
 }
 
+/** How long a failed background refresh waits before the next one is tried. */
+const REFRESH_RETRY_MS = 1_000;
+
+/** The ids a change event may name, each with the entries it touches. */
+function subjects(k: ResolvedKey): string[] {
+  const out = [`key:${k.id}`, `team:${k.team_id}`, `workspace:${k.workspace_id}`];
+  if (k.owner_user_id !== null) out.push(`user:${k.owner_user_id}`);
+  return out;
+}
+
 /**
  * Key answers by SHA-256 of the presented key (DESIGN 4): fresh for
  * `keyFreshMs`, unknown keys for `keyNegativeMs`; when the control plane
  * cannot be reached, an answer known good stays usable for `keyStaleMs`
  * after it was last confirmed, and anything else is "unavailable" (503).
- * Change events drop the entries they touch; concurrent misses share one fetch.
+ *
+ * A key in use never waits for the control plane: once half its fresh
+ * window has passed, the next lookup answers from the cache and refreshes it
+ * in the background, so a hot key is re-confirmed before it goes stale. No
+ * answer is used beyond its fresh window that way (only the outage rule
+ * above does), so freshness is exactly what it was.
+ *
+ * Change events drop the entries they touch at once, found through an index
+ * by key, team, workspace and owner rather than a scan of the cache;
+ * concurrent misses share one fetch.
  */
 export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: () => number = Date.now) {
-  const cache = new LRUCache<string, Entry>({ max: settings.keyCacheSize });
+  // subject ("team:<id>", …) → hashes cached under it; unknown-key hashes apart (any key event drops them).
+  const index = new Map<string, Set<string>>();
+  const negatives = new Set<string>();
+  const unindex = (e: Entry, hash: string): void => {
+    if (!e.key) {
+      negatives.delete(hash);
+      return;
+    }
+    for (const s of subjects(e.key)) {
+      const set = index.get(s);
+      if (!set) continue;
+      set.delete(hash);
+      if (set.size === 0) index.delete(s);
+    }
+  };
+  // Every way an entry leaves (evicted, replaced, deleted, cleared) unindexes it, synchronously.
+  const cache = new LRUCache<string, Entry>({ max: settings.keyCacheSize, dispose: unindex });
+  const store = (hash: string, e: Entry): void => {
+    cache.set(hash, e);
+    if (!e.key) {
+      negatives.add(hash);
+      return;
+    }
+    for (const s of subjects(e.key)) {
+      let set = index.get(s);
+      if (!set) index.set(s, (set = new Set()));
+      set.add(hash);
+    }
+  };
   const inflight = new Map<string, Promise<Lookup>>();
   // Bumped by every invalidation: a fetch that raced one must not be cached.
   let generation = 0;
 
+  const halfFresh = settings.keyFreshMs / 2;
   const answer = (e: Entry): Lookup => (e.key ? { kind: 'known', key: e.key } : { kind: 'unknown' });
 
   async function fetchKey(hash: string, stale: Entry | undefined): Promise<Lookup> {
     const started = generation;
     try {
       const { key } = await source.resolveKey(hash);
-      const entry = { key, fetchedAt: now() };
-      if (generation === started) cache.set(hash, entry);
+      const t = now();
+      const entry: Entry = { key, fetchedAt: t, refreshAfter: t + halfFresh };
+      if (generation === started) store(hash, entry);
       return answer(entry);
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) logger.error({ err }, 'key resolution failed');
@@ -46,37 +97,55 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     }
   }
 
+  function fetchShared(hash: string, stale: Entry | undefined): Promise<Lookup> {
+    let p = inflight.get(hash);
+    if (!p) {
+      const mine: Promise<Lookup> = fetchKey(hash, stale).finally(() => {
+        if (inflight.get(hash) === mine) inflight.delete(hash);
+      });
+      inflight.set(hash, (p = mine));
+    }
+    return p;
+  }
+
+  function refreshInBackground(hash: string, e: Entry, t: number): void {
+    if (inflight.has(hash)) return;
+    e.refreshAfter = t + REFRESH_RETRY_MS;
+    // A failed refresh leaves the entry as it was: still fresh, and the outage rule applies once it is not.
+    void fetchShared(hash, e);
+  }
+
+  /** The answer without waiting, when the cache has a fresh one (refreshing it ahead of time if due). */
+  function cached(hash: string): Lookup | undefined {
+    const e = cache.get(hash);
+    if (!e) return undefined;
+    const t = now();
+    const age = t - e.fetchedAt;
+    if (!e.key) return age < settings.keyNegativeMs ? answer(e) : undefined;
+    if (age >= settings.keyFreshMs) return undefined;
+    if (t >= e.refreshAfter) refreshInBackground(hash, e, t);
+    return answer(e);
+  }
+
   return {
-    async lookup(hash: string): Promise<Lookup> {
-      const e = cache.get(hash);
-      if (e) {
-        const ttl = e.key ? settings.keyFreshMs : settings.keyNegativeMs;
-        if (now() - e.fetchedAt < ttl) return answer(e);
-      }
-      let p = inflight.get(hash);
-      if (!p) {
-        p = fetchKey(hash, e).finally(() => inflight.delete(hash));
-        inflight.set(hash, p);
-      }
-      return p;
+    cached,
+    lookup(hash: string): Promise<Lookup> {
+      const hit = cached(hash);
+      return hit ? Promise.resolve(hit) : fetchShared(hash, cache.get(hash));
     },
     /** A change-feed hint: forget every entry the changed subject could affect. */
     invalidate(topic: ChangeTopic, subjectId: string): void {
       generation++;
-      for (const [hash, e] of cache.entries()) {
-        const k = e.key;
-        const hit =
-          k === null
-            ? topic === 'key'
-            : (topic === 'key' && k.id === subjectId) ||
-              (topic === 'team' && k.team_id === subjectId) ||
-              (topic === 'workspace' && k.workspace_id === subjectId) ||
-              (topic === 'user' && k.owner_user_id === subjectId);
-        if (hit) cache.delete(hash);
-      }
+      // A fetch already under way may carry the answer from before the change: later lookups must not share it.
+      inflight.clear();
+      // A key event may be a new key whose hash was cached as unknown.
+      if (topic === 'key') for (const hash of [...negatives]) cache.delete(hash);
+      const hashes = index.get(`${topic}:${subjectId}`);
+      if (hashes) for (const hash of [...hashes]) cache.delete(hash);
     },
     clear(): void {
       generation++;
+      inflight.clear();
       cache.clear();
     },
     size: () => cache.size,

@@ -35,12 +35,51 @@ describe('proxy: key cache', () => {
   it('serves a known key from cache while fresh and asks again after', async () => {
     const w = world();
     expect((await w.cache.lookup('h1')).kind).to.equal('known');
-    w.tick(999);
+    w.tick(499);
     await w.cache.lookup('h1');
     expect(w.calls).to.deep.equal(['h1']);
-    w.tick(1);
+    w.tick(501);
     await w.cache.lookup('h1');
     expect(w.calls).to.deep.equal(['h1', 'h1']);
+  });
+
+  it('refreshes a key in use in the background once half its fresh window has passed, answering at once meanwhile', async () => {
+    const w = world();
+    await w.cache.lookup('h1');
+    w.tick(500);
+    const hit = w.cache.cached('h1');
+    expect(hit?.kind, 'answered without waiting').to.equal('known');
+    expect(w.calls).to.deep.equal(['h1', 'h1']);
+    // One refresh at a time, and the refreshed answer restarts the window.
+    w.cache.cached('h1');
+    expect(w.calls).to.have.length(2);
+    await new Promise((r) => setImmediate(r));
+    // Past the first answer's window, inside the refreshed one's (and past its half: the next refresh goes).
+    w.tick(700);
+    expect(w.cache.cached('h1')?.kind).to.equal('known');
+    expect(w.calls).to.have.length(3);
+  });
+
+  it('never answers past the fresh window from cache: a failed background refresh leaves the outage rule in charge', async () => {
+    const w = world();
+    await w.cache.lookup('h1');
+    w.setDown(true);
+    w.tick(600);
+    expect(w.cache.cached('h1')?.kind).to.equal('known');
+    await new Promise((r) => setImmediate(r));
+    w.tick(400);
+    expect(w.cache.cached('h1'), 'stale: the caller must wait for an answer').to.equal(undefined);
+    expect((await w.cache.lookup('h1')).kind, 'known good inside the stale window').to.equal('known');
+  });
+
+  it('a change during a fetch in flight: later lookups fetch again rather than share the older answer', async () => {
+    const w = world();
+    await w.cache.lookup('h1');
+    w.tick(500);
+    w.cache.cached('h1');
+    w.cache.invalidate('key', 'k1');
+    await w.cache.lookup('h1');
+    expect(w.calls).to.deep.equal(['h1', 'h1', 'h1']);
   });
 
   it('remembers an unknown key only for the short negative window', async () => {
@@ -79,5 +118,19 @@ describe('proxy: key cache', () => {
       await w.cache.lookup('h2');
       expect(w.calls, `${topic} event`).to.deep.equal(['h1', 'h2', 'h1']);
     }
+  });
+
+  it('a key event also drops cached unknown keys (it may be a new key); replaced and evicted entries leave the index', async () => {
+    const w = world();
+    expect((await w.cache.lookup('nope')).kind).to.equal('unknown');
+    w.cache.invalidate('key', 'k-new');
+    await w.cache.lookup('nope');
+    expect(w.calls).to.deep.equal(['nope', 'nope']);
+    await w.cache.lookup('h1');
+    w.tick(1000);
+    await w.cache.lookup('h1');
+    w.cache.invalidate('team', 't');
+    await w.cache.lookup('h1');
+    expect(w.calls.filter((c) => c === 'h1')).to.have.length(3);
   });
 });
