@@ -12,33 +12,98 @@ export type LimitOutcome =
   | { ok: false; which: 'requests' | 'tokens'; retryAfterMs: number; requests?: LimitState; tokens?: LimitState };
 
 export interface RateLimits {
-  /** Takes one request and `tokens` estimated tokens from the key's minute windows. */
-  admit(keyId: string, rpm: number | null, tpm: number | null, tokens: number): Promise<LimitOutcome>;
+  /**
+   * Takes one request and `tokens` estimated tokens from the key's minute
+   * windows. In process the answer is immediate (no promise); only the
+   * Redis limiters answer with one.
+   */
+  admit(keyId: string, rpm: number | null, tpm: number | null, tokens: number): LimitOutcome | Promise<LimitOutcome>;
   /** Corrects the token window once real usage is known (positive: more was used than taken). */
   adjustTokens(keyId: string, tpm: number | null, delta: number): Promise<void>;
 }
 
-function state(limit: number, res: RateLimiterRes): LimitState {
+function state(limit: number, res: { remainingPoints: number; msBeforeNext: number }): LimitState {
   return { limit, remaining: Math.max(0, res.remainingPoints), resetMs: res.msBeforeNext };
 }
 
+const WINDOW_MS = 60_000;
+const DONE: Promise<void> = Promise.resolve();
+
 /**
- * Per-key RPM and TPM with rate-limiter-flexible's atomic limiters: in
- * process, or in Redis shared by every proxy. On a Redis failure a limiter
- * falls back to its in-process insurance twin (DESIGN 2: limits degrade to
- * per process, they do not fail open or closed).
+ * Fixed one-minute windows per key, decided synchronously: the same rules
+ * as rate-limiter-flexible's memory limiter (a window starts at a key's
+ * first take and lasts a minute; a refused take still counts; corrections
+ * move the count either way), without a promise and a timer per window.
+ * Lapsed windows are swept once a minute instead of each holding a timer.
+ */
+export function createWindowCounter(now: () => number = Date.now) {
+  const windows = new Map<string, { used: number; endsAt: number }>();
+  let sweepAt = now() + WINDOW_MS;
+  return {
+    /** Adds `points` (negative to give back) to the key's window; answers what is used and when the window ends. */
+    add(key: string, points: number): { used: number; msBeforeNext: number } {
+      const t = now();
+      if (t >= sweepAt) {
+        for (const [k, w] of windows) if (w.endsAt <= t) windows.delete(k);
+        sweepAt = t + WINDOW_MS;
+      }
+      let w = windows.get(key);
+      if (!w || w.endsAt <= t) windows.set(key, (w = { used: 0, endsAt: t + WINDOW_MS }));
+      w.used += points;
+      return { used: w.used, msBeforeNext: w.endsAt - t };
+    },
+  };
+}
+
+/** Limits of one process (REDIS_URL unset): every decision is immediate. */
+function createMemoryRateLimits(): RateLimits {
+  const counter = createWindowCounter();
+  const take = (kind: string, limit: number, keyId: string, points: number) => {
+    const r = counter.add(`${kind}:${limit}:${keyId}`, points);
+    return { ok: r.used <= limit, state: { limit, remaining: Math.max(0, limit - r.used), resetMs: r.msBeforeNext }, msBeforeNext: r.msBeforeNext };
+  };
+  return {
+    admit(keyId, rpm, tpm, tokens) {
+      let requests: LimitState | undefined;
+      let tokenState: LimitState | undefined;
+      if (rpm !== null) {
+        const r = take('rpm', rpm, keyId, 1);
+        requests = r.state;
+        if (!r.ok) return { ok: false, which: 'requests', retryAfterMs: r.msBeforeNext, requests };
+      }
+      if (tpm !== null) {
+        const t = take('tpm', tpm, keyId, Math.min(tokens, tpm));
+        tokenState = t.state;
+        if (!t.ok) return { ok: false, which: 'tokens', retryAfterMs: t.msBeforeNext, requests, tokens: tokenState };
+      }
+      return { ok: true, requests, tokens: tokenState };
+    },
+    adjustTokens(keyId, tpm, delta) {
+      if (tpm !== null && delta !== 0) counter.add(`tpm:${tpm}:${keyId}`, delta);
+      return DONE;
+    },
+  };
+}
+
+/**
+ * Per-key RPM and TPM: in process (synchronous windows, above), or in Redis
+ * shared by every proxy with rate-limiter-flexible's atomic limiters. On a
+ * Redis failure a limiter falls back to its in-process insurance twin
+ * (DESIGN 2: limits degrade to per process, they do not fail open or closed).
  */
 export function createRateLimits(redis: Redis | undefined, prefix: string): RateLimits {
+  return redis ? createRedisRateLimits(redis, prefix) : createMemoryRateLimits();
+}
+
+function createRedisRateLimits(redis: Redis, prefix: string): RateLimits {
   const limiters = new Map<string, RateLimiterAbstract>();
   const limiter = (kind: 'rpm' | 'tpm', points: number): RateLimiterAbstract => {
     const name = `${kind}:${points}`;
     let l = limiters.get(name);
     if (!l) {
       const keyPrefix = `${prefix}:rl:${name}`;
-      const memory = new RateLimiterMemory({ points, duration: 60, keyPrefix });
-      l = redis
-        ? new RateLimiterRedis({ storeClient: redis, points, duration: 60, keyPrefix, insuranceLimiter: memory, rejectIfRedisNotReady: true })
-        : memory;
+      const insuranceLimiter = new RateLimiterMemory({ points, duration: 60, keyPrefix });
+      l = new RateLimiterRedis({ storeClient: redis, points, duration: 60, keyPrefix, insuranceLimiter, rejectIfRedisNotReady: true });
       limiters.set(name, l);
     }
     return l;
