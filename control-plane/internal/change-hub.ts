@@ -1,6 +1,7 @@
 import type { ControlPlaneDeps } from '../deps.js';
 import { CHANGE_CHANNEL } from '../stores/change-feed.js';
-import { changesSince, changeVersion, type ChangeEvent } from '../services/key-resolution.js';
+import { changesSince, changeVersion } from '../services/key-resolution.js';
+import type { ChangeEvent } from '../../shared/contract/changes.js';
 
 export type ChangeListener = (events: ChangeEvent[]) => void;
 
