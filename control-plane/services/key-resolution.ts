@@ -1,6 +1,6 @@
 import type { ControlPlaneDeps } from '../deps.js';
 import { api_key_resolve } from '../stores/api-keys.js';
-import { change_feed_latest, change_feed_since } from '../stores/change-feed.js';
+import { CHANGE_CHANNEL, change_feed_latest, change_feed_since } from '../stores/change-feed.js';
 import { CHANGE_FEED_PAGE_SIZE, type ChangeEvent } from '../../shared/contract/changes.js';
 import type { KeyResolution } from '../../shared/contract/keys.js';
 
@@ -38,4 +38,13 @@ export async function changesSince(deps: ControlPlaneDeps, afterId: number): Pro
 
 export async function changeVersion(deps: ControlPlaneDeps): Promise<number> {
   return change_feed_latest(deps.db);
+}
+
+/**
+ * Calls `onCommit` whenever a change-feed row commits (the store's NOTIFY,
+ * heard by every control-plane replica). Undefined when the store cannot
+ * notify (then callers poll only); resolves to the function that stops it.
+ */
+export function listenForChanges(deps: ControlPlaneDeps, onCommit: () => void): Promise<() => Promise<void>> | undefined {
+  return deps.db.listen?.(CHANGE_CHANNEL, onCommit);
 }

@@ -1,6 +1,6 @@
 import { conflict, invalidInput, isUniqueViolation, notFound } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
+import { actorOf, assertAdmin, normalizeId, type ConsoleAuth } from './console-auth.js';
 import { api_key_revoke_personal_in_team } from '../stores/api-keys.js';
 import { audit_insert } from '../stores/audit.js';
 import { change_feed_publish } from '../stores/change-feed.js';
@@ -13,7 +13,7 @@ import {
   team_member_list,
   team_member_remove,
 } from '../stores/teams.js';
-import { actorOf, loadTeam, loadWorkspace, normalizeId } from './access.js';
+import { loadTeam, loadWorkspace } from './access.js';
 
 export async function createTeam(
   deps: ControlPlaneDeps,

@@ -36,6 +36,16 @@ describeEachStore('sso: settings API', (store) => {
     expect(res.body).to.deep.equal({ issuer: VALID.issuer, client_id: 'renamed', external_id_claim: 'sub' });
   });
 
+  it('an org id in upper case names the same org on /sso, /scim, /members and /workspaces', async () => {
+    const org = await seedOrg(cp.deps);
+    const upper = org.org_id.toUpperCase();
+    expect((await put(upper, org.console_token, VALID)).status).to.equal(200);
+    for (const path of ['sso', 'scim', 'members', 'workspaces']) {
+      const res = await call(`${cp.url}/v1/orgs/${upper}/${path}`, { token: org.console_token });
+      expect(res.status, path).to.equal(200);
+    }
+  });
+
   it('404 problem+json from GET when SSO is not configured', async () => {
     const org = await seedOrg(cp.deps);
     const res = await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { token: org.console_token });
