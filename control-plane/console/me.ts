@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession, SESSION_COOKIE } from '../http/auth.js';
-import { closeSession, describeMe } from '../services/sessions.js';
+import { closeSession, describeMe } from '../services/auth/sessions.js';
 
 /** `GET /v1/me` and `POST /v1/auth/logout`. */
 export function meRoutes(deps: ControlPlaneDeps): Router {

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { parseValid, readValid } from '../http/body.js';
-import { changeMemberRole, listMembers } from '../services/members.js';
-import { listAudit } from '../services/audit.js';
-import { assertOrgAdmin, assertOwnOrg } from '../services/console-auth.js';
+import { changeMemberRole, listMembers } from '../services/orgs/members.js';
+import { listAudit } from '../services/orgs/audit.js';
+import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
 const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
 const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
-import { assertOrgAdmin } from '../services/console-auth.js';
+import { assertOrgAdmin } from '../services/auth/console-auth.js';
 import { readValid } from '../http/body.js';
 import { rotateScimToken, scimSettings, setScimEnabled } from '../services/scim-tokens.js';
 

@@ -5,7 +5,7 @@ import { invalidInput } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { setSessionCookie } from '../http/auth.js';
 import { readBody, parseValid } from '../http/body.js';
-import { signInWithConsoleToken } from '../services/sessions.js';
+import { signInWithConsoleToken } from '../services/auth/sessions.js';
 
 const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
 

@@ -5,9 +5,9 @@ import { notFound } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { assertOrgAdmin } from '../services/console-auth.js';
-import { createSecretSealer } from '../services/sso-secrets.js';
-import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso-settings.js';
+import { assertOrgAdmin } from '../services/auth/console-auth.js';
+import { createSecretSealer } from '../services/sso/secrets.js';
+import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso/settings.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 

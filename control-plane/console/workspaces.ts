@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces.js';
+import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces/workspaces.js';
 
 // Balances keep nine decimal places: a smaller credit would be a ledger row that moves nothing.
 const credit = z

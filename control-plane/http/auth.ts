@@ -1,8 +1,8 @@
 import type { Context, Next } from 'koa';
 import { unauthenticated } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import type { ConsoleAuth } from '../services/console-auth.js';
-import { authenticateConsole } from '../services/sessions.js';
+import type { ConsoleAuth } from '../services/auth/console-auth.js';
+import { authenticateConsole } from '../services/auth/sessions.js';
 
 export const SESSION_COOKIE = 'tollgate_session';
 

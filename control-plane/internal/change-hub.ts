@@ -1,5 +1,5 @@
 import type { ControlPlaneDeps } from '../deps.js';
-import { changesSince, changeVersion, listenForChanges } from '../services/key-resolution.js';
+import { changesSince, changeVersion, listenForChanges } from '../services/data-plane/key-resolution.js';
 import type { ChangeEvent } from '../../shared/contract/changes.js';
 
 export type ChangeListener = (events: ChangeEvent[]) => void;

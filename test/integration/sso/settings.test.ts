@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
-import { createSecretSealer } from '../../../control-plane/services/sso-secrets.js';
-import { clientSecretContext } from '../../../control-plane/services/sso-settings.js';
+import { createSecretSealer } from '../../../control-plane/services/sso/secrets.js';
+import { clientSecretContext } from '../../../control-plane/services/sso/settings.js';
 import { seedUser } from './helpers.js';
 
 const VALID = { issuer: 'https://idp.example.com/oauth2/default', client_id: 'tollgate-console', client_secret: 'S3cr3t-value-that-must-never-leak' };

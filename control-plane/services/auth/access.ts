@@ -1,10 +1,10 @@
-import { notFound } from '../../shared/errors.js';
-import type { Queryable } from '../db/database.js';
-import type { ApiKey, Team, Workspace } from '../domain.js';
+import { notFound } from '../../../shared/errors.js';
+import type { Queryable } from '../../db/database.js';
+import type { ApiKey, Team, Workspace } from '../../domain.js';
 import { assertInOrg, normalizeId, type ConsoleAuth } from './console-auth.js';
-import { api_key_find_by_id } from '../stores/api-keys.js';
-import { team_find_by_id } from '../stores/teams.js';
-import { workspace_find_by_id } from '../stores/workspaces.js';
+import { api_key_find_by_id } from '../../stores/api-keys.js';
+import { team_find_by_id } from '../../stores/teams.js';
+import { workspace_find_by_id } from '../../stores/workspaces.js';
 
 export async function loadWorkspace(q: Queryable, auth: ConsoleAuth, rawId: string | undefined): Promise<Workspace> {
   const workspace = await workspace_find_by_id(q, normalizeId(rawId, 'Workspace'));

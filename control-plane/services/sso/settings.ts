@@ -1,10 +1,10 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import type { SsoSettings } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { sso_login_state_delete_for_org } from '../stores/sso-login-states.js';
-import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../stores/sso-settings.js';
-import { actorOf, assertOrgAdmin, type ConsoleAuth } from './console-auth.js';
-import type { SecretSealer } from './sso-secrets.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { SsoSettings } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { sso_login_state_delete_for_org } from '../../stores/sso-login-states.js';
+import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../../stores/sso-settings.js';
+import { actorOf, assertOrgAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import type { SecretSealer } from './secrets.js';
 
 /** What the console sees of an org's OIDC settings: never the client secret. */
 export interface SsoSettingsView {

@@ -1,9 +1,9 @@
-import { conflict, forbidden, notFound } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { Role } from '../domain.js';
-import { actorOf, assertAdmin, assertOwnOrg, normalizeId, type ConsoleAuth } from './console-auth.js';
-import { audit_insert } from '../stores/audit.js';
-import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../stores/memberships.js';
+import { conflict, forbidden, notFound } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { Role } from '../../domain.js';
+import { actorOf, assertAdmin, assertOwnOrg, normalizeId, type ConsoleAuth } from '../auth/console-auth.js';
+import { audit_insert } from '../../stores/audit.js';
+import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../../stores/memberships.js';
 
 /** Settings → Members, as CONTRACT §2 shapes it. */
 export interface MemberView {

@@ -1,6 +1,6 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import { assertOrgAdmin, type ConsoleAuth } from './console-auth.js';
-import { audit_list, type AuditRow } from '../stores/audit.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { assertOrgAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import { audit_list, type AuditRow } from '../../stores/audit.js';
 
 /** The org's latest audit rows, newest first (admin). */
 export async function listAudit(deps: ControlPlaneDeps, auth: ConsoleAuth, rawOrgId: string | undefined, limit: number): Promise<AuditRow[]> {

@@ -1,7 +1,7 @@
-import type { UsageReport, UsageResult } from '../../shared/contract/usage.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { ledger_record_usage_batch, usage_money_for_keys } from '../stores/workspaces.js';
+import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { ledger_record_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
 /** Integer micro-dollars as exact decimal text for the numeric column. */
 function microsToDecimal(micros: number): string {

@@ -1,11 +1,11 @@
-import { unauthenticated } from '../../shared/errors.js';
-import { generateSecret, isWellFormedSecret, sha256Hex } from '../../shared/secrets.js';
-import type { Queryable } from '../db/database.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { Role } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { membership_list_for_user } from '../stores/memberships.js';
-import { session_authenticate, session_insert, session_revoke, type AuthenticatedSession } from '../stores/sessions.js';
+import { unauthenticated } from '../../../shared/errors.js';
+import { generateSecret, isWellFormedSecret, sha256Hex } from '../../../shared/secrets.js';
+import type { Queryable } from '../../db/database.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { Role } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { membership_list_for_user } from '../../stores/memberships.js';
+import { session_authenticate, session_insert, session_revoke, type AuthenticatedSession } from '../../stores/sessions.js';
 import type { ConsoleAuth } from './console-auth.js';
 
 /** Opens a console session; the returned token is the only copy of the secret. */

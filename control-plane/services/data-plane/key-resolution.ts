@@ -1,8 +1,8 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import { api_key_resolve } from '../stores/api-keys.js';
-import { CHANGE_CHANNEL, change_feed_latest, change_feed_since } from '../stores/change-feed.js';
-import { CHANGE_FEED_PAGE_SIZE, type ChangeEvent } from '../../shared/contract/changes.js';
-import type { KeyResolution } from '../../shared/contract/keys.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { api_key_resolve } from '../../stores/api-keys.js';
+import { CHANGE_CHANNEL, change_feed_latest, change_feed_since } from '../../stores/change-feed.js';
+import { CHANGE_FEED_PAGE_SIZE, type ChangeEvent } from '../../../shared/contract/changes.js';
+import type { KeyResolution } from '../../../shared/contract/keys.js';
 
 /** Looks a key up by the SHA-256 of its secret; the secret itself never reaches the control plane. */
 export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promise<KeyResolution> {

@@ -1,5 +1,5 @@
-import { forbidden, notFound } from '../../shared/errors.js';
-import type { Role } from '../domain.js';
+import { forbidden, notFound } from '../../../shared/errors.js';
+import type { Role } from '../../domain.js';
 
 /** The caller of a console route, once authenticated: who, in which org, with which role. */
 export interface ConsoleAuth {
