@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { assertAdmin, assertSameOrg, authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { rotateScimToken, scimSettings, setScimEnabled } from '../services/scim-tokens.js';
+import { rotateScimToken, scimSettings, setScimEnabled } from '../scim/tokens.js';
 
 const SettingsBody = z.strictObject({ enabled: z.boolean() });
 

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from '../services/scim-users.js';
-import { LIST_RESPONSE_SCHEMA, toScimUser } from '../services/scim-resource.js';
+import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from './users.js';
+import { LIST_RESPONSE_SCHEMA, toScimUser } from './resource.js';
 import { scimOrgOf } from './auth.js';
 import { readScimJson } from './body.js';
 import { SCIM_MEDIA_TYPE } from './errors.js';

@@ -7,9 +7,9 @@ import { change_feed_publish } from '../stores/change-feed.js';
 import { membership_find, membership_insert, membership_set_status } from '../stores/memberships.js';
 import { session_revoke_all_for_user } from '../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
-import { parseFilter, type ParsedFilter } from './scim-filter.js';
-import { applyPatch } from './scim-patch.js';
-import { canonicalEmail, parseUserBody, type MutableUser } from './scim-resource.js';
+import { parseFilter, type ParsedFilter } from './filter.js';
+import { applyPatch } from './patch.js';
+import { canonicalEmail, parseUserBody, type MutableUser } from './resource.js';
 
 /**
  * The User lifecycle as the identity provider drives it (spec 3). Every

@@ -1,7 +1,7 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email } from '../domain.js';
-import type { MutableUser } from './scim-resource.js';
-import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKeys, optionalString } from './scim-values.js';
+import type { MutableUser } from './resource.js';
+import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKeys, optionalString } from './values.js';
 
 /**
  * RFC 7644 §3.5.2 PATCH on a User, as Okta and Entra ID send it. Operations

@@ -1,7 +1,7 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email, User } from '../domain.js';
 import type { UserFields } from '../stores/users.js';
-import { booleanValue, emailList, isObject, lowerKeys, optionalString, userNameValue } from './scim-values.js';
+import { booleanValue, emailList, isObject, lowerKeys, optionalString, userNameValue } from './values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
