@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
-import { recordUsage, type UsageReport } from '../../../control-plane/services/usage.js';
+import { recordUsage } from '../../../control-plane/services/data-plane/usage.js';
+import type { UsageReport } from '../../../shared/contract/usage.js';
 import { CHANGE_CHANNEL } from '../../../control-plane/stores/change-feed.js';
 import { describeEachStore } from '../../support/stores.js';
 
