@@ -29,7 +29,7 @@ export const PROFILES: Record<Profile['name'], Profile> = {
 };
 
 export type Format = 'chat' | 'messages';
-export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey';
+export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey' | 'whole';
 
 export interface RequestShape {
   url: string;
@@ -43,6 +43,8 @@ export interface System {
   pid: number | undefined;
   /** Tollgate split in two: the control plane's CPU is reported beside the proxy's. */
   controlPlanePid?: number | undefined;
+  /** `pid` heads a process tree (`npm start`): its CPU and memory are the whole tree's. */
+  tree?: boolean;
   request(format: Format, options?: { stream?: boolean; paced?: boolean }): RequestShape;
 }
 

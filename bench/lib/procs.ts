@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +166,47 @@ export function statCpuTicks(stat: string): number {
 
 export const CPU_RESOLUTION_US = 1_000_000 / CLOCK_TICKS_PER_SECOND;
 
+/** The process and all its descendants, from /proc/<pid>/task/<tid>/children. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    const p = out[i]!;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      try {
+        for (const c of readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim()) out.push(Number(c));
+      } catch {
+        /* the task ended meanwhile */
+      }
+    }
+  }
+  return out;
+}
+
+/** A per-process figure summed over a process tree (processes that end meanwhile count nothing). */
+function overTree(pid: number, read: (pid: number) => number): number {
+  let total = 0;
+  for (const p of processTree(pid)) {
+    try {
+      total += read(p);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return total;
+}
+
+/** utime + stime of a process tree (e.g. `npm start` and the service it runs), in microseconds. */
+export const treeCpuMicros = (pid: number): number => overTree(pid, cpuMicros);
+
+/** RSS of a process tree, in bytes. */
+export const treeRssBytes = (pid: number): number => overTree(pid, rssBytes);
+
 /** Resident set size in bytes, from /proc/<pid>/status. */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -174,12 +215,18 @@ export function rssBytes(pid: number): number {
 }
 
 /** Measures CPU time several processes spend during `work`. */
-export async function withCpu<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; cpuUs: Record<string, number>; wallUs: number }> {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMicros(pid)]));
+export async function withCpu<T>(
+  pids: Record<string, number>,
+  work: () => Promise<T>,
+  /** Roles whose CPU is their whole process tree's (`npm start`). */
+  trees: ReadonlySet<string> = new Set(),
+): Promise<{ result: T; cpuUs: Record<string, number>; wallUs: number }> {
+  const read = (k: string, pid: number) => (trees.has(k) ? treeCpuMicros(pid) : cpuMicros(pid));
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, read(k, pid)]));
   const t0 = process.hrtime.bigint();
   const result = await work();
   const wallUs = Number(process.hrtime.bigint() - t0) / 1000;
-  const cpuUs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuMicros(pid) - before[k]!]));
+  const cpuUs = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, read(k, pid) - before[k]!]));
   return { result, cpuUs, wallUs };
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { compiledArgs, freePort, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
+import { compiledArgs, freePort, processTree, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -39,8 +39,9 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
 /**
  * `split`: control plane and proxy in their own processes (production shape), so the
  * proxy's CPU time is the proxy's alone. `combined`: `bin/start.ts`, both in one.
+ * `whole`: `npm start` as a user runs it; its CPU is the whole process tree's.
  */
-export type Shape = 'split' | 'combined';
+export type Shape = 'split' | 'combined' | 'whole';
 
 export interface TollgateOptions {
   shape: Shape;
@@ -91,7 +92,26 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
   };
   let controlPlane: Proc | undefined;
   let proxy: Proc;
-  if (options.shape === 'combined') {
+  if (options.shape === 'whole') {
+    // Exactly what a user runs: npm, its prestart build check, and the service it starts, as one tree.
+    proxy = await startProcess('tollgate (npm start)', 'npm', ['start', '--silent'], {
+      cpus: options.placement.sut,
+      env,
+      ready: readyWhenHealthy(`${baseUrl}/healthz`, `${edgeUrl}/healthz`),
+    });
+    // npm may not pass SIGTERM on through its shell: signal the service itself too.
+    const stopNpm = proxy.stop;
+    proxy.stop = async () => {
+      for (const pid of processTree(proxy.pid).reverse()) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+      await stopNpm();
+    };
+  } else if (options.shape === 'combined') {
     const [node, args] = compiledArgs('bin/start.ts');
     proxy = await startProcess('tollgate', node, args, {
       cpus: options.placement.sut,

@@ -31,8 +31,10 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
   };
   const drainS = system.controlPlanePid ? await waitUntilIdle(system.controlPlanePid) : 0;
   if (drainS > 1) ctx.log(`  waited ${drainS.toFixed(1)}s for the control plane to absorb earlier runs' usage reports`);
-  const { result, cpuUs, wallUs } = await withCpu(pids, () =>
-    runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
+  const { result, cpuUs, wallUs } = await withCpu(
+    pids,
+    () => runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
+    system.tree ? new Set(['sut']) : undefined,
   );
   const completed = result.requests - result.errors;
   return {

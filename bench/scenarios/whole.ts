@@ -1,0 +1,66 @@
+import { probe, tollgateSystem, type BenchContext, type System } from '../lib/context.js';
+import { treeRssBytes } from '../lib/procs.js';
+import { fmtMiB, fmtMs, fmtNum, ratio } from '../lib/report.js';
+import { provision, startTollgate } from '../lib/tollgate.js';
+import { measureLoad, type LoadFigures } from './overhead.js';
+
+/**
+ * Scenario 8: Tollgate the way a user runs it — `npm start` (npm, its
+ * prestart build check, both halves in one process on embedded PGlite,
+ * compiled) pinned to the SUT core, its CPU summed over the whole process
+ * tree — beside the bare pass-through and the split shape (proxy and
+ * control plane apart, their CPU added), in one run. Chat Completions,
+ * non-streamed, at 1 and 50 connections; p99 and p99.9 are the tail.
+ */
+export async function wholeScenario(ctx: BenchContext): Promise<void> {
+  const modelsFile = await ctx.models();
+  const bare = await ctx.bare();
+  const split = (await ctx.tollgate()).system;
+  ctx.log('whole: starting `npm start`');
+  const tollgate = await startTollgate({ shape: 'whole', placement: ctx.placement, modelsFile });
+  ctx.track(tollgate.proxy);
+  ctx.removeLater(tollgate.dataDir);
+  const provisioned = await provision(tollgate, 'bench-whole');
+  const whole: System = { ...tollgateSystem(tollgate, provisioned.org.workspace_slug, provisioned.key), name: 'whole', tree: true };
+  const systems = [bare, split, whole];
+  for (const s of systems) {
+    const problem = await probe(s.request('chat'));
+    if (problem) ctx.log(`  ${s.name} does not answer 2xx: ${problem}`);
+  }
+  for (const s of systems) await measureLoad(ctx, s, 'chat', 50, ctx.profile.warmS);
+  const rssWarm = treeRssBytes(whole.pid!);
+  const figures: LoadFigures[] = [];
+  for (const connections of [1, 50]) {
+    for (const s of systems) {
+      ctx.log(`whole: ${s.name === 'tollgate' ? ctx.shape : s.name} chat at ${connections} connection(s)`);
+      figures.push(await measureLoad(ctx, s, 'chat', connections, ctx.profile.measureS));
+    }
+  }
+  const rssAfter = treeRssBytes(whole.pid!);
+  await tollgate.stop();
+
+  const total = (f: LoadFigures) => (f.cpuUsPerRequest ?? NaN) + (f.controlPlaneCpuUsPerRequest ?? 0);
+  ctx.report.data.whole = { figures, rssWarm, rssAfter };
+  const table = ctx.report.section('Whole: `npm start` as a user runs it, beside bare and the split halves (Chat Completions, non-streamed)', [
+    'system', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'CPU µs/req', '÷ bare', 'errors',
+  ]);
+  const bareAt = (c: number) => figures.find((f) => f.system === 'bare' && f.connections === c);
+  for (const f of figures) {
+    const label = f.system === 'tollgate' ? `${ctx.shape} (proxy + CP)` : f.system === 'whole' ? 'npm start (tree)' : f.system;
+    table.row(
+      label, String(f.connections), fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtMs(f.latencyUs.p999), fmtMs(f.latencyUs.max),
+      fmtNum(total(f)), `${fmtNum(ratio(total(f), bareAt(f.connections)?.cpuUsPerRequest ?? NaN))}×`, f.errors ? `${f.errors}/${f.requests}` : '0',
+    );
+  }
+  table.note(`npm start tree RSS: ${fmtMiB(rssWarm)} MiB after warm-up, ${fmtMiB(rssAfter)} MiB after the measurements.`);
+  table.note('CPU µs/req: bare = its process; split = proxy + control plane; npm start = every process of the tree (npm, node).');
+  const w50 = figures.find((f) => f.system === 'whole' && f.connections === 50);
+  const b50 = bareAt(50);
+  const ok = (f: LoadFigures | undefined) => f && f.errors <= f.requests * 0.01;
+  const value = ratio(w50 ? total(w50) : NaN, b50?.cpuUsPerRequest ?? NaN);
+  ctx.report.check({
+    scenario: 'whole', figure: 'npm start tree CPU/req ÷ bare (50 conns)', value, target: '≤ 1.30×',
+    pass: ok(w50) && ok(b50) && Number.isFinite(value) ? value <= 1.3 : undefined,
+    note: ok(w50) && ok(b50) ? undefined : 'not measured or failing',
+  });
+}
