@@ -1,18 +1,11 @@
 import type { Queryable } from '../db/database.js';
-import type { Email, User, UserSource } from '../domain.js';
+import type { User, UserSource } from '../domain.js';
 
 const COLUMNS =
   'id, org_id, user_name, external_id, given_name, family_name, display_name, emails, active, source, created_at, updated_at';
 
-export interface UserFields {
-  user_name: string;
-  external_id: string | null;
-  given_name: string | null;
-  family_name: string | null;
-  display_name: string | null;
-  emails: Email[];
-  active: boolean;
-}
+/** What a SCIM client or an IdP says about a person: a user row less what the store decides. */
+export type UserFields = Pick<User, 'user_name' | 'external_id' | 'given_name' | 'family_name' | 'display_name' | 'emails' | 'active'>;
 
 export async function user_insert(
   q: Queryable,

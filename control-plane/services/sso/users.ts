@@ -1,4 +1,4 @@
-import { AppError, forbidden } from '../../../shared/errors.js';
+import { type AppError, forbidden } from '../../../shared/errors.js';
 import type { Queryable } from '../../db/database.js';
 import type { Org, User } from '../../domain.js';
 import { audit_insert } from '../../stores/audit.js';

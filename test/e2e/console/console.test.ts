@@ -140,7 +140,7 @@ describeEachStore('web console', (store) => {
     await snap(page, `01-signin`);
     await page.getByLabel('Console token').fill('tgs_not-a-real-token');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
+    expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
   });
 
   it('signs in with the console token into an httpOnly cookie and keeps no secret in browser storage', async () => {
