@@ -44,7 +44,7 @@ export async function api_key_revoke(q: Queryable, id: string, now: Date): Promi
   return row;
 }
 
-/** A personal key dies with its owner's team membership (CONTRACT §2). */
+/** A personal key dies with its owner's team membership. */
 export async function api_key_revoke_personal_in_team(
   q: Queryable,
   teamId: string,

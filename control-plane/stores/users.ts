@@ -85,7 +85,7 @@ export async function user_search(
   return { total: count!.n, users };
 }
 
-/** Replaces the mutable attributes; user_name is immutable (spec 2.1) and never written here. */
+/** Replaces the mutable attributes; user_name is immutable and never written here. */
 export async function user_update(
   q: Queryable,
   orgId: string,

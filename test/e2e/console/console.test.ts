@@ -330,7 +330,7 @@ describeEachStore('web console', (store) => {
         token: apiKey,
         body: { model: 'tg/sonnet', messages: [{ role: 'user', content: 'again' }] },
       });
-    // CONTRACT §2: refused at every proxy within 2 s; poll (bounded) rather than sleep.
+    // A revoked key is refused at every proxy within 2 s; poll (bounded) rather than sleep.
     let res = await attempt();
     for (let i = 0; i < 50 && res.status !== 401; i++) {
       await new Promise((r) => setTimeout(r, 100));
