@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ChangeTopic } from '../shared/contract/changes.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
+import type { NowMs } from '../shared/clock.js';
 import type { ProxySettings } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { ControlPlaneUnavailable } from './control-plane-client.js';
@@ -29,7 +30,7 @@ function subjects(k: ResolvedKey): string[] {
 }
 
 /**
- * Key answers by SHA-256 of the presented key (DESIGN 4): fresh for
+ * Key answers by SHA-256 of the presented key: fresh for
  * `keyFreshMs`, unknown keys for `keyNegativeMs`; when the control plane
  * cannot be reached, an answer known good stays usable for `keyStaleMs`
  * after it was last confirmed, and anything else is "unavailable" (503).
@@ -44,7 +45,7 @@ function subjects(k: ResolvedKey): string[] {
  * by key, team, workspace and owner rather than a scan of the cache;
  * concurrent misses share one fetch.
  */
-export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: () => number = Date.now) {
+export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: NowMs = Date.now) {
   // subject ("team:<id>", …) → hashes cached under it; unknown-key hashes apart (any key event drops them).
   const index = new Map<string, Set<string>>();
   const negatives = new Set<string>();

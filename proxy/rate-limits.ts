@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { NowMs } from '../shared/clock.js';
 
 export interface LimitState {
   limit: number;
@@ -36,7 +37,7 @@ const DONE: Promise<void> = Promise.resolve();
  * move the count either way), without a promise and a timer per window.
  * Lapsed windows are swept once a minute instead of each holding a timer.
  */
-export function createWindowCounter(now: () => number = Date.now) {
+export function createWindowCounter(now: NowMs = Date.now) {
   const windows = new Map<string, { used: number; endsAt: number }>();
   let sweepAt = now() + WINDOW_MS;
   return {
@@ -89,7 +90,7 @@ function createMemoryRateLimits(): RateLimits {
  * Per-key RPM and TPM: in process (synchronous windows, above), or in Redis
  * shared by every proxy with rate-limiter-flexible's atomic limiters. On a
  * Redis failure a limiter falls back to its in-process insurance twin
- * (DESIGN 2: limits degrade to per process, they do not fail open or closed).
+ * (limits degrade to per process, they do not fail open or closed).
  */
 export function createRateLimits(redis: Redis | undefined, prefix: string): RateLimits {
   return redis ? createRedisRateLimits(redis, prefix) : createMemoryRateLimits();
