@@ -100,7 +100,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
       ready: readyWhenHealthy(`${baseUrl}/healthz`, `${edgeUrl}/healthz`),
     });
     // npm may not pass SIGTERM on through its shell: signal the service itself too.
-    const stopNpm = proxy.stop;
+    const stopNpm = proxy.stop.bind(proxy);
     proxy.stop = async () => {
       for (const pid of processTree(proxy.pid).reverse()) {
         try {

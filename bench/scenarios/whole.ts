@@ -42,14 +42,31 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   const total = (f: LoadFigures) => (f.cpuUsPerRequest ?? NaN) + (f.controlPlaneCpuUsPerRequest ?? 0);
   ctx.report.data.whole = { figures, rssWarm, rssAfter };
   const table = ctx.report.section('Whole: `npm start` as a user runs it, beside bare and the split halves (Chat Completions, non-streamed)', [
-    'system', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'CPU µs/req', '÷ bare', 'errors',
+    'system',
+    'conns',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'p99.9 ms',
+    'max ms',
+    'CPU µs/req',
+    '÷ bare',
+    'errors',
   ]);
   const bareAt = (c: number) => figures.find((f) => f.system === 'bare' && f.connections === c);
   for (const f of figures) {
     const label = f.system === 'tollgate' ? `${ctx.shape} (proxy + CP)` : f.system === 'whole' ? 'npm start (tree)' : f.system;
     table.row(
-      label, String(f.connections), fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtMs(f.latencyUs.p999), fmtMs(f.latencyUs.max),
-      fmtNum(total(f)), `${fmtNum(ratio(total(f), bareAt(f.connections)?.cpuUsPerRequest ?? NaN))}×`, f.errors ? `${f.errors}/${f.requests}` : '0',
+      label,
+      String(f.connections),
+      fmtNum(f.rps),
+      fmtMs(f.latencyUs.p50),
+      fmtMs(f.latencyUs.p99),
+      fmtMs(f.latencyUs.p999),
+      fmtMs(f.latencyUs.max),
+      fmtNum(total(f)),
+      `${fmtNum(ratio(total(f), bareAt(f.connections)?.cpuUsPerRequest ?? NaN))}×`,
+      f.errors ? `${f.errors}/${f.requests}` : '0',
     );
   }
   table.note(`npm start tree RSS: ${fmtMiB(rssWarm)} MiB after warm-up, ${fmtMiB(rssAfter)} MiB after the measurements.`);
@@ -59,7 +76,10 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   const ok = (f: LoadFigures | undefined) => f && f.errors <= f.requests * 0.01;
   const value = ratio(w50 ? total(w50) : NaN, b50?.cpuUsPerRequest ?? NaN);
   ctx.report.check({
-    scenario: 'whole', figure: 'npm start tree CPU/req ÷ bare (50 conns)', value, target: '≤ 1.30×',
+    scenario: 'whole',
+    figure: 'npm start tree CPU/req ÷ bare (50 conns)',
+    value,
+    target: '≤ 1.30×',
     pass: ok(w50) && ok(b50) && Number.isFinite(value) ? value <= 1.3 : undefined,
     note: ok(w50) && ok(b50) ? undefined : 'not measured or failing',
   });

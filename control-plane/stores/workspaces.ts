@@ -5,10 +5,11 @@ import { CHANGE_CHANNEL } from './change-feed.js';
 const COLUMNS = 'id, org_id, slug, name, balance_usd::float8 AS balance_usd';
 
 export async function workspace_insert(q: Queryable, w: { org_id: string; slug: string; name: string }): Promise<Workspace> {
-  const [row] = await q.query<Workspace>(
-    `INSERT INTO workspaces (org_id, slug, name) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-    [w.org_id, w.slug, w.name],
-  );
+  const [row] = await q.query<Workspace>(`INSERT INTO workspaces (org_id, slug, name) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
+    w.org_id,
+    w.slug,
+    w.name,
+  ]);
   return row!;
 }
 
@@ -31,10 +32,12 @@ export async function workspace_credit(
   q: Queryable,
   w: { workspace_id: string; amount_usd: number; actor_user_id: string | null; now: Date },
 ): Promise<number> {
-  await q.query(
-    `INSERT INTO ledger_entries (workspace_id, kind, amount_usd, actor_user_id, created_at) VALUES ($1, 'credit', $2, $3, $4)`,
-    [w.workspace_id, w.amount_usd, w.actor_user_id, w.now],
-  );
+  await q.query(`INSERT INTO ledger_entries (workspace_id, kind, amount_usd, actor_user_id, created_at) VALUES ($1, 'credit', $2, $3, $4)`, [
+    w.workspace_id,
+    w.amount_usd,
+    w.actor_user_id,
+    w.now,
+  ]);
   const [row] = await q.query<{ balance_usd: number }>(
     `UPDATE workspaces SET balance_usd = balance_usd + $2 WHERE id = $1 RETURNING balance_usd::float8 AS balance_usd`,
     [w.workspace_id, w.amount_usd],
@@ -43,13 +46,11 @@ export async function workspace_credit(
 }
 
 export async function ledger_sum(q: Queryable, workspaceId: string): Promise<number> {
-  const [row] = await q.query<{ total: number }>(
-    `SELECT COALESCE(sum(amount_usd), 0)::float8 AS total FROM ledger_entries WHERE workspace_id = $1`,
-    [workspaceId],
-  );
+  const [row] = await q.query<{ total: number }>(`SELECT COALESCE(sum(amount_usd), 0)::float8 AS total FROM ledger_entries WHERE workspace_id = $1`, [
+    workspaceId,
+  ]);
   return row!.total;
 }
-
 
 export interface UsageRow {
   request_id: string;
@@ -67,7 +68,7 @@ export interface UsageRow {
  * statement with seven parameters. A new optional ledger field is one line
  * here (and its column in a migration).
  */
-const USAGE_COLUMNS: readonly { column: string; type: string; value(r: UsageRow): unknown }[] = [
+const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRow) => unknown }[] = [
   { column: 'request_id', type: 'text', value: (r) => r.request_id },
   { column: 'key_id', type: 'uuid', value: (r) => r.key_id },
   { column: 'model', type: 'text', value: (r) => r.model },

@@ -12,12 +12,21 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
   let plainKey: string;
   const deps = () => ({ db: store.db, clock: { now: () => new Date('2026-01-02T03:04:05Z') } }) as unknown as ControlPlaneDeps;
   const report = (keyId: string, costMicros: number, requestId = `req_${randomUUID().replace(/-/g, '')}`): UsageReport => ({
-    request_id: requestId, key_id: keyId, model: 'tg/m', input_tokens: 10, output_tokens: 2, cost_micros: costMicros,
+    request_id: requestId,
+    key_id: keyId,
+    model: 'tg/m',
+    input_tokens: 10,
+    output_tokens: 2,
+    cost_micros: costMicros,
   });
   const money = async () => {
     const [w] = await store.db.query<{ balance: string; version: number }>(
-      `SELECT balance_usd::text AS balance, balance_version::int AS version FROM workspaces WHERE id = $1`, [workspaceId]);
-    const keys = await store.db.query<{ id: string; spend: string }>(`SELECT id, spend_usd::text AS spend FROM api_keys WHERE workspace_id = $1`, [workspaceId]);
+      `SELECT balance_usd::text AS balance, balance_version::int AS version FROM workspaces WHERE id = $1`,
+      [workspaceId],
+    );
+    const keys = await store.db.query<{ id: string; spend: string }>(`SELECT id, spend_usd::text AS spend FROM api_keys WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
     return { balance: Number(w!.balance), version: w!.version, spend: Object.fromEntries(keys.map((k) => [k.id, Number(k.spend)])) };
   };
   const changes = () => store.db.query<{ topic: string; subject_id: string }>(`SELECT topic, subject_id FROM change_feed ORDER BY id`);
@@ -26,9 +35,14 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
     const slug = `s${randomUUID().slice(0, 8)}`;
     const [org] = await store.db.query<{ id: string }>(`INSERT INTO orgs (slug, name) VALUES ($1, 'o') RETURNING id`, [slug]);
     const [ws] = await store.db.query<{ id: string }>(
-      `INSERT INTO workspaces (org_id, slug, name, balance_usd) VALUES ($1, $2, 'w', 0.01) RETURNING id`, [org!.id, slug]);
+      `INSERT INTO workspaces (org_id, slug, name, balance_usd) VALUES ($1, $2, 'w', 0.01) RETURNING id`,
+      [org!.id, slug],
+    );
     workspaceId = ws!.id;
-    const [team] = await store.db.query<{ id: string }>(`INSERT INTO teams (org_id, workspace_id, name) VALUES ($1, $2, 't') RETURNING id`, [org!.id, workspaceId]);
+    const [team] = await store.db.query<{ id: string }>(`INSERT INTO teams (org_id, workspace_id, name) VALUES ($1, $2, 't') RETURNING id`, [
+      org!.id,
+      workspaceId,
+    ]);
     const key = async (budget: number | null) => {
       const [k] = await store.db.query<{ id: string }>(
         `INSERT INTO api_keys (org_id, workspace_id, team_id, kind, name, key_hash, prefix, last4, budget_usd)
@@ -42,13 +56,15 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
     await store.db.query(`DELETE FROM change_feed`);
   });
 
-  it('writes one ledger row per request and moves balance and spend by the batch total, answering each key\'s money', async () => {
+  it("writes one ledger row per request and moves balance and spend by the batch total, answering each key's money", async () => {
     const before = await money();
     const results = await recordUsage(deps(), [report(budgetKey, 300), report(plainKey, 1_000), report(budgetKey, 200)]);
     const after = await money();
     expect(results.map((r) => r.recorded)).to.deep.equal([true, true, true]);
     const rows = await store.db.query<{ n: number; total: string }>(
-      `SELECT count(*)::int AS n, sum(amount_usd)::text AS total FROM ledger_entries WHERE workspace_id = $1 AND kind = 'usage'`, [workspaceId]);
+      `SELECT count(*)::int AS n, sum(amount_usd)::text AS total FROM ledger_entries WHERE workspace_id = $1 AND kind = 'usage'`,
+      [workspaceId],
+    );
     expect(rows[0]!.n).to.equal(3);
     expect(Number(rows[0]!.total)).to.equal(-0.0015);
     expect(after.balance).to.equal(0.0085);

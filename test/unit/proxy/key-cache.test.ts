@@ -10,8 +10,22 @@ const logger = createLogger('silent', 'test');
 
 function resolved(id: string, over: Partial<ResolvedKey> = {}): ResolvedKey {
   return {
-    id, org_id: 'o', workspace_id: 'w', workspace_slug: 's', team_id: 't', owner_user_id: 'u', revoked: false, expires_at: null,
-    rpm: null, tpm: null, models: [], key_remaining_micros: null, key_version: 0, balance_micros: 1, balance_version: 0, ...over,
+    id,
+    org_id: 'o',
+    workspace_id: 'w',
+    workspace_slug: 's',
+    team_id: 't',
+    owner_user_id: 'u',
+    revoked: false,
+    expires_at: null,
+    rpm: null,
+    tpm: null,
+    models: [],
+    key_remaining_micros: null,
+    key_version: 0,
+    balance_micros: 1,
+    balance_version: 0,
+    ...over,
   };
 }
 
@@ -19,7 +33,10 @@ function world() {
   let now = 0;
   let down = false;
   const calls: string[] = [];
-  const keys = new Map<string, ResolvedKey>([['h1', resolved('k1')], ['h2', resolved('k2', { team_id: 't2', workspace_id: 'w2', owner_user_id: null })]]);
+  const keys = new Map<string, ResolvedKey>([
+    ['h1', resolved('k1')],
+    ['h2', resolved('k2', { team_id: 't2', workspace_id: 'w2', owner_user_id: null })],
+  ]);
   const source = {
     async resolveKey(hash: string) {
       calls.push(hash);
@@ -109,7 +126,12 @@ describe('proxy: key cache', () => {
   });
 
   it('drops the entries a change event touches, by key, team, workspace or owner', async () => {
-    for (const [topic, subject] of [['key', 'k1'], ['team', 't'], ['workspace', 'w'], ['user', 'u']] as const) {
+    for (const [topic, subject] of [
+      ['key', 'k1'],
+      ['team', 't'],
+      ['workspace', 'w'],
+      ['user', 'u'],
+    ] as const) {
       const w = world();
       await w.cache.lookup('h1');
       await w.cache.lookup('h2');
