@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
 import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
@@ -53,6 +53,112 @@ function translated(t: AnswerTranslator, whole: Buffer[] | undefined, errorStatu
 }
 
 /**
+ * One call's relay: undici's dispatch handler and the client's close
+ * listener in one object, so a call costs one instance (its methods live on
+ * the prototype) and one bound listener, not a closure per callback.
+ */
+class Relay implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private headersSent = false;
+  private errorAnswer = false;
+  private eventStream = false;
+  private tap: UsageTap | undefined;
+  private filter: ReturnType<typeof createUsageChunkFilter> | undefined;
+  /** A translated whole answer (JSON or error) is rewritten only once complete. */
+  private whole: Buffer[] | undefined;
+  private readonly onClientClose = (): void => {
+    if (this.res.writableFinished) return;
+    if (this.controller && !this.controller.aborted) this.controller.abort(clientGone());
+    this.done({ kind: 'cut', tap: this.tap, headersSent: this.headersSent });
+  };
+
+  constructor(
+    private readonly req: ForwardRequest,
+    private readonly res: ServerResponse,
+    private readonly resolve: (o: ForwardOutcome) => void,
+  ) {
+    res.on('close', this.onClientClose);
+  }
+
+  private done(o: ForwardOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.res.off('close', this.onClientClose);
+    this.resolve(o);
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.res.destroyed) c.abort(clientGone());
+  }
+
+  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    this.controller = c;
+    if (status < 200) return;
+    const { req, res } = this;
+    // Redirects are relayed, never followed, and, like error answers, not billed.
+    this.errorAnswer = status >= 300;
+    const type = headers['content-type'];
+    this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
+    if (!this.errorAnswer) {
+      this.tap = createUsageTap(req.format, this.eventStream);
+      if (this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
+    }
+    if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
+    // The head is built once, straight from the provider's headers, and written once.
+    res.writeHead(status, downstreamHeaders(headers, this.filter !== undefined || req.translate !== undefined, req.extraHeaders));
+    this.headersSent = true;
+    // A stream's head goes out at once, so its client sees the status before the first event.
+    // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.
+    if (this.eventStream && !this.errorAnswer) res.flushHeaders();
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.tap?.feed(chunk);
+    if (this.whole) {
+      this.whole.push(chunk);
+      return;
+    }
+    const translate = this.req.translate;
+    const out = translate ? translate.push(chunk) : this.filter ? this.filter.push(chunk) : chunk;
+    if (out.length && !this.res.write(out)) {
+      c.pause();
+      this.res.once('drain', () => c.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    const { res, filter } = this;
+    const translate = this.req.translate;
+    if (translate) res.end(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0));
+    else {
+      if (filter) {
+        const rest = filter.flush();
+        if (rest.length) res.write(rest);
+      }
+      res.end();
+    }
+    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: this.tap! });
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    if (this.settled) return;
+    const { res } = this;
+    if (!this.headersSent) {
+      if (res.destroyed) this.done({ kind: 'cut', tap: undefined, headersSent: false });
+      else this.done({ kind: 'failed', error: upstreamFailure(err) });
+      return;
+    }
+    // A translated stream says why in the client's own error event before it breaks off.
+    if (this.req.translate && this.eventStream && !this.errorAnswer) res.write(this.req.translate.fail('The model provider broke off the answer.'));
+    // Mid-answer: the client must see a broken response, not a complete-looking one.
+    res.destroy(err);
+    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true });
+  }
+}
+
+/**
  * Sends one call upstream through undici's dispatch and relays the answer as
  * it arrives: bytes unchanged (but for the usage chunk the proxy asked for),
  * paused while the client's socket is full, aborted when the client leaves.
@@ -60,91 +166,6 @@ function translated(t: AnswerTranslator, whole: Buffer[] | undefined, errorStatu
  */
 export function forward(req: ForwardRequest, res: ServerResponse): Promise<ForwardOutcome> {
   return new Promise((resolve) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let settled = false;
-    let headersSent = false;
-    let errorAnswer = false;
-    let tap: UsageTap | undefined;
-    let filter: ReturnType<typeof createUsageChunkFilter> | undefined;
-    const translate = req.translate;
-    let eventStream = false;
-    /** A translated whole answer (JSON or error) is rewritten only once complete. */
-    let whole: Buffer[] | undefined;
-
-    const done = (o: ForwardOutcome) => {
-      if (settled) return;
-      settled = true;
-      res.off('close', onClientClose);
-      resolve(o);
-    };
-    function onClientClose() {
-      if (res.writableFinished) return;
-      if (controller && !controller.aborted) controller.abort(clientGone());
-      done({ kind: 'cut', tap, headersSent });
-    }
-    res.on('close', onClientClose);
-
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (res.destroyed) c.abort(clientGone());
-      },
-      onResponseStart(c, status, headers) {
-        controller = c;
-        if (status < 200) return;
-        // Redirects are relayed, never followed, and, like error answers, not billed.
-        errorAnswer = status >= 300;
-        const type = headers['content-type'];
-        eventStream = typeof type === 'string' && type.includes('text/event-stream');
-        if (!errorAnswer) {
-          tap = createUsageTap(req.format, eventStream);
-          if (eventStream && req.dropUsageChunk) filter = createUsageChunkFilter();
-        }
-        if (translate && (errorAnswer || !eventStream)) whole = [];
-        res.writeHead(status, downstreamHeaders(headers, filter !== undefined || translate !== undefined, req.extraHeaders));
-        headersSent = true;
-        // A stream's head goes out at once, so its client sees the status before the first event.
-        // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.
-        if (eventStream && !errorAnswer) res.flushHeaders();
-      },
-      onResponseData(c, chunk) {
-        tap?.feed(chunk);
-        if (whole) {
-          whole.push(chunk);
-          return;
-        }
-        const out = translate ? translate.push(chunk) : filter ? filter.push(chunk) : chunk;
-        if (out.length && !res.write(out)) {
-          c.pause();
-          res.once('drain', () => c.resume());
-        }
-      },
-      onResponseEnd() {
-        if (translate) res.end(translated(translate, whole, errorAnswer ? res.statusCode : 0));
-        else {
-          if (filter) {
-            const rest = filter.flush();
-            if (rest.length) res.write(rest);
-          }
-          res.end();
-        }
-        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: tap! });
-      },
-      onResponseError(_c, err) {
-        if (settled) return;
-        if (!headersSent) {
-          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false });
-          else done({ kind: 'failed', error: upstreamFailure(err) });
-          return;
-        }
-        // A translated stream says why in the client's own error event before it breaks off.
-        if (translate && eventStream && !errorAnswer) res.write(translate.fail('The model provider broke off the answer.'));
-        // Mid-answer: the client must see a broken response, not a complete-looking one.
-        res.destroy(err);
-        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true });
-      },
-    };
-
     req.pool.dispatch(
       {
         origin: req.origin,
@@ -155,7 +176,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
         headersTimeout: req.headersTimeoutMs,
         bodyTimeout: req.idleTimeoutMs,
       },
-      handler,
+      new Relay(req, res, resolve),
     );
   });
 }
