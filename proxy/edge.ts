@@ -100,11 +100,13 @@ export function createEdgeHandler(deps: EdgeDeps) {
   const settings = config.proxy;
   const keepAlive = createHoldKeepAlive(deps.holds, Math.max(1_000, (settings.holdTtlSeconds * 1000) / 3), logger);
 
+  /** The caller's key: from the cache without waiting when it is there (the usual case), else from the control plane. */
   async function lookupKey(req: IncomingMessage, format: WireFormat): Promise<ResolvedKey | null> {
     const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
     // Malformed keys never cost a lookup.
     if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
-    const found = await deps.keys.lookup(sha256Hex(presented));
+    const hash = sha256Hex(presented);
+    const found = deps.keys.cached(hash) ?? (await deps.keys.lookup(hash));
     if (found.kind === 'unavailable') {
       throw new AppError('unavailable', 'The key could not be checked right now. Retry shortly.');
     }
@@ -119,18 +121,21 @@ export function createEdgeHandler(deps: EdgeDeps) {
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
-    const raw = await readBody(req, settings.maxBodyBytes);
+    // The key before the body: a caller without a valid key never makes the proxy read (or buffer) what it sends.
     const key = await lookupKey(req, r.format);
     const k = decideKey(key, r.slug, deps.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
+    const raw = await readBody(req, settings.maxBodyBytes);
     const call = parseCall(r.format, raw, req.headers);
     const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
 
     const inputEstimate = estimateInputTokens(raw.length);
-    const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
+    // In process the limits answer at once; only Redis-backed limits are awaited.
+    const admitted = deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
+    const limit = admitted instanceof Promise ? await admitted : admitted;
     const limitHeaders = rateLimitHeaders(limit);
     // Every answer from here on carries the request id with the limit headers.
     limitHeaders['x-request-id'] = requestId;
@@ -274,9 +279,10 @@ export function createEdgeHandler(deps: EdgeDeps) {
     work.catch((thrown: unknown) => {
       const err = toAppError(thrown);
       if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
-      // A refused body is not read on: close the connection rather than drain it.
+      // A body refused, or never read because the call was refused first, is not read on:
+      // close the connection rather than drain it.
       const extra: Record<string, string> = { 'x-request-id': requestId };
-      if (err.kind === 'too_large') extra.connection = 'close';
+      if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
       sendError(res, format, err, extra);
     });
   };
