@@ -24,6 +24,8 @@ describeEachStore('console: model catalog and team model access', (store) => {
       { alias: 'tg/sonnet', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
       { alias: 'tg/haiku', input_usd_per_mtok: 1, output_usd_per_mtok: 5 },
       { alias: 'tg/gpt-4o-mini', input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 },
+      { alias: 'tg/claude-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
+      { alias: 'tg/gpt-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
     ]);
     expect((await call(`${cp.url}/v1/models`)).status).to.equal(401);
   });

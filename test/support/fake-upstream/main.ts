@@ -1,7 +1,7 @@
 /**
  * Runs the fake upstream alone, for demos and benchmarks:
  *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
- *     [--output-tokens 12] [--event-delay-ms 0] [--require-key]
+ *     [--output-tokens 12] [--event-delay-ms 0] [--formats both|chat|messages] [--require-key]
  * Without --require-key it answers calls that carry no provider key, so the
  * README's walk-through works with nothing set in the environment.
  */
@@ -25,10 +25,17 @@ const { values } = parseArgs({
     host: { type: 'string' },
     'output-tokens': { type: 'string' },
     'event-delay-ms': { type: 'string' },
+    formats: { type: 'string' },
     'require-key': { type: 'boolean' },
   },
   strict: true,
 });
+
+const formats = values.formats ?? 'both';
+if (formats !== 'both' && formats !== 'chat' && formats !== 'messages') {
+  process.stderr.write(`--formats must be both, chat or messages, got ${JSON.stringify(formats)}\n`);
+  process.exit(2);
+}
 
 const defaultBehavior: OkBehavior = {
   kind: 'ok',
@@ -40,6 +47,7 @@ const fake = await startFakeUpstream({
   host: values.host ?? '127.0.0.1',
   defaultBehavior,
   recordRequests: false,
+  formats,
   requireKey: values['require-key'] ?? false,
 });
 process.stdout.write(`fake upstream listening on ${fake.url}\n`);
