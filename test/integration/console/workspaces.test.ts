@@ -94,6 +94,9 @@ describeEachStore('console: workspaces and credits', (store) => {
       expect(res.headers.get('content-type')).to.include('application/problem+json');
       expect(res.body.detail).to.include('amount_usd');
     }
+    // docs/console-api.md quotes this answer word for word.
+    const zero = await call(url, { token: org.console_token, body: { amount_usd: 0 } });
+    expect(zero.body.detail).to.equal('amount_usd: must be at least 0.000000001');
     const extra = await call(url, { token: org.console_token, body: { amount_usd: 1, currency: 'EUR' } });
     expect(extra.status).to.equal(400);
     expect(extra.body.detail).to.include('currency');
