@@ -26,6 +26,10 @@ const usageSchema = z
             input_tokens: z.number().int().nonnegative(),
             output_tokens: z.number().int().nonnegative(),
             cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+            // Optional, for the usage console: a proxy that does not send them is still accepted.
+            format: z.enum(['chat', 'messages']).optional(),
+            status: z.number().int().min(100).max(599).optional(),
+            latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
           })
           .strict(),
       )

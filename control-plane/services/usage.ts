@@ -9,6 +9,11 @@ export interface UsageReport {
   input_tokens: number;
   output_tokens: number;
   cost_micros: number;
+  /** Optional request detail for the usage console; absent from older proxies. */
+  format?: 'chat' | 'messages';
+  /** The HTTP status the client got; 400 and above count as errors. */
+  status?: number;
+  latency_ms?: number;
 }
 
 export interface UsageResult {
@@ -49,6 +54,9 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
         input_tokens: r.input_tokens,
         output_tokens: r.output_tokens,
         cost_usd: microsToDecimal(r.cost_micros),
+        format: r.format ?? null,
+        status: r.status ?? null,
+        latency_ms: r.latency_ms ?? null,
       })),
       deps.clock.now(),
     );
