@@ -6,8 +6,8 @@ import { forbidden, unauthenticated } from '../shared/errors.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { readValid } from './http/body.js';
 import { storeIdentity } from './db/store-identity.js';
-import { bootstrapOrg } from './services/bootstrap.js';
-import { issueConsoleToken } from './services/console-token.js';
+import { bootstrapOrg } from './services/orgs/bootstrap.js';
+import { issueConsoleToken } from './services/orgs/console-token.js';
 
 export const LOCAL_SECRET_HEADER = 'x-tollgate-local-secret';
 export const LOCAL_STORE_PATH = '/v1/local/store';

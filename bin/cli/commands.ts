@@ -1,5 +1,5 @@
-import { bootstrapOrg, validateBootstrap, type BootstrapInput } from '../../control-plane/services/bootstrap.js';
-import { issueConsoleToken, validateConsoleToken, type ConsoleTokenInput } from '../../control-plane/services/console-token.js';
+import { bootstrapOrg, validateBootstrap, type BootstrapInput } from '../../control-plane/services/orgs/bootstrap.js';
+import { issueConsoleToken, validateConsoleToken, type ConsoleTokenInput } from '../../control-plane/services/orgs/console-token.js';
 import type { StoreWork } from './store.js';
 
 export interface OptionSpec {

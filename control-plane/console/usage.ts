@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { parseValid } from '../http/body.js';
-import { usageRequests, usageSummary } from '../services/usage-query.js';
+import { usageRequests, usageSummary } from '../services/workspaces/usage.js';
 import { csvMoney, sendCsv } from './csv.js';
 
 /** One CSV export of the request log holds at most this many rows (the newest). */

@@ -7,7 +7,7 @@ import { ok } from '../../support/console.js';
 import { startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import { browserInstalled, CHROMIUM_PATH, launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 
 /** The console's money format (dom.js usd), restated: the page must show the API's totals this way. */
 function usd(n: number): string {

@@ -4,7 +4,7 @@ import { startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { call, seedOrg } from '../../support/control-plane.js';
 import { addMember, ok } from '../../support/console.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
 
 interface Org {

@@ -1,6 +1,6 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { isAdmin, type ConsoleAuth } from '../http/auth.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { isAdmin, type ConsoleAuth } from '../auth/console-auth.js';
 import {
   team_ids_for_member,
   usage_aggregate,
@@ -10,8 +10,8 @@ import {
   type UsageGranularity,
   type UsageGrouping,
   type UsageRequestRow,
-} from '../stores/usage.js';
-import { loadWorkspace } from './access.js';
+} from '../../stores/usage.js';
+import { loadWorkspace } from '../auth/access.js';
 
 const DAY_MS = 86_400_000;
 /** The widest range each granularity answers: a year of days, a month of hours. */

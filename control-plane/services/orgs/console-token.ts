@@ -1,11 +1,11 @@
-import { AppError, invalidInput, notFound } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { audit_insert } from '../stores/audit.js';
-import { membership_find } from '../stores/memberships.js';
-import { org_find_by_slug } from '../stores/orgs.js';
-import { user_find_by_user_name } from '../stores/users.js';
+import { AppError, invalidInput, notFound } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { audit_insert } from '../../stores/audit.js';
+import { membership_find } from '../../stores/memberships.js';
+import { org_find_by_slug } from '../../stores/orgs.js';
+import { user_find_by_user_name } from '../../stores/users.js';
 import { isEmail, SLUG_PATTERN } from './bootstrap.js';
-import { openSession } from './sessions.js';
+import { openSession } from '../auth/sessions.js';
 
 export interface ConsoleTokenInput {
   slug: string;
