@@ -61,9 +61,10 @@ export async function usage_aggregate(
   grouping: UsageGrouping,
 ): Promise<UsageBucketRow[]> {
   const w = where(f);
-  w.params.push(granularity);
+  w.params.push(granularity === 'day' ? '1 day' : '1 hour');
+  // date_bin from a UTC midnight gives UTC days and hours without a time-zone conversion per row.
   return q.query<UsageBucketRow>(
-    `SELECT date_trunc($${w.params.length}, l.created_at, 'UTC') AS bucket, ${GROUP_COLUMN[grouping]} AS group_id,
+    `SELECT date_bin($${w.params.length}::interval, l.created_at, '2000-01-01T00:00:00Z') AS bucket, ${GROUP_COLUMN[grouping]} AS group_id,
             COALESCE(sum(-l.amount_usd), 0)::float8 AS spend_usd, count(*)::int AS requests,
             COALESCE(sum(l.input_tokens), 0)::float8 AS input_tokens, COALESCE(sum(l.output_tokens), 0)::float8 AS output_tokens,
             count(*) FILTER (WHERE ${IS_ERROR})::int AS errors
