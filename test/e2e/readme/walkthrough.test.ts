@@ -159,7 +159,7 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
   });
 
   it('bootstrap, credits, team, model access, key, and a call on each wire format, command by command', async () => {
-    const script = `${walkthroughScript(ports)}\nprintf '\\nTOKEN=%s\\nTEAM=%s\\nKEY=%s\\n' "$TOKEN" "$TEAM" "$KEY"\n`;
+    const script = `${walkthroughScript(ports)}\nprintf '\\nTOKEN=%s\\nTEAM=%s\\nKEY=%s\\nWS=%s\\n' "$TOKEN" "$TEAM" "$KEY" "$WS"\n`;
     let stdout: string;
     try {
       ({ stdout } = await promisify(execFile)('bash', ['-c', script], { cwd: dir, env: USER_ENV }));
@@ -170,6 +170,7 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
     const token = /^TOKEN=(\S+)$/m.exec(stdout)?.[1];
     const team = /^TEAM=(\S+)$/m.exec(stdout)?.[1];
     const key = /^KEY=(\S+)$/m.exec(stdout)?.[1];
+    const ws = /^WS=(\S+)$/m.exec(stdout)?.[1];
     expect(token).to.match(/^tgs_/);
     expect(key).to.match(/^tgk_/);
     expect(stdout).to.include('{"balance_usd":20}');
@@ -185,6 +186,10 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
     expect(stdout).to.include('"object":"chat.completion"');
     expect(stdout).to.include('"type":"message"');
 
+    // Step 8 answered a usage summary and a request log (what they hold is checked below, once settled).
+    expect(stdout).to.match(/"totals":\{"spend_usd":/);
+    expect(stdout).to.match(/\{"requests":\[/);
+
     // Both calls are billed to the key (settlement is asynchronous: wait for it).
     let spend = 0;
     for (let i = 0; i < 50 && spend === 0; i++) {
@@ -194,5 +199,12 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
       if (spend === 0) await new Promise((r) => setTimeout(r, 100));
     }
     expect(spend).to.be.greaterThan(0);
+    let requests: { format: string; status: number }[] = [];
+    for (let i = 0; i < 50 && requests.length < 2; i++) {
+      const log = await fetch(`http://127.0.0.1:${ports.controlPlane}/v1/workspaces/${ws}/usage/requests`, { headers: { authorization: `Bearer ${token}` } });
+      ({ requests } = (await log.json()) as { requests: typeof requests });
+      if (requests.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(requests.map((r) => `${r.format} ${r.status}`).sort()).to.deep.equal(['chat 200', 'messages 200']);
   });
 });
