@@ -39,7 +39,7 @@ function bucketLabel(iso, granularity) {
  * attributes and classes only, nothing the CSP would block.
  */
 function stackedBars({ title, buckets, granularity, series, format, width = 720, height = 220 }) {
-  const pad = { left: 64, right: 8, top: 10, bottom: 26 };
+  const pad = { left: 76, right: 8, top: 10, bottom: 26 };
   const totals = buckets.map((b) => series.reduce((n, s) => n + (s.values.get(b) ?? 0), 0));
   const max = Math.max(...totals, 0) || 1;
   const plotW = width - pad.left - pad.right;
@@ -185,6 +185,9 @@ export async function usagePage(section, s, { params, navigate }) {
     errors.values.set(b.bucket, (errors.values.get(b.bucket) ?? 0) + b.errors);
   }
   const groupName = { model: 'model', team: 'team', key: 'key', user: 'user' }[summary.group_by];
+  // Drawn at about the size shown, so labels keep a readable size on a phone as on a desktop.
+  const fullWidth = Math.max(300, Math.min(960, section.clientWidth - 40));
+  const halfWidth = window.matchMedia('(max-width: 760px)').matches ? fullWidth : Math.max(300, fullWidth / 2 - 24);
   const empty = !summary.buckets.length;
   section.append(
     h(
@@ -193,7 +196,7 @@ export async function usagePage(section, s, { params, navigate }) {
       h('h2', {}, `Spend per ${summary.granularity}, by ${groupName}`),
       empty
         ? h('p', { class: 'empty' }, 'No usage in this range.')
-        : [stackedBars({ title: `Spend per ${summary.granularity} by ${groupName}`, buckets, granularity: summary.granularity, series, format: usd }), legend(series)],
+        : [stackedBars({ title: `Spend per ${summary.granularity} by ${groupName}`, buckets, granularity: summary.granularity, series, format: usd, width: fullWidth }), legend(series)],
     ),
     h(
       'div',
@@ -204,7 +207,7 @@ export async function usagePage(section, s, { params, navigate }) {
         h('h2', {}, 'Requests and errors'),
         empty
           ? h('p', { class: 'empty' }, 'No requests in this range.')
-          : [stackedBars({ title: `Requests and errors per ${summary.granularity}`, buckets, granularity: summary.granularity, series: [requests, errors], format: (n) => count(Math.round(n)), width: 360, height: 200 }), legend([requests, errors])],
+          : [stackedBars({ title: `Requests and errors per ${summary.granularity}`, buckets, granularity: summary.granularity, series: [requests, errors], format: (n) => count(Math.round(n)), width: halfWidth, height: 200 }), legend([requests, errors])],
       ),
       h(
         'div',
