@@ -131,7 +131,7 @@ describeEachStore('web console: the Usage page', (store) => {
     }
   });
 
-  it('keys show spend against their budget as a bar; the workspace warns of a low balance', async () => {
+  it('keys show spend against their budget as a bar; the workspace warns of a low balance, and only then', async () => {
     await page.goto('/#/keys');
     await page.locator('progress.budget-bar').first().waitFor();
     const value = Number(await page.locator('progress.budget-bar').first().getAttribute('value'));
@@ -142,6 +142,22 @@ describeEachStore('web console: the Usage page', (store) => {
     expect(await page.locator('#balance').innerText()).to.equal(usd(ws.balance_usd));
     // $20 against a few sub-cent calls: plenty left, no warning.
     expect(await page.locator('#low-balance').isHidden()).to.equal(true);
+
+    // Another org with fifty cents: the workspace page warns before keys are refused.
+    const poor = await seedOrg(dp.cp.deps);
+    await ok(`${dp.cp.url}/v1/workspaces/${poor.workspace_id}/credits`, { token: poor.console_token, body: { amount_usd: 0.5 } });
+    const other = await openConsole(browser, dp.cp.url);
+    try {
+      await other.page.goto('/');
+      await other.page.getByLabel('Console token').fill(poor.console_token);
+      await other.page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await other.page.locator('#low-balance').waitFor();
+      expect(await other.page.locator('#low-balance').innerText()).to.equal('Low balance: less than $1.00 left. Add credits before keys start being refused.');
+      expect(await other.page.locator('#balance').innerText()).to.equal('$0.50');
+      expect(other.problems).to.deep.equal([]);
+    } finally {
+      await other.context.close();
+    }
   });
 
   it('at 390 px the Usage page has no sideways scrolling', async () => {
