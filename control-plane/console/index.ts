@@ -11,7 +11,7 @@ import { ssoSettingsRoutes } from './sso-settings.js';
 import { sessionRoutes } from './session.js';
 import { usageRoutes } from './usage.js';
 
-/** Every console API router (docs/console-api.md), mounted under /v1 with problem+json errors. */
+/** Every console API router, mounted under /v1 with problem+json errors. */
 export function consoleRouters(deps: ControlPlaneDeps): Router[] {
   return [
     meRoutes(deps),

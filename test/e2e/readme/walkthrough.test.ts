@@ -165,7 +165,7 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
       ({ stdout } = await promisify(execFile)('bash', ['-c', script], { cwd: dir, env: USER_ENV }));
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${service!.output()}\nprovider:\n${provider!.output()}`);
+      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${service!.output()}\nprovider:\n${provider!.output()}`, { cause: err });
     }
     const token = /^TOKEN=(\S+)$/m.exec(stdout)?.[1];
     const team = /^TEAM=(\S+)$/m.exec(stdout)?.[1];
