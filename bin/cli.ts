@@ -34,7 +34,10 @@ function parseFlags(command: Command, args: string[]): { help: boolean; values: 
   }
   if (parsed.values.help) return { help: true, values: {} };
   if (parsed.positionals.length) {
-    throw usageError(`${command.name}: unexpected argument${parsed.positionals.length > 1 ? 's' : ''} ${parsed.positionals.map((p) => JSON.stringify(p)).join(' ')} (values need a --flag; quote names with spaces).`, command.name);
+    throw usageError(
+      `${command.name}: unexpected argument${parsed.positionals.length > 1 ? 's' : ''} ${parsed.positionals.map((p) => JSON.stringify(p)).join(' ')} (values need a --flag; quote names with spaces).`,
+      command.name,
+    );
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const missing = command.options.filter((o) => o.required && values[o.name] === undefined).map((o) => `--${o.name}`);

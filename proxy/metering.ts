@@ -86,7 +86,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
     for (let attempt = 0; ; attempt++) {
       try {
         const results = await cp.reportUsage(batch.map((s) => s.report));
-        await Promise.all(batch.map((s, i) => (s.recordOnly ? undefined : release(s, results[i]!))));
+        await Promise.all(batch.flatMap((s, i) => (s.recordOnly ? [] : [release(s, results[i]!)])));
         return;
       } catch (err) {
         const delay = RETRY_DELAYS_MS[attempt];

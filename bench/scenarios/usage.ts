@@ -76,9 +76,18 @@ export async function usageScenario(ctx: BenchContext): Promise<void> {
     const table = ctx.report.section('Usage console on PostgreSQL', ['query', 'ledger rows', 'req/s', 'p50 ms', 'p99 ms', 'errors']);
     for (const r of results) {
       const q = r.result;
-      table.row(r.label, fmtNum(LEDGER_ROWS), fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), q.errors ? JSON.stringify(q.statuses) : '0');
+      table.row(
+        r.label,
+        fmtNum(LEDGER_ROWS),
+        fmtNum(q.rps),
+        fmtMs(q.latencyUs.p50),
+        fmtMs(q.latencyUs.p99),
+        q.errors ? JSON.stringify(q.statuses) : '0',
+      );
     }
-    table.note(`${fmtNum(LEDGER_ROWS)} usage rows over ${DAYS} days, ${KEYS} keys, 3 models, seeded with SQL in ${seedS.toFixed(1)} s; one connection; the whole HTTP round trip (session check included). Target for the daily aggregate: under 200 ms.`);
+    table.note(
+      `${fmtNum(LEDGER_ROWS)} usage rows over ${DAYS} days, ${KEYS} keys, 3 models, seeded with SQL in ${seedS.toFixed(1)} s; one connection; the whole HTTP round trip (session check included). Target for the daily aggregate: under 200 ms.`,
+    );
   } finally {
     await client?.end();
     await tollgate.stop();

@@ -55,7 +55,12 @@ export const COMMANDS: Command[] = [
       const input = bootstrapInput(v);
       return {
         servicePath: '/v1/local/bootstrap',
-        serviceBody: { slug: input.slug, name: input.name, owner: input.ownerEmail, ...(input.ownerName === undefined ? {} : { owner_name: input.ownerName }) },
+        serviceBody: {
+          slug: input.slug,
+          name: input.name,
+          owner: input.ownerEmail,
+          ...(input.ownerName === undefined ? {} : { owner_name: input.ownerName }),
+        },
         direct: (deps) => bootstrapOrg(deps, input),
       };
     },

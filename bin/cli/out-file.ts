@@ -26,7 +26,9 @@ export function openOutput(path: string | undefined): Output {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') {
-      throw new CliError(`${path} already exists; it is never overwritten (it may hold the only copy of a console token). Choose another --out file, or move that one away first.`);
+      throw new CliError(
+        `${path} already exists; it is never overwritten (it may hold the only copy of a console token). Choose another --out file, or move that one away first.`,
+      );
     }
     throw new CliError(`cannot create ${path}: ${code ?? (err as Error).message}`);
   }

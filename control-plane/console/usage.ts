@@ -60,7 +60,16 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
       ctx,
       `usage-by-${summary.granularity}-and-${summary.group_by}-${day(summary.from)}-to-${day(summary.to)}.csv`,
       ['bucket', summary.group_by, `${summary.group_by}_id`, 'spend_usd', 'requests', 'input_tokens', 'output_tokens', 'errors'],
-      summary.buckets.map((b) => [b.bucket, labels.get(b.group_id) ?? '', b.group_id, csvMoney(b.spend_usd), b.requests, b.input_tokens, b.output_tokens, b.errors]),
+      summary.buckets.map((b) => [
+        b.bucket,
+        labels.get(b.group_id) ?? '',
+        b.group_id,
+        csvMoney(b.spend_usd),
+        b.requests,
+        b.input_tokens,
+        b.output_tokens,
+        b.errors,
+      ]),
     );
   });
 
@@ -81,7 +90,22 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
     sendCsv(
       ctx,
       'usage-requests.csv',
-      ['time', 'request_id', 'key_name', 'key_prefix', 'key_id', 'team', 'user', 'model', 'format', 'status', 'input_tokens', 'output_tokens', 'cost_usd', 'latency_ms'],
+      [
+        'time',
+        'request_id',
+        'key_name',
+        'key_prefix',
+        'key_id',
+        'team',
+        'user',
+        'model',
+        'format',
+        'status',
+        'input_tokens',
+        'output_tokens',
+        'cost_usd',
+        'latency_ms',
+      ],
       page.requests.map((r) => [
         r.time,
         r.request_id,

@@ -69,7 +69,13 @@ function roundMoney(totals: UsageTotals): UsageTotals {
  * org), the range, and for a member only the keys of their own teams, the
  * keys they may list. Admins see the whole workspace.
  */
-async function scopedFilter(deps: ControlPlaneDeps, auth: ConsoleAuth, rawWorkspaceId: string | undefined, q: UsageQuery, granularity: UsageGranularity): Promise<UsageFilter> {
+async function scopedFilter(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  q: UsageQuery,
+  granularity: UsageGranularity,
+): Promise<UsageFilter> {
   const workspace = await loadWorkspace(deps.db, auth, rawWorkspaceId);
   const to = q.to ?? deps.clock.now();
   const from = q.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS[granularity]);

@@ -38,7 +38,12 @@ describeEachStore('web console: the Usage page', (store) => {
     await ok(`${base}/v1/teams/${team.id}/models`, { token, method: 'PUT', body: { models: ['tg/sonnet', 'tg/haiku'] } });
     const key = await ok(`${base}/v1/teams/${team.id}/keys`, { token, body: { kind: 'team', name: 'ci', budget_usd: 5 } }, 201);
     // Real traffic on both formats and two models, and one call the provider refuses.
-    for (const [format, model] of [['chat', 'tg/sonnet'], ['messages', 'tg/sonnet'], ['messages', 'tg/haiku'], ['chat', 'tg/haiku']] as const) {
+    for (const [format, model] of [
+      ['chat', 'tg/sonnet'],
+      ['messages', 'tg/sonnet'],
+      ['messages', 'tg/haiku'],
+      ['chat', 'tg/haiku'],
+    ] as const) {
       expect((await edgeCall(dp.proxy.url, format, org.workspace_slug, key.key, modelBody(format, { model }))).status).to.equal(200);
     }
     dp.fake.enqueue({ kind: 'error', status: 529 });
@@ -96,7 +101,10 @@ describeEachStore('web console: the Usage page', (store) => {
     expect(await page.locator('#requests-chart svg rect.errors').count()).to.equal(1);
     expect(await page.locator('#top-keys li').count()).to.equal(1);
     expect(await page.locator('#request-log tbody tr').count()).to.equal(5);
-    expect(await page.locator('#request-log tbody').innerText()).to.include('Messages').and.include('Chat').and.include('529');
+    expect(await page.locator('#request-log tbody').innerText())
+      .to.include('Messages')
+      .and.include('Chat')
+      .and.include('529');
     await screenshot(page, `${store.name}-usage-desktop`);
   });
 
@@ -152,7 +160,9 @@ describeEachStore('web console: the Usage page', (store) => {
       await other.page.getByLabel('Console token').fill(poor.console_token);
       await other.page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await other.page.locator('#low-balance').waitFor();
-      expect(await other.page.locator('#low-balance').innerText()).to.equal('Low balance: less than $1.00 left. Add credits before keys start being refused.');
+      expect(await other.page.locator('#low-balance').innerText()).to.equal(
+        'Low balance: less than $1.00 left. Add credits before keys start being refused.',
+      );
       expect(await other.page.locator('#balance').innerText()).to.equal('$0.50');
       expect(other.problems).to.deep.equal([]);
     } finally {

@@ -152,7 +152,10 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
   });
 
   it('npm start names the provider key variable that is unset, once, and says a relayed 401 is the provider’s', () => {
-    const warnings = service!.output().split('\n').filter((l) => l.includes('PRIMARY_API_KEY'));
+    const warnings = service!
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('PRIMARY_API_KEY'));
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.match(/^warning: PRIMARY_API_KEY is not set/);
     expect(warnings[0]).to.include('401');
@@ -165,7 +168,9 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
       ({ stdout } = await promisify(execFile)('bash', ['-c', script], { cwd: dir, env: USER_ENV }));
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${service!.output()}\nprovider:\n${provider!.output()}`, { cause: err });
+      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${service!.output()}\nprovider:\n${provider!.output()}`, {
+        cause: err,
+      });
     }
     const token = /^TOKEN=(\S+)$/m.exec(stdout)?.[1];
     const team = /^TEAM=(\S+)$/m.exec(stdout)?.[1];
@@ -201,7 +206,9 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
     expect(spend).to.be.greaterThan(0);
     let requests: { format: string; status: number }[] = [];
     for (let i = 0; i < 50 && requests.length < 2; i++) {
-      const log = await fetch(`http://127.0.0.1:${ports.controlPlane}/v1/workspaces/${ws}/usage/requests`, { headers: { authorization: `Bearer ${token}` } });
+      const log = await fetch(`http://127.0.0.1:${ports.controlPlane}/v1/workspaces/${ws}/usage/requests`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       ({ requests } = (await log.json()) as { requests: typeof requests });
       if (requests.length < 2) await new Promise((r) => setTimeout(r, 100));
     }

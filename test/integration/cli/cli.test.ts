@@ -80,7 +80,11 @@ describe('cli: help and usage errors', function () {
     });
   }
 
-  for (const args of [['help', 'bootstrap'], ['bootstrap', '--help'], ['bootstrap', '-h', '--org', 'x']]) {
+  for (const args of [
+    ['help', 'bootstrap'],
+    ['bootstrap', '--help'],
+    ['bootstrap', '-h', '--org', 'x'],
+  ]) {
     it(`\`cli ${args.join(' ')}\` shows bootstrap's options and exits 0`, async () => {
       const r = await cli(args, env);
       expect(r.code).to.equal(0);
@@ -139,7 +143,10 @@ function storeStory(title: string, settings: () => Promise<NodeJS.ProcessEnv | u
 
     it('bootstrap --out writes the answer itself (mode 0600) and stores the owner’s given and family name', async () => {
       const out = join(dir, 'acme.json');
-      const r = await cli(['bootstrap', '--org', 'acme', '--name', 'Acme Inc', '--owner', 'ada@acme.test', '--owner-name', 'Ada King Lovelace', '--out', out], env);
+      const r = await cli(
+        ['bootstrap', '--org', 'acme', '--name', 'Acme Inc', '--owner', 'ada@acme.test', '--owner-name', 'Ada King Lovelace', '--out', out],
+        env,
+      );
       expect(r.code, r.stderr).to.equal(0);
       expect(r.stdout).to.equal('');
       expect(statSync(out).mode & 0o777).to.equal(0o600);
@@ -262,18 +269,26 @@ describe('cli: the store the running service uses', function () {
       CONTROL_PLANE_PORT: portOf(service),
     });
     expect(r.code).to.equal(1);
-    expect(r.stderr).to.include(`uses a PostgreSQL database (DATABASE_URL), but these settings point at the embedded store in ${cliData}; nothing was written.`);
+    expect(r.stderr).to.include(
+      `uses a PostgreSQL database (DATABASE_URL), but these settings point at the embedded store in ${cliData}; nothing was written.`,
+    );
     expect(existsSync(cliData)).to.equal(false);
     expect(existsSync(join(dir, 'e.json'))).to.equal(false);
     // …and with the service's settings it works.
-    const ok = await cli(['bootstrap', '--org', 'elsewhere', '--name', 'E', '--owner', 'o@e.test'], { DATABASE_URL: url, CONTROL_PLANE_PORT: portOf(service) });
+    const ok = await cli(['bootstrap', '--org', 'elsewhere', '--name', 'E', '--owner', 'o@e.test'], {
+      DATABASE_URL: url,
+      CONTROL_PLANE_PORT: portOf(service),
+    });
     expect(ok.code, ok.stderr).to.equal(0);
     expect((await call(`${service.url}/v1/me`, { token: JSON.parse(ok.stdout).console_token })).status).to.equal(200);
   });
 
   it('refuses when the service on CONTROL_PLANE_PORT holds an embedded store in another DATA_DIR', async () => {
     service = await startService({ DATA_DIR: join(dir, 'service-data') });
-    const r = await cli(['console-token', '--org', 'acme', '--owner', 'o@acme.test'], { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: portOf(service) });
+    const r = await cli(['console-token', '--org', 'acme', '--owner', 'o@acme.test'], {
+      DATA_DIR: join(dir, 'data'),
+      CONTROL_PLANE_PORT: portOf(service),
+    });
     expect(r.code).to.equal(1);
     expect(r.stderr).to.include('uses an embedded store in another DATA_DIR');
     expect(existsSync(join(dir, 'data'))).to.equal(false);

@@ -85,7 +85,11 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     const personal = byKey.groups.find((g: { id: string }) => g.id === acme.personal.id);
     expect(personal).to.include({ label: `laptop (${acme.personal.prefix}…)`, requests: 3, errors: 0 });
     expect(personal.spend_usd).to.be.closeTo(spends.get(acme.personal.id)!, 1e-9);
-    expect(byKey.groups.find((g: { id: string }) => g.id === acme.team.id)).to.include({ label: `ci (${acme.team.prefix}…)`, requests: 2, errors: 1 });
+    expect(byKey.groups.find((g: { id: string }) => g.id === acme.team.id)).to.include({
+      label: `ci (${acme.team.prefix}…)`,
+      requests: 2,
+      errors: 1,
+    });
 
     const byTeam = await ok(`${usageUrl}?group_by=team`, { token });
     expect(byTeam.groups).to.have.length(1);
@@ -126,10 +130,22 @@ describeEachStore('console API: usage by time and group, the request log, and CS
   });
 
   it('the request log pages newest first through every call, with format, status, tokens, cost and latency', async () => {
-    const seen: { request_id: string; time: string; format: string; status: number; cost_usd: number; latency_ms: number; key_name: string; team_name: string; model: string }[] = [];
+    const seen: {
+      request_id: string;
+      time: string;
+      format: string;
+      status: number;
+      cost_usd: number;
+      latency_ms: number;
+      key_name: string;
+      team_name: string;
+      model: string;
+    }[] = [];
     let cursor: string | null = null;
     do {
-      const page: { requests: typeof seen; next_cursor: string | null } = await ok(`${requestsUrl}?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token });
+      const page: { requests: typeof seen; next_cursor: string | null } = await ok(`${requestsUrl}?limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+        token,
+      });
       expect(page.requests.length).to.be.at.most(2);
       seen.push(...page.requests);
       cursor = page.next_cursor;
@@ -168,7 +184,9 @@ describeEachStore('console API: usage by time and group, the request log, and CS
 
     const requests = await fetch(`${requestsUrl}?format=csv`, { headers: { authorization: `Bearer ${token}` } });
     const [rHeader, ...rLines] = (await requests.text()).trimEnd().split('\r\n');
-    expect(rHeader).to.equal('time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,cost_usd,latency_ms');
+    expect(rHeader).to.equal(
+      'time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,cost_usd,latency_ms',
+    );
     expect(rLines).to.have.length(5);
     expect(rLines.reduce((n, l) => n + Number(l.split(',')[12]), 0)).to.be.closeTo(json.totals.spend_usd, 1e-9);
   });

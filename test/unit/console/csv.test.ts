@@ -3,9 +3,16 @@ import { csvMoney, toCsv } from '../../../control-plane/console/csv.js';
 
 describe('console CSV', () => {
   it('quotes commas, quotes and line breaks, and ends every line with CRLF', () => {
-    expect(toCsv(['a', 'b'], [['x,y', 'say "hi"'], ['two\nlines', 3], [null, undefined]])).to.equal(
-      'a,b\r\n"x,y","say ""hi"""\r\n"two\nlines",3\r\n,\r\n',
-    );
+    expect(
+      toCsv(
+        ['a', 'b'],
+        [
+          ['x,y', 'say "hi"'],
+          ['two\nlines', 3],
+          [null, undefined],
+        ],
+      ),
+    ).to.equal('a,b\r\n"x,y","say ""hi"""\r\n"two\nlines",3\r\n,\r\n');
   });
 
   it('turns text a spreadsheet would run as a formula into plain text', () => {

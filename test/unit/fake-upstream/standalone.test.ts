@@ -46,7 +46,13 @@ describe('fake upstream: standalone runner', () => {
     child = started.child;
     const chat = await rawRequest(started.url, 'POST', '/v1/chat/completions', {}, CALL);
     expect(chat.status).to.equal(200);
-    const messages = await rawRequest(started.url, 'POST', '/anthropic/v1/messages', { 'anthropic-version': '2023-06-01' }, { ...CALL, max_tokens: 8 });
+    const messages = await rawRequest(
+      started.url,
+      'POST',
+      '/anthropic/v1/messages',
+      { 'anthropic-version': '2023-06-01' },
+      { ...CALL, max_tokens: 8 },
+    );
     expect(messages.status).to.equal(200);
   });
 

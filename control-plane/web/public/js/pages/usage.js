@@ -69,7 +69,13 @@ function stackedBars({ title, buckets, granularity, series, format, width = 720,
   const every = Math.max(1, Math.ceil(buckets.length / 8));
   buckets.forEach((b, i) => {
     if (i % every) return;
-    chart.append(svg('text', { x: pad.left + i * step + step / 2, y: height - 8, 'text-anchor': 'middle' }, document.createTextNode(bucketLabel(b, granularity))));
+    chart.append(
+      svg(
+        'text',
+        { x: pad.left + i * step + step / 2, y: height - 8, 'text-anchor': 'middle' },
+        document.createTextNode(bucketLabel(b, granularity)),
+      ),
+    );
   });
   return chart;
 }
@@ -105,9 +111,22 @@ export async function usagePage(section, s, { params, navigate }) {
   const input = (type, value, attrs = {}) => h('input', { type, value, ...attrs });
   const fromInput = input('date', state.from, { max: isoDay(today) });
   const toInput = input('date', state.to, { max: isoDay(today) });
-  const select = (value, options) => h('select', {}, options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));
-  const granularity = select(state.granularity, [['day', 'Day'], ['hour', 'Hour']]);
-  const groupBy = select(state.group_by, [['model', 'Model'], ['team', 'Team'], ['key', 'Key'], ['user', 'User']]);
+  const select = (value, options) =>
+    h(
+      'select',
+      {},
+      options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)),
+    );
+  const granularity = select(state.granularity, [
+    ['day', 'Day'],
+    ['hour', 'Hour'],
+  ]);
+  const groupBy = select(state.group_by, [
+    ['model', 'Model'],
+    ['team', 'Team'],
+    ['key', 'Key'],
+    ['user', 'User'],
+  ]);
   const model = select(state.model, [['', 'All models'], ...models.map((m) => [m.alias, m.alias])]);
   const team = select(state.team_id, [['', 'All teams'], ...teams.map((t) => [t.id, t.name])]);
   const apply = () => {
@@ -196,7 +215,17 @@ export async function usagePage(section, s, { params, navigate }) {
       h('h2', {}, `Spend per ${summary.granularity}, by ${groupName}`),
       empty
         ? h('p', { class: 'empty' }, 'No usage in this range.')
-        : [stackedBars({ title: `Spend per ${summary.granularity} by ${groupName}`, buckets, granularity: summary.granularity, series, format: usd, width: fullWidth }), legend(series)],
+        : [
+            stackedBars({
+              title: `Spend per ${summary.granularity} by ${groupName}`,
+              buckets,
+              granularity: summary.granularity,
+              series,
+              format: usd,
+              width: fullWidth,
+            }),
+            legend(series),
+          ],
     ),
     h(
       'div',
@@ -207,7 +236,18 @@ export async function usagePage(section, s, { params, navigate }) {
         h('h2', {}, 'Requests and errors'),
         empty
           ? h('p', { class: 'empty' }, 'No requests in this range.')
-          : [stackedBars({ title: `Requests and errors per ${summary.granularity}`, buckets, granularity: summary.granularity, series: [requests, errors], format: (n) => count(Math.round(n)), width: halfWidth, height: 200 }), legend([requests, errors])],
+          : [
+              stackedBars({
+                title: `Requests and errors per ${summary.granularity}`,
+                buckets,
+                granularity: summary.granularity,
+                series: [requests, errors],
+                format: (n) => count(Math.round(n)),
+                width: halfWidth,
+                height: 200,
+              }),
+              legend([requests, errors]),
+            ],
       ),
       h(
         'div',
@@ -223,7 +263,11 @@ export async function usagePage(section, s, { params, navigate }) {
                   {},
                   h('span', {}, g.label),
                   h('span', { class: 'num' }, usd(g.spend_usd), h('span', { class: 'hint' }, ` · ${count(g.requests)} req`)),
-                  h('progress', { max: String(byKey.groups[0].spend_usd || 1), value: String(g.spend_usd), 'aria-label': `${g.label}: ${usd(g.spend_usd)}` }),
+                  h('progress', {
+                    max: String(byKey.groups[0].spend_usd || 1),
+                    value: String(g.spend_usd),
+                    'aria-label': `${g.label}: ${usd(g.spend_usd)}`,
+                  }),
                 ),
               ),
             )
@@ -238,7 +282,11 @@ export async function usagePage(section, s, { params, navigate }) {
     h(
       'p',
       { class: 'actions' },
-      h('a', { href: `${base}?${csvSummary}`, download: '', class: 'button', id: 'csv-summary' }, `Download CSV (per ${summary.granularity} and ${groupName})`),
+      h(
+        'a',
+        { href: `${base}?${csvSummary}`, download: '', class: 'button', id: 'csv-summary' },
+        `Download CSV (per ${summary.granularity} and ${groupName})`,
+      ),
     ),
   );
   section.append(await requestLog(base, query, state, apply));
