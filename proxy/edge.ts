@@ -121,6 +121,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+    const startedMs = performance.now();
     // The key before the body: a caller without a valid key never makes the proxy read (or buffer) what it sends.
     const key = await lookupKey(req, r.format);
     const k = decideKey(key, r.slug, deps.now());
@@ -185,6 +186,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
       holdMicros,
       inputEstimate,
       tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
+      format: r.format,
+      startedMs,
     };
     const secret = provider.api_key ?? '';
     const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
@@ -209,12 +212,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
 
     switch (outcome.kind) {
       case 'failed':
-        deps.metering.release(heldCall);
+        deps.metering.release(heldCall, outcome.error.status);
         logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
         sendError(res, r.format, outcome.error, limitHeaders);
         return;
       case 'upstream-error':
-        deps.metering.release(heldCall);
+        deps.metering.release(heldCall, outcome.status);
         return;
       case 'complete': {
         const usage = outcome.tap.usage();
@@ -228,7 +231,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
       }
       case 'cut': {
         const tap = outcome.tap;
-        deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
+        // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
+        deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
         return;
       }
     }

@@ -13,7 +13,7 @@ export type ForwardOutcome =
   | { kind: 'upstream-error'; status: number }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
-  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean };
+  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' };
 
 export interface ForwardRequest {
   pool: Pool;
@@ -70,7 +70,7 @@ class Relay implements Dispatcher.DispatchHandler {
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     if (this.controller && !this.controller.aborted) this.controller.abort(clientGone());
-    this.done({ kind: 'cut', tap: this.tap, headersSent: this.headersSent });
+    this.done({ kind: 'cut', tap: this.tap, headersSent: this.headersSent, by: 'client' });
   };
 
   constructor(
@@ -146,7 +146,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     const { res } = this;
     if (!this.headersSent) {
-      if (res.destroyed) this.done({ kind: 'cut', tap: undefined, headersSent: false });
+      if (res.destroyed) this.done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });
       else this.done({ kind: 'failed', error: upstreamFailure(err) });
       return;
     }
@@ -154,7 +154,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.req.translate && this.eventStream && !this.errorAnswer) res.write(this.req.translate.fail('The model provider broke off the answer.'));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     res.destroy(err);
-    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true });
+    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });
   }
 }
 

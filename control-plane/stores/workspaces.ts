@@ -60,6 +60,9 @@ export interface UsageRow {
   output_tokens: number;
   /** Exact decimal text, e.g. "0.000198": no float reaches the ledger. */
   cost_usd: string;
+  format: string | null;
+  status: number | null;
+  latency_ms: number | null;
 }
 
 /**
@@ -74,6 +77,9 @@ const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRo
   { column: 'model', type: 'text', value: (r) => r.model },
   { column: 'input_tokens', type: 'int', value: (r) => r.input_tokens },
   { column: 'output_tokens', type: 'int', value: (r) => r.output_tokens },
+  { column: 'format', type: 'text', value: (r) => r.format },
+  { column: 'status', type: 'int', value: (r) => r.status },
+  { column: 'latency_ms', type: 'int', value: (r) => r.latency_ms },
 ];
 
 const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[])
