@@ -150,7 +150,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const holdMicros = costMicros(model, inputEstimate, outputCeiling(call, model));
     let held;
     try {
-      held = await deps.holds.hold(
+      // In process the hold is decided at once; only the Redis store is awaited.
+      const holding = deps.holds.hold(
         requestId,
         {
           workspaceId: resolved.workspace_id,
@@ -162,6 +163,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
         },
         holdMicros,
       );
+      held = holding instanceof Promise ? await holding : holding;
     } catch (err) {
       // DESIGN 2: money checks fail closed when the hold store is unreachable.
       logger.error({ err, requestId }, 'hold store unavailable');

@@ -24,7 +24,8 @@ export interface MoneySnapshot {
 export type HoldOutcome = { ok: true } | { ok: false; reason: 'balance' | 'budget' };
 
 export interface HoldStore {
-  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): Promise<HoldOutcome>;
+  /** In process the answer is immediate (no promise); only the Redis store answers with one. */
+  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): HoldOutcome | Promise<HoldOutcome>;
   /** Ends a hold; `snapshot`, when given, is the control plane's answer after recording the usage. */
   release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): Promise<void>;
   /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
@@ -82,7 +83,7 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
   };
 
   return {
-    async hold(requestId, s, amount) {
+    hold(requestId, s, amount) {
       const ws = account(`ws:${s.workspaceId}`);
       adopt(ws, s.balanceMicros, s.balanceVersion);
       if (ws.base - ws.held < amount) return { ok: false, reason: 'balance' };
