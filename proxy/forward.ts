@@ -19,7 +19,8 @@ export interface ForwardRequest {
   pool: Pool;
   origin: string;
   path: string;
-  headers: Record<string, string>;
+  /** Flat name/value pairs, as undici takes them. */
+  headers: string[];
   body: Buffer;
   /** The format the provider answers in (what the usage tap reads). */
   format: WireFormat;

@@ -8,25 +8,45 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
  */
 const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
 
-export function upstreamHeaders(
-  client: IncomingHttpHeaders,
-  auth: { header: 'authorization' | 'x-api-key'; secret: string },
-  contentLength: number,
-  extra?: Record<string, string>,
-): Record<string, string> {
-  const out: Record<string, string> = {
-    'content-type': 'application/json',
-    'content-length': String(contentLength),
-    'accept-encoding': 'identity',
-  };
-  for (const name of PASSED) {
-    const v = client[name];
-    if (typeof v === 'string') out[name] = v;
-    else if (Array.isArray(v)) out[name] = v.join(', ');
+type UpstreamAuth = { header: 'authorization' | 'x-api-key'; secret: string };
+
+/** The part of the provider's headers that is the same on every call, as name/value pairs: built once per provider. */
+const fixedByAuth = new Map<string, string[]>();
+const fixedByExtra = new WeakMap<Record<string, string>, Map<string, string[]>>();
+
+function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefined): string[] {
+  const id = `${auth.header}\0${auth.secret}`;
+  let byAuth = fixedByAuth;
+  if (extra) {
+    byAuth = fixedByExtra.get(extra) ?? new Map<string, string[]>();
+    fixedByExtra.set(extra, byAuth);
   }
-  // The operator's headers for this provider; the body's framing and the credential below always win.
-  if (extra) for (const name in extra) if (!(name in FIXED)) out[name] = extra[name]!;
-  out[auth.header] = auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret;
+  let fixed = byAuth.get(id);
+  if (!fixed) {
+    fixed = ['content-type', 'application/json', 'accept-encoding', 'identity'];
+    // The operator's headers for this provider; the body's framing and the credential below always win.
+    if (extra) for (const name in extra) if (!(name in FIXED)) fixed.push(name, extra[name]!);
+    fixed.push(auth.header, auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret);
+    byAuth.set(id, fixed);
+  }
+  return fixed;
+}
+
+/**
+ * The provider's request headers as undici's flat name/value array: the
+ * fixed part (framing, the operator's extra headers, the credential) built
+ * once per provider and copied, then the length and the client's allowed
+ * headers (an operator's extra header of the same name wins).
+ */
+export function upstreamHeaders(client: IncomingHttpHeaders, auth: UpstreamAuth, contentLength: number, extra?: Record<string, string>): string[] {
+  const out = fixedHeaders(auth, extra).slice();
+  out.push('content-length', String(contentLength));
+  for (const name of PASSED) {
+    if (extra && name in extra) continue;
+    const v = client[name];
+    if (typeof v === 'string') out.push(name, v);
+    else if (Array.isArray(v)) out.push(name, v.join(', '));
+  }
   return out;
 }
 

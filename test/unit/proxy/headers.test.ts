@@ -1,6 +1,16 @@
 import { expect } from 'chai';
 import { downstreamHeaders, presentedKey, upstreamHeaders } from '../../../proxy/headers.js';
 
+/** The flat name/value pairs as an object, each name once. */
+function pairs(flat: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    expect(out, `header ${flat[i]} sent twice`).not.to.have.property(flat[i]!);
+    out[flat[i]!] = flat[i + 1]!;
+  }
+  return out;
+}
+
 describe('proxy: header handling', () => {
   it('takes the key from the header each format prefers, falling back to the other', () => {
     const both = { authorization: 'Bearer from-bearer', 'x-api-key': 'from-x-api-key' };
@@ -12,19 +22,21 @@ describe('proxy: header handling', () => {
   });
 
   it('sends the provider only an allowlist plus its own credential, never the client key or hop-by-hop headers', () => {
-    const out = upstreamHeaders(
-      {
-        authorization: 'Bearer client-key',
-        'x-api-key': 'client-key',
-        connection: 'keep-alive, x-secret',
-        'x-secret': 'hop',
-        'transfer-encoding': 'chunked',
-        cookie: 'a=b',
-        'anthropic-version': '2023-06-01',
-        'user-agent': 'sdk/1',
-      },
-      { header: 'x-api-key', secret: 'provider-key' },
-      42,
+    const out = pairs(
+      upstreamHeaders(
+        {
+          authorization: 'Bearer client-key',
+          'x-api-key': 'client-key',
+          connection: 'keep-alive, x-secret',
+          'x-secret': 'hop',
+          'transfer-encoding': 'chunked',
+          cookie: 'a=b',
+          'anthropic-version': '2023-06-01',
+          'user-agent': 'sdk/1',
+        },
+        { header: 'x-api-key', secret: 'provider-key' },
+        42,
+      ),
     );
     expect(out).to.deep.equal({
       'content-type': 'application/json',
@@ -34,7 +46,25 @@ describe('proxy: header handling', () => {
       'user-agent': 'sdk/1',
       'x-api-key': 'provider-key',
     });
-    expect(upstreamHeaders({}, { header: 'authorization', secret: 'p' }, 1).authorization).to.equal('Bearer p');
+    expect(pairs(upstreamHeaders({}, { header: 'authorization', secret: 'p' }, 1)).authorization).to.equal('Bearer p');
+  });
+
+  it("adds the operator's extra headers once, over the client's, never over the framing or the credential, the same on every call", () => {
+    const extra = { 'anthropic-version': '2099-01-01', 'x-org': 'ops', 'content-length': '1', 'x-api-key': 'stolen' };
+    for (const length of [7, 8]) {
+      const out = pairs(
+        upstreamHeaders({ 'anthropic-version': '2023-06-01', accept: 'text/event-stream' }, { header: 'x-api-key', secret: 'k' }, length, extra),
+      );
+      expect(out).to.deep.equal({
+        'content-type': 'application/json',
+        'accept-encoding': 'identity',
+        'anthropic-version': '2099-01-01',
+        'x-org': 'ops',
+        'x-api-key': 'k',
+        'content-length': String(length),
+        accept: 'text/event-stream',
+      });
+    }
   });
 
   it("relays the provider's headers minus hop-by-hop ones, those its Connection header names, and the operator's account details", () => {
