@@ -187,6 +187,11 @@ function frame(type: string, data: Json): string {
   return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** The event sent once per provider chunk, written by hand: only its text needs escaping. */
+function deltaFrame(index: number, type: 'text_delta' | 'input_json_delta', field: 'text' | 'partial_json', value: string): string {
+  return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(value)}}}\n\n`;
+}
+
 const EMPTY = Buffer.alloc(0);
 const PING = frame('ping', { type: 'ping' });
 const MESSAGE_STOP = frame('message_stop', { type: 'message_stop' });
@@ -324,7 +329,7 @@ class ChatStreamTranslator implements AnswerTranslator {
 
   private text(text: string): void {
     const index = this.open?.call === -1 ? this.open.index : this.openBlock(-1, { type: 'text', text: '' });
-    this.out.push(frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text } }));
+    this.out.push(deltaFrame(index, 'text_delta', 'text', text));
   }
 
   private toolCall(c: Json): void {
@@ -337,7 +342,7 @@ class ChatStreamTranslator implements AnswerTranslator {
       this.toolBlocks.set(call, index);
     }
     if (typeof fn.arguments === 'string' && fn.arguments) {
-      this.out.push(frame('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: fn.arguments } }));
+      this.out.push(deltaFrame(index, 'input_json_delta', 'partial_json', fn.arguments));
     }
   }
 
