@@ -165,6 +165,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
+    // Built before anything is held or counted: a call translation refuses costs nothing.
+    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
 
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
@@ -219,7 +221,6 @@ export function createEdgeHandler(deps: EdgeDeps) {
       tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
     };
     const secret = provider.api_key ?? '';
-    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
     // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
     keepAlive.add(requestId, { workspaceId: resolved.workspace_id, keyId: resolved.id });
     const outcome = await forward(
