@@ -14,14 +14,15 @@ export function buildAnswer(dialect: Dialect, body: Record<string, unknown>, wan
   const inputTokens = countInputTokens(body);
   const output = planOutput(requestTokenLimit(body), wanted, requestStops(body));
   const stream = body.stream === true;
+  // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.
+  const calls = output.capped || output.stopSequence !== undefined ? [] : plannedToolCalls(dialect, body);
   if (dialect === 'openai') {
-    const completion = { id: ids.next('chatcmpl-'), created: Math.floor(Date.now() / 1000), model, inputTokens, output };
+    const toolCalls = calls.map((c) => ({ ...c, id: ids.next('call_') }));
+    const completion = { id: ids.next('chatcmpl-'), created: Math.floor(Date.now() / 1000), model, inputTokens, output, toolCalls };
     if (!stream) return { stream: false, json: completionJson(completion), tokens: output.tokens };
     const options = body.stream_options as { include_usage?: unknown } | null | undefined;
     return { stream: true, frames: completionFrames(completion, options?.include_usage === true) };
   }
-  // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.
-  const calls = output.capped || output.stopSequence !== undefined ? [] : plannedToolCalls('anthropic', body);
   const message = { id: ids.next('msg_'), model, inputTokens, output, toolCalls: calls.map((c) => ({ ...c, id: ids.next('toolu_') })) };
   if (!stream) return { stream: false, json: messageJson(message), tokens: output.tokens };
   return { stream: true, frames: messageFrames(message) };

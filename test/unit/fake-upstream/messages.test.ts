@@ -183,6 +183,13 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
     expect(message.usage.input_tokens).to.equal(tokensFor(18));
   });
 
+  it('counts tokens (messages.countTokens) as a call of the same body would be billed; a queued error answers it instead', async () => {
+    const counted = await client.messages.countTokens({ model: 'claude-haiku-4-5', system, messages: [{ role: 'user', content: prompt }] });
+    expect(counted).to.deep.equal({ input_tokens: tokensFor(system.length + prompt.length) });
+    fake.enqueue({ kind: 'error', status: 529 });
+    expect(await rejectionOf(client.messages.countTokens({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: prompt }] }))).to.include({ status: 529 });
+  });
+
   it('lists models in the Anthropic list shape', async () => {
     const page = await client.models.list();
     expect(page.data.map((m) => m.id)).to.include('claude-haiku-4-5');
