@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseCall, type ParsedCall } from '../../../proxy/formats.js';
+import { chatToMessages } from '../../../proxy/translate/chat-to-messages.js';
 import { messagesToChat } from '../../../proxy/translate/messages-to-chat.js';
 import { testConfig } from '../../support/control-plane.js';
 
@@ -9,12 +10,14 @@ import { testConfig } from '../../support/control-plane.js';
  * request survives the trip to Chat and back with every field both formats
  * have; any Chat answer comes back as a Messages answer that maps back to it;
  * and a streamed answer, cut anywhere, assembles to the same message as the
- * whole one. "Back" is an inverse written here, the Chat → Messages rules as
- * the docs state them.
+ * whole one. Requests come back through the other direction's translator
+ * (a Chat client on a Messages provider), and so do answers.
  */
 
 type Json = Record<string, unknown>;
-const model = testConfig().models.models.get('tg/gpt-direct')!;
+const catalog = testConfig().models;
+const model = catalog.models.get('tg/gpt-direct')!;
+const messagesModel = catalog.models.get('tg/claude-direct')!;
 const RUNS = 150;
 
 // ---- random Messages requests ----
@@ -96,74 +99,21 @@ function parsed(body: Json): ParsedCall {
   return parseCall('messages', Buffer.from(JSON.stringify(body)), { 'anthropic-version': '2023-06-01' });
 }
 
-// ---- the inverse: Chat → Messages ----
-
-function blocksFromParts(content: unknown): Json[] {
-  if (typeof content === 'string') return [{ type: 'text', text: content }];
-  return (content as Json[]).map((p) => {
-    if (p.type === 'text') return { type: 'text', text: p.text };
-    const url = (p.image_url as { url: string }).url;
-    const data = /^data:([^;]+);base64,(.*)$/.exec(url);
-    return { type: 'image', source: data ? { type: 'base64', media_type: data[1], data: data[2] } : { type: 'url', url } };
-  });
-}
-
-function messagesFromChat(chat: Json, alias: string): Json {
-  const out: Json = { model: alias, max_tokens: chat.max_tokens };
-  const turns: Json[] = [];
-  for (const m of chat.messages as Json[]) {
-    if (m.role === 'system') out.system = m.content;
-    else if (m.role === 'assistant') {
-      const blocks = m.content === null ? [] : blocksFromParts(m.content);
-      for (const c of (m.tool_calls as Json[] | undefined) ?? []) {
-        const fn = c.function as Json;
-        blocks.push({ type: 'tool_use', id: c.id, name: fn.name, input: JSON.parse(fn.arguments as string) });
-      }
-      turns.push({ role: 'assistant', content: blocks });
-    } else {
-      const blocks = m.role === 'tool' ? [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content }] : blocksFromParts(m.content);
-      // Consecutive tool results and the user message after them are one user turn.
-      const last = turns.at(-1);
-      if (last?.role === 'user' && (last.content as Json[]).some((b) => b.type === 'tool_result')) (last.content as Json[]).push(...blocks);
-      else turns.push({ role: 'user', content: blocks });
-    }
-  }
-  out.messages = turns;
-  if (chat.tools) {
-    out.tools = (chat.tools as Json[]).map((t) => {
-      const fn = t.function as Json;
-      const back: Json = { name: fn.name, input_schema: fn.parameters };
-      if (fn.description !== undefined) back.description = fn.description;
-      return back;
-    });
-  }
-  if (chat.tool_choice !== undefined) {
-    const c = chat.tool_choice;
-    const choice: Json = typeof c === 'string' ? { type: { auto: 'auto', none: 'none', required: 'any' }[c] } : { type: 'tool', name: ((c as Json).function as Json).name };
-    if (chat.parallel_tool_calls === false) choice.disable_parallel_tool_use = true;
-    out.tool_choice = choice;
-  }
-  if (chat.stop !== undefined) out.stop_sequences = chat.stop;
-  if (chat.temperature !== undefined) out.temperature = chat.temperature;
-  if (chat.top_p !== undefined) out.top_p = chat.top_p;
-  if (chat.user !== undefined) out.metadata = { user_id: chat.user };
-  if (chat.stream === true) out.stream = true;
-  return out;
-}
-
-/** What both formats can say: a string content is one text block, a tool result's text is one string, stream false is no stream. */
+/** What both formats can say: a string content is one text block, a tool result's text one string, consecutive user turns one turn (Anthropic joins them), stream false no stream. */
 function normal(body: Json): Json {
   const norm = structuredClone(body);
-  if (Array.isArray(norm.system)) norm.system = (norm.system as Json[]).map((b) => ({ type: 'text', text: b.text }));
-  else if (typeof norm.system === 'string') norm.system = norm.system;
-  norm.messages = (norm.messages as Json[]).map((m) => ({
-    role: m.role,
-    content: (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Json[])).map((b) =>
-      b.type === 'tool_result'
-        ? { ...b, content: typeof b.content === 'string' ? b.content : (b.content as Json[]).map((t) => t.text).join('') }
-        : b,
-    ),
-  }));
+  delete norm.model;
+  if (typeof norm.system === 'string') norm.system = [{ type: 'text', text: norm.system }];
+  const turns: Json[] = [];
+  for (const m of norm.messages as Json[]) {
+    const content = (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Json[])).map((b) =>
+      b.type === 'tool_result' && typeof b.content !== 'string' ? { ...b, content: (b.content as Json[]).map((t) => t.text).join('') } : b,
+    );
+    const last = turns.at(-1);
+    if (last?.role === m.role && m.role === 'user') (last.content as Json[]).push(...content);
+    else turns.push({ role: m.role, content });
+  }
+  norm.messages = turns;
   if (norm.stream === false) delete norm.stream;
   return norm;
 }
@@ -176,7 +126,9 @@ describe('property: Messages request → Chat Completions → back keeps every f
         expect(chat.model).to.equal(model.upstream_model);
         // A Chat client's stream must ask for usage, or the proxy could not bill it.
         if (body.stream === true) expect(chat.stream_options).to.deep.equal({ include_usage: true });
-        expect(normal(messagesFromChat(chat, 'tg/gpt-direct'))).to.deep.equal(normal(body));
+        // Back through the other direction's translator, as a Chat client's call to a Messages provider.
+        const back = chatToMessages.request(parseCall('chat', Buffer.from(JSON.stringify({ ...chat, model: 'tg/claude-direct' })), {}), messagesModel);
+        expect(normal(back)).to.deep.equal(normal(body));
       }),
       { numRuns: RUNS },
     );
@@ -210,20 +162,21 @@ function completion(a: ChatAnswer): Json {
   };
 }
 
-const FINISH: Record<string, string> = { end_turn: 'stop', max_tokens: 'length', tool_use: 'tool_calls', refusal: 'content_filter' };
+const chatCall = parseCall('chat', Buffer.from(JSON.stringify({ model: 'tg/claude-direct', messages: [] })), {});
 
+/** A Messages answer back into a completion through the other direction's translator, keeping the fields `completion` gives. */
 function chatFromMessage(m: Json): Json {
-  const blocks = m.content as Json[];
-  const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
-  const calls = blocks.filter((b) => b.type === 'tool_use');
-  const message: Json = { role: 'assistant', content: text === '' ? null : text };
-  if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
-  const u = m.usage as Record<string, number>;
+  const back = JSON.parse(chatToMessages.answer(chatCall).json(Buffer.from(JSON.stringify(m))).toString()) as Json;
+  const choice = (back.choices as Json[])[0]!;
+  const message = choice.message as Json;
+  const kept: Json = { role: message.role, content: message.content };
+  if (message.tool_calls) kept.tool_calls = message.tool_calls;
+  const u = back.usage as Json;
   return {
     id: 'chatcmpl-p',
-    object: 'chat.completion',
-    choices: [{ index: 0, message, finish_reason: FINISH[m.stop_reason as string] }],
-    usage: { prompt_tokens: u.input_tokens! + u.cache_read_input_tokens!, completion_tokens: u.output_tokens, prompt_tokens_details: { cached_tokens: u.cache_read_input_tokens } },
+    object: back.object,
+    choices: [{ index: 0, message: kept, finish_reason: choice.finish_reason }],
+    usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, prompt_tokens_details: u.prompt_tokens_details },
   };
 }
 
