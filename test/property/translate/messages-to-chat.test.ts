@@ -110,7 +110,7 @@ function normal(body: Json): Json {
       b.type === 'tool_result' && typeof b.content !== 'string' ? { ...b, content: (b.content as Json[]).map((t) => t.text).join('') } : b,
     );
     const last = turns.at(-1);
-    if (last?.role === m.role && m.role === 'user') (last.content as Json[]).push(...content);
+    if (last !== undefined && last.role === 'user' && m.role === 'user') (last.content as Json[]).push(...content);
     else turns.push({ role: m.role, content });
   }
   norm.messages = turns;
