@@ -218,7 +218,9 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
   it('a stream the provider breaks off ends in an error the SDK raises', async () => {
     dp.fake.enqueue({ kind: 'reset', afterEvents: 3 });
     const err = await client.messages.stream(plain).finalMessage().catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(Error);
+    // The error event the proxy writes before it cuts the connection, raised as the SDK's own APIError.
+    expect(err).to.be.instanceOf(Anthropic.APIError);
+    expect((err as InstanceType<typeof Anthropic.APIError>).error).to.deep.equal({ type: 'error', error: { type: 'api_error', message: 'The model provider broke off the answer.' } });
   });
 
   it('the same usage costs the same translated as passed through to a Messages provider', async () => {
