@@ -53,18 +53,21 @@ function imagePart(block: Json, field: string): Json {
   throw refuse(`${field}.source.type`, `an image source of type ${JSON.stringify(source.type)} has no Chat Completions form.`);
 }
 
-/** The text of a tool result: a string, or its text blocks; images in a result have no `tool` message form. */
-function toolResultText(block: Json, field: string): string {
+/**
+ * A tool result's text (a string, or its text blocks) for its `tool` message;
+ * its images go to `images`, since a `tool` message carries text only: they
+ * reach the model in the user message that follows the results.
+ */
+function toolResultText(block: Json, field: string, images: Json[]): string {
   const content = block.content;
   let out = '';
   if (typeof content === 'string') out = content;
   else if (Array.isArray(content)) {
-    content.forEach((part, i) => {
-      if (!isObject(part) || part.type !== 'text') {
-        throw refuse(`${field}.content.${i}.type`, 'a tool result can carry only text to a Chat Completions provider.');
-      }
-      out += text(part, `${field}.content.${i}`);
-    });
+    for (const { block: part, at } of blocksOf(content, `${field}.content`)) {
+      if (part.type === 'text') out += text(part, at);
+      else if (part.type === 'image') images.push(imagePart(part, at));
+      else throw noChatForm(part, at);
+    }
   } else if (content !== undefined) throw invalidInput(`${field}.content: must be a string or an array of blocks.`);
   // Chat has no error flag on a tool message: say it in the content so the model still knows.
   return block.is_error === true ? `Error: ${out}` : out;
@@ -99,7 +102,7 @@ function userMessages(content: unknown, field: string, out: Json[]): void {
     else if (block.type === 'image') parts.push(imagePart(block, at));
     else if (block.type === 'tool_result') {
       if (typeof block.tool_use_id !== 'string') throw invalidInput(`${at}.tool_use_id: must be a string.`);
-      out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: toolResultText(block, at) });
+      out.push({ role: 'tool', tool_call_id: block.tool_use_id, content: toolResultText(block, at, parts) });
     } else throw noChatForm(block, at);
   }
   if (parts.length) out.push({ role: 'user', content: parts });

@@ -125,6 +125,21 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
     ]);
   });
 
+  it("a tool result's images follow the tool messages in a user message, since a tool message carries text only", () => {
+    const image = { type: 'image', source: { type: 'url', url: 'https://example.com/shot.png' } };
+    const out = translate({
+      messages: [
+        { role: 'user', content: 'Take a screenshot.' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'screenshot', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Done.' }, image] }, { type: 'text', text: 'What do you see?' }] },
+      ],
+    });
+    expect((out.messages as unknown[]).slice(2)).to.deep.equal([
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'Done.' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/shot.png' } }, { type: 'text', text: 'What do you see?' }] },
+    ]);
+  });
+
   it('each tool_choice maps to its Chat counterpart', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     const messages = [{ role: 'user', content: 'x' }];
@@ -148,7 +163,7 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
       [{ messages, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],
       [{ messages, some_new_field: 1 }, 'some_new_field'],
       [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, 'messages.0.content.0.type'],
-      [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }, 'messages.0.content.0.content.0.type'],
+      [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 'x' }] }] }] }, 'messages.0.content.0.content.0.type'],
     ];
     for (const [body, field] of cases) {
       const err = refusal(body);
