@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, invalidInput } from '../shared/errors.js';
-import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
+import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import { translatorFrom, upstreamFormat, type AnswerTranslator } from './translate/index.js';
 import type { WireFormat } from './wire-errors.js';
 
@@ -65,7 +65,7 @@ export interface UpstreamCall {
   /** Path and query on the provider. */
   path: string;
   body: Buffer;
-  authHeader: 'authorization' | 'x-api-key';
+  authHeader: AuthHeader;
   /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
   dropUsageChunk: boolean;
   /** The format the provider is called in; the usage tap reads the answer in this format. */
