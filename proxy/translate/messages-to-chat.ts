@@ -121,7 +121,9 @@ function assistantMessage(content: unknown, field: string): Json {
     } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') throw noChatForm(block, at);
     // Earlier turns' reasoning is left out: Anthropic's own API leaves it out of later turns' context too.
   }
-  const message: Json = { role: 'assistant', content: parts.length === 0 ? null : parts.length === 1 ? parts[0]!.text : parts };
+  // Chat wants content or tool calls on an assistant message: an empty turn (say, reasoning only) is empty text.
+  const empty = calls.length ? null : '';
+  const message: Json = { role: 'assistant', content: parts.length === 0 ? empty : parts.length === 1 ? parts[0]!.text : parts };
   if (calls.length) message.tool_calls = calls;
   return message;
 }
@@ -140,12 +142,16 @@ function chatMessages(body: Json): Json[] {
   const out: Json[] = [];
   const system = systemMessage(body.system);
   if (system) out.push(system);
-  (body.messages as unknown[]).forEach((m, i) => {
+  const messages = body.messages as unknown[];
+  messages.forEach((m, i) => {
     const field = `messages.${i}`;
     if (!isObject(m)) throw invalidInput(`${field}: must be a message object.`);
     if (m.role === 'user') userMessages(m.content, `${field}.content`, out);
-    else if (m.role === 'assistant') out.push(assistantMessage(m.content, `${field}.content`));
-    else throw invalidInput(`${field}.role: must be "user" or "assistant".`);
+    else if (m.role === 'assistant') {
+      // A last assistant turn is a prefill: the answer continues it. A Chat model would start afresh instead.
+      if (i === messages.length - 1) throw refuse(field, 'a final assistant turn (a prefill the answer continues) has no Chat Completions form.');
+      out.push(assistantMessage(m.content, `${field}.content`));
+    } else throw invalidInput(`${field}.role: must be "user" or "assistant".`);
   });
   return out;
 }
@@ -246,7 +252,8 @@ export function chatRequest(call: ParsedCall, model: ModelConfig): Json {
         if (isObject(v) && typeof v.user_id === 'string') out.user = v.user_id;
         break;
       case 'tools':
-        out.tools = chatTools(v);
+        // The Chat API refuses an empty tools list; no tools and an empty list mean the same.
+        if (!Array.isArray(v) || v.length) out.tools = chatTools(v);
         break;
       case 'thinking':
         if (!isObject(v) || v.type !== 'disabled') throw refuse('thinking', 'Chat Completions has no extended thinking.');
@@ -259,7 +266,9 @@ export function chatRequest(call: ParsedCall, model: ModelConfig): Json {
         throw refuse(key, REFUSED[key] ?? 'it has no Chat Completions counterpart.');
     }
   }
+  // Without tools a tool choice changes nothing, and the Chat API refuses one given alone.
   if (body.tool_choice !== undefined && body.tool_choice !== null) chatToolChoice(body.tool_choice, out);
+  if (out.tools === undefined) delete out.tool_choice;
   return out;
 }
 

@@ -140,6 +140,17 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
     ]);
   });
 
+  it("an earlier assistant turn of reasoning only becomes empty text, since Chat wants content or tool calls", () => {
+    const out = translate({
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }] },
+        { role: 'user', content: 'y' },
+      ],
+    });
+    expect((out.messages as unknown[])[1]).to.deep.equal({ role: 'assistant', content: '' });
+  });
+
   it('each tool_choice maps to its Chat counterpart', () => {
     const tools = [{ name: 'f', input_schema: { type: 'object' } }];
     const messages = [{ role: 'user', content: 'x' }];
@@ -162,6 +173,7 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
       [{ messages, stop_sequences: ['a', 'b', 'c', 'd', 'e'] }, 'stop_sequences'],
       [{ messages, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],
       [{ messages, some_new_field: 1 }, 'some_new_field'],
+      [{ messages: [...messages, { role: 'assistant', content: '{"answer":' }] }, 'messages.1'],
       [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, 'messages.0.content.0.type'],
       [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 'x' }] }] }] }, 'messages.0.content.0.content.0.type'],
     ];
@@ -172,13 +184,15 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
     }
   });
 
-  it('what does not change the answer is dropped: cache hints, service tier, disabled thinking, other metadata', () => {
+  it('what does not change the answer is dropped: cache hints, service tier, disabled thinking, other metadata, an empty tool list and a choice without tools', () => {
     const out = translate({
       messages: [{ role: 'user', content: 'x' }],
       cache_control: { type: 'ephemeral' },
       service_tier: 'auto',
       thinking: { type: 'disabled' },
       metadata: { other: 1 },
+      tools: [],
+      tool_choice: { type: 'auto' },
     });
     expect(out).to.deep.equal({ model: 'gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] });
   });
