@@ -186,6 +186,12 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
     expect(await badKey.messages.countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.AuthenticationError);
     expect(await client.messages.countTokens({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.PermissionDeniedError);
     expect(await client.messages.countTokens({ model: 'tg/nope', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.NotFoundError);
+    // Only POST, and only on the Messages path.
+    const get = await fetch(`${dp.proxy.url}/${k.slug}/anthropic/v1/messages/count_tokens`, { headers: { 'x-api-key': k.secret } });
+    expect(get.status).to.equal(405);
+    expect(get.headers.get('allow')).to.equal('POST');
+    const chatPath = await fetch(`${dp.proxy.url}/${k.slug}/v1/messages/count_tokens`, { method: 'POST', headers: { authorization: `Bearer ${k.secret}` }, body: '{}' });
+    expect(chatPath.status).to.equal(404);
   });
 
   it("what has no Chat Completions form is refused before the provider is called, in Anthropic's shape naming the field", async () => {
