@@ -218,7 +218,10 @@ function outputConfig(config: unknown, out: Json): void {
  */
 export function chatRequest(call: ParsedCall, model: ModelConfig): Json {
   const body = call.body;
-  const out: Json = { model: model.upstream_model, messages: chatMessages(body), max_tokens: call.maxTokens };
+  // Capped at the model's own ceiling, which the hold already assumes: a client written for one model
+  // family asks for that family's limits (Claude Code's 32k), which another family's provider refuses.
+  const maxTokens = call.maxTokens === undefined ? undefined : Math.min(call.maxTokens, model.max_output_tokens);
+  const out: Json = { model: model.upstream_model, messages: chatMessages(body), max_tokens: maxTokens };
   for (const key of Object.keys(body)) {
     const v = body[key];
     if (v === undefined || v === null) continue;

@@ -159,6 +159,10 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
     expect(translate({ tools, messages, tool_choice: { type: 'tool', name: 'f' } }).tool_choice).to.deep.equal({ type: 'function', function: { name: 'f' } });
   });
 
+  it("max_tokens is capped at the model's max_output_tokens, the ceiling the hold assumes", () => {
+    expect(translate({ messages: [{ role: 'user', content: 'x' }], max_tokens: 32000 }).max_tokens).to.equal(model.max_output_tokens);
+  });
+
   it('a stream asks the provider for its usage chunk, which billing reads', () => {
     const out = translate({ messages: [{ role: 'user', content: 'x' }], stream: true });
     expect(out).to.include({ stream: true });
