@@ -152,7 +152,9 @@ function stopSequencesOf(call: ParsedCall): string[] {
 export function messagesJson(call: ParsedCall, body: Buffer): Buffer {
   const completion = parse(body.toString('utf8'));
   if (!isObject(completion) || !Array.isArray(completion.choices)) {
-    return Buffer.from(errorJson('api_error', 'The model provider sent an answer that is not a chat completion.'));
+    // Some servers report errors with a 200; the status is sent by now, so the body says it.
+    const message = providerMessage(completion) ?? 'The model provider sent an answer that is not a chat completion.';
+    return Buffer.from(errorJson('api_error', message));
   }
   const choice: Json = isObject(completion.choices[0]) ? completion.choices[0] : {};
   const message: Json = isObject(choice.message) ? choice.message : {};

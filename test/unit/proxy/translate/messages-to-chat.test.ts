@@ -267,6 +267,8 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
     expect(body(500).error.type).to.equal('api_error');
     expect(body(503).error.type).to.equal('overloaded_error');
     expect(JSON.parse(t.error(502, Buffer.from('<html>bad gateway</html>')).toString()).error.message).to.equal('The model provider answered with status 502.');
+    // An error sent with a 200 (some servers do) still reads as an error, with the provider's message.
+    expect(JSON.parse(t.json(Buffer.from('{"error":{"message":"model overloaded"}}')).toString())).to.deep.equal({ type: 'error', error: { type: 'api_error', message: 'model overloaded' } });
   });
 
   it('a stream becomes the Messages event sequence, text then a tool call with its argument fragments', () => {
