@@ -19,7 +19,7 @@ function count(v: unknown): number {
 }
 
 /** Chat usage → Messages usage: cached prompt tokens are reported apart from the rest, as Anthropic does. */
-export function messagesUsage(u: unknown): Json {
+function messagesUsage(u: unknown): Json {
   const usage = isObject(u) ? u : {};
   const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
   const cached = count(details.cached_tokens);
@@ -37,7 +37,7 @@ export function messagesUsage(u: unknown): Json {
  * there it reads as end_turn. A provider that calls tools yet says `stop`
  * (some local servers do) still means tool_use.
  */
-export function stopReason(
+function stopReason(
   finish: unknown,
   matched: unknown,
   stopSequences: readonly string[],
@@ -59,7 +59,7 @@ export function stopReason(
 }
 
 /** A tool call's arguments: a JSON object as the provider wrote it, or `{}` when it wrote something else. */
-export function toolInput(args: unknown): Json {
+function toolInput(args: unknown): Json {
   if (typeof args !== 'string' || args === '') return {};
   try {
     const parsed: unknown = JSON.parse(args);
@@ -69,7 +69,7 @@ export function toolInput(args: unknown): Json {
   }
 }
 
-export function messageId(chatId: unknown): string {
+function messageId(chatId: unknown): string {
   return typeof chatId === 'string' && chatId !== '' ? `msg_${chatId.replace(/^chatcmpl-/, '')}` : `msg_${randomUUID().replace(/-/g, '')}`;
 }
 
@@ -83,7 +83,7 @@ function contentText(content: unknown): string {
 }
 
 /** The status → Anthropic error type a Messages client's SDK maps to its error classes. */
-export function messagesErrorType(status: number): string {
+function messagesErrorType(status: number): string {
   switch (status) {
     case 400:
       return 'invalid_request_error';
@@ -129,7 +129,7 @@ function errorJson(type: string, message: string): string {
 }
 
 /** A provider error answer (any status ≥ 300) → the Messages error body, keeping the provider's message. */
-export function messagesError(status: number, body: Buffer): Buffer {
+function messagesError(status: number, body: Buffer): Buffer {
   const message = providerMessage(parse(body.toString('utf8'))) ?? `The model provider answered with status ${status}.`;
   return Buffer.from(errorJson(messagesErrorType(status), message));
 }
@@ -149,7 +149,7 @@ function stopSequencesOf(call: ParsedCall): string[] {
 }
 
 /** A whole Chat completion → a Messages message, its `model` the alias the client asked for. */
-export function messagesJson(call: ParsedCall, body: Buffer): Buffer {
+function messagesJson(call: ParsedCall, body: Buffer): Buffer {
   const completion = parse(body.toString('utf8'));
   if (!isObject(completion) || !Array.isArray(completion.choices)) {
     // Some servers report errors with a 200; the status is sent by now, so the body says it.

@@ -19,7 +19,7 @@ function isObject(v: unknown): v is Json {
 }
 
 /** The Chat Completions API takes at most this many stop sequences. */
-export const MAX_STOP_SEQUENCES = 4;
+const MAX_STOP_SEQUENCES = 4;
 
 function refuse(field: string, why: string): Error {
   return invalidInput(`${field}: ${why} This model's provider speaks only Chat Completions, so the call cannot be translated.`);
