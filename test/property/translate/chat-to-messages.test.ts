@@ -128,7 +128,9 @@ function inverse(m: Json): Json {
 }
 
 /** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON). */
-function normalized(body: Json): Json {
+function normalized(generated: Json): Json {
+  // As JSON carries it: a generated -0 arrives as 0, and chai tells the two apart.
+  const body = JSON.parse(JSON.stringify(generated)) as Json;
   const messages = (body.messages as Json[]).map((m) => {
     if (!Array.isArray(m.tool_calls)) return m;
     const calls = (m.tool_calls as Json[]).map((c) => {
