@@ -1,5 +1,6 @@
 import { probe, translatedSystem, type BenchContext, type Format, type System } from '../lib/context.js';
 import { fmtMs, fmtNum, ratio } from '../lib/report.js';
+import { measureTranslateCost } from '../lib/translate-cost.js';
 import { measureLoad, type LoadFigures } from './overhead.js';
 import { measureStreams, type StreamFigures } from './streaming.js';
 
@@ -52,6 +53,14 @@ export async function translationScenario(ctx: BenchContext): Promise<void> {
   }
   table.note('translated = the same Tollgate calling an alias whose provider speaks only the other format (request, answer and each SSE event rewritten).');
   table.note('SSE rows: paced upstream (50 token events 2 ms apart); CPU per event delivered to the client.');
+
+  // The translators' own work, in-process: what the end-to-end rows above add, without the machine's noise.
+  const cost = measureTranslateCost(ctx.profile.name === 'quick' ? 20_000 : 100_000, ctx.profile.name === 'quick' ? 200_000 : 1_000_000);
+  ctx.report.data.translationCost = cost;
+  const work = ctx.report.section('Translation work in-process (Chat client, Messages provider; CPU µs, no sockets)', ['step', 'pass-through', 'translated', 'added']);
+  work.row('parse + provider body (+ whole answer rewritten)', cost.requestUs.passThrough.toFixed(2), cost.requestUs.translated.toFixed(2), (cost.requestUs.translated - cost.requestUs.passThrough).toFixed(2));
+  work.row('one SSE event: usage tap (+ event rewritten)', cost.eventUs.passThrough.toFixed(2), cost.eventUs.translated.toFixed(2), (cost.eventUs.translated - cost.eventUs.passThrough).toFixed(2));
+  work.note('Measured in the bench driver with bench/lib/translate-cost.ts; add the "added" column to the proxy\'s end-to-end CPU per request / event for the translated figure.');
 
   const okLoad = (system: string, format: Format) => {
     const f = load.find((x) => x.system === system && x.format === format);
