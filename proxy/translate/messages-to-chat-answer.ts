@@ -73,6 +73,11 @@ function messageId(chatId: unknown): string {
   return typeof chatId === 'string' && chatId !== '' ? `msg_${chatId.replace(/^chatcmpl-/, '')}` : `msg_${randomUUID().replace(/-/g, '')}`;
 }
 
+/** A tool call's id as the provider gave it; one is made when it gave none, since a tool_result must name it. */
+function toolUseId(id: unknown): string {
+  return typeof id === 'string' && id ? id : `toolu_${randomUUID().replace(/-/g, '')}`;
+}
+
 /** The text of a Chat message's content: a string, or (from some servers) an array of text parts. */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -166,8 +171,7 @@ function messagesJson(call: ParsedCall, body: Buffer): Buffer {
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls : [];
   for (const c of calls) {
     if (!isObject(c) || !isObject(c.function)) continue;
-    const id = typeof c.id === 'string' && c.id ? c.id : `toolu_${randomUUID().replace(/-/g, '')}`;
-    content.push({ type: 'tool_use', id, name: c.function.name, input: toolInput(c.function.arguments) });
+    content.push({ type: 'tool_use', id: toolUseId(c.id), name: c.function.name, input: toolInput(c.function.arguments) });
   }
   const stop = refusal
     ? { stop_reason: 'refusal', stop_sequence: null }
@@ -339,8 +343,7 @@ class ChatStreamTranslator implements AnswerTranslator {
     const fn = isObject(c.function) ? c.function : {};
     let index = this.toolBlocks.get(call);
     if (index === undefined) {
-      const id = typeof c.id === 'string' && c.id ? c.id : `toolu_${randomUUID().replace(/-/g, '')}`;
-      index = this.openBlock(call, { type: 'tool_use', id, name: typeof fn.name === 'string' ? fn.name : '', input: {} });
+      index = this.openBlock(call, { type: 'tool_use', id: toolUseId(c.id), name: typeof fn.name === 'string' ? fn.name : '', input: {} });
       this.toolBlocks.set(call, index);
     }
     if (typeof fn.arguments === 'string' && fn.arguments) {
