@@ -288,7 +288,7 @@ class ChatStreamTranslator implements AnswerTranslator {
     }
     if (!this.started) this.start(chunk.id);
     if (isObject(chunk.usage)) this.usage = chunk.usage;
-    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return;
     const delta = isObject(choice.delta) ? choice.delta : {};
     if (typeof delta.content === 'string' && delta.content) this.text(delta.content);

@@ -205,7 +205,8 @@ function outputConfig(config: unknown, out: Json): void {
     const v = config[key];
     if (v === undefined || v === null) continue;
     if (key !== 'format') throw refuse(`output_config.${key}`, 'it has no Chat Completions counterpart.');
-    if (!isObject(v) || v.type !== 'json_schema' || !isObject(v.schema)) throw invalidInput('output_config.format: must be a json_schema format with a schema.');
+    if (!isObject(v) || v.type !== 'json_schema' || !isObject(v.schema))
+      throw invalidInput('output_config.format: must be a json_schema format with a schema.');
     out.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: v.schema, strict: true } };
   }
 }

@@ -2,14 +2,18 @@ import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, seedAnotherKey, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
-import type { RecordedRequest } from '../../support/fake-upstream/index.js';
+import type { RecordedRequest } from '../../support/fake-upstream/types.js';
 
 type Params = Anthropic.MessageCreateParamsNonStreaming;
 
 const weatherTool: Anthropic.Tool = {
   name: 'get_weather',
   description: 'The weather now in a city.',
-  input_schema: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } }, required: ['city'] },
+  input_schema: {
+    type: 'object',
+    properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+    required: ['city'],
+  },
 };
 
 /**
@@ -136,7 +140,9 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
       expect(use.name).to.equal('get_weather');
       // Built by the fake from the schema; streamed, the SDK assembled it from input_json_delta fragments.
       expect(use.input).to.deep.equal({ city: 'x', unit: 'celsius' });
-      expect(lastChatBody().tools).to.deep.equal([{ type: 'function', function: { name: 'get_weather', description: weatherTool.description, parameters: weatherTool.input_schema } }]);
+      expect(lastChatBody().tools).to.deep.equal([
+        { type: 'function', function: { name: 'get_weather', description: weatherTool.description, parameters: weatherTool.input_schema } },
+      ]);
 
       const second: Params = {
         ...first,
@@ -171,26 +177,46 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
       await messagesPlane.close();
     }
     // The Chat provider has no counting endpoint: o200k_base counts, with OpenAI's chat framing.
-    const estimated = await client.messages.countTokens({ model: 'tg/gpt-direct', system: 'Be brief.', messages: [{ role: 'user', content: 'Hello, proxy.' }] });
+    const estimated = await client.messages.countTokens({
+      model: 'tg/gpt-direct',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'Hello, proxy.' }],
+    });
     expect(estimated.input_tokens).to.equal(3 + (3 + 3) + (3 + 4));
-    const withTool = await client.messages.countTokens({ model: 'tg/gpt-direct', tools: [weatherTool], messages: [{ role: 'user', content: 'Hello, proxy.' }] });
+    const withTool = await client.messages.countTokens({
+      model: 'tg/gpt-direct',
+      tools: [weatherTool],
+      messages: [{ role: 'user', content: 'Hello, proxy.' }],
+    });
     expect(withTool.input_tokens).to.be.greaterThan(3 + 3 + 4 + 20);
     expect(dp.fake.requests).to.have.length(0);
   });
 
   it('countTokens refuses what the call would refuse, and checks the key and the model like a call', async () => {
-    const refused = await client.messages.countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 1024 } }).catch((e: unknown) => e);
+    const refused = await client.messages
+      .countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 1024 } })
+      .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(Anthropic.BadRequestError);
     expect((refused as Error).message).to.include('thinking');
     const badKey = new Anthropic({ apiKey: 'tgk_wrong', baseURL: `${dp.proxy.url}/${k.slug}/anthropic`, maxRetries: 0 });
-    expect(await badKey.messages.countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.AuthenticationError);
-    expect(await client.messages.countTokens({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.PermissionDeniedError);
-    expect(await client.messages.countTokens({ model: 'tg/nope', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(Anthropic.NotFoundError);
+    expect(
+      await badKey.messages.countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e),
+    ).to.be.instanceOf(Anthropic.AuthenticationError);
+    expect(
+      await client.messages.countTokens({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e),
+    ).to.be.instanceOf(Anthropic.PermissionDeniedError);
+    expect(
+      await client.messages.countTokens({ model: 'tg/nope', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e),
+    ).to.be.instanceOf(Anthropic.NotFoundError);
     // Only POST, and only on the Messages path.
     const get = await fetch(`${dp.proxy.url}/${k.slug}/anthropic/v1/messages/count_tokens`, { headers: { 'x-api-key': k.secret } });
     expect(get.status).to.equal(405);
     expect(get.headers.get('allow')).to.equal('POST');
-    const chatPath = await fetch(`${dp.proxy.url}/${k.slug}/v1/messages/count_tokens`, { method: 'POST', headers: { authorization: `Bearer ${k.secret}` }, body: '{}' });
+    const chatPath = await fetch(`${dp.proxy.url}/${k.slug}/v1/messages/count_tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.secret}` },
+      body: '{}',
+    });
     expect(chatPath.status).to.equal(404);
   });
 
@@ -211,7 +237,11 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
   for (const [status, ErrorClass, type] of providerErrors) {
     it(`a provider ${status} arrives as the SDK's ${ErrorClass.name} with the provider's message (streamed and not)`, async () => {
       for (const stream of [false, true]) {
-        dp.fake.enqueue({ kind: 'error', status, body: { error: { message: `upstream says ${status}`, type: 'whatever', param: null, code: null } } });
+        dp.fake.enqueue({
+          kind: 'error',
+          status,
+          body: { error: { message: `upstream says ${status}`, type: 'whatever', param: null, code: null } },
+        });
         const err = await (stream ? client.messages.stream(plain).finalMessage() : client.messages.create(plain)).catch((e: unknown) => e);
         expect(err, `stream=${stream}`).to.be.instanceOf(ErrorClass);
         const apiError = err as InstanceType<typeof Anthropic.APIError>;
@@ -223,10 +253,16 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
 
   it('a stream the provider breaks off ends in an error the SDK raises', async () => {
     dp.fake.enqueue({ kind: 'reset', afterEvents: 3 });
-    const err = await client.messages.stream(plain).finalMessage().catch((e: unknown) => e);
+    const err = await client.messages
+      .stream(plain)
+      .finalMessage()
+      .catch((e: unknown) => e);
     // The error event the proxy writes before it cuts the connection, raised as the SDK's own APIError.
     expect(err).to.be.instanceOf(Anthropic.APIError);
-    expect((err as InstanceType<typeof Anthropic.APIError>).error).to.deep.equal({ type: 'error', error: { type: 'api_error', message: 'The model provider broke off the answer.' } });
+    expect((err as InstanceType<typeof Anthropic.APIError>).error).to.deep.equal({
+      type: 'error',
+      error: { type: 'api_error', message: 'The model provider broke off the answer.' },
+    });
   });
 
   it('the same usage costs the same translated as passed through to a Messages provider', async () => {

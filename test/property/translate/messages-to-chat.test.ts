@@ -24,7 +24,9 @@ const RUNS = 150;
 
 const text = fc.string({ minLength: 1, maxLength: 12 });
 const toolName = fc.stringMatching(/^[a-z][a-z_]{0,9}$/);
-const jsonObject = fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean()), { maxKeys: 3 });
+const jsonObject = fc.dictionary(fc.stringMatching(/^[a-z]{1,6}$/), fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean()), {
+  maxKeys: 3,
+});
 const textBlock = text.map((t) => ({ type: 'text', text: t }));
 const image = fc.oneof(
   fc.base64String({ minLength: 4, maxLength: 16 }).map((data) => ({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } })),
@@ -36,7 +38,10 @@ const userContent = fc.oneof(text, fc.array(fc.oneof(textBlock, image), { minLen
 const exchange = fc
   .record({
     texts: fc.array(textBlock, { maxLength: 2 }),
-    calls: fc.uniqueArray(fc.record({ id: fc.stringMatching(/^toolu_[a-z0-9]{4}$/), name: toolName, input: jsonObject }), { maxLength: 2, selector: (c) => c.id }),
+    calls: fc.uniqueArray(fc.record({ id: fc.stringMatching(/^toolu_[a-z0-9]{4}$/), name: toolName, input: jsonObject }), {
+      maxLength: 2,
+      selector: (c) => c.id,
+    }),
     asString: fc.boolean(),
     results: fc.array(fc.oneof(text, fc.array(textBlock, { minLength: 1, maxLength: 2 })), { minLength: 2, maxLength: 2 }),
     followUp: fc.option(fc.array(fc.oneof(textBlock, image), { minLength: 1, maxLength: 2 }), { nil: undefined }),
@@ -127,7 +132,10 @@ describe('property: Messages request → Chat Completions → back keeps every f
         // A Chat client's stream must ask for usage, or the proxy could not bill it.
         if (body.stream === true) expect(chat.stream_options).to.deep.equal({ include_usage: true });
         // Back through the other direction's translator, as a Chat client's call to a Messages provider.
-        const back = chatToMessages.request(parseCall('chat', Buffer.from(JSON.stringify({ ...chat, model: 'tg/claude-direct' })), {}), messagesModel);
+        const back = chatToMessages.request(
+          parseCall('chat', Buffer.from(JSON.stringify({ ...chat, model: 'tg/claude-direct' })), {}),
+          messagesModel,
+        );
         expect(normal(back)).to.deep.equal(normal(body));
       }),
       { numRuns: RUNS },
@@ -153,7 +161,8 @@ type ChatAnswer = typeof chatAnswer extends fc.Arbitrary<infer T> ? T : never;
 
 function completion(a: ChatAnswer): Json {
   const message: Json = { role: 'assistant', content: a.content };
-  if (a.calls.length) message.tool_calls = a.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
+  if (a.calls.length)
+    message.tool_calls = a.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } }));
   return {
     id: 'chatcmpl-p',
     object: 'chat.completion',
@@ -166,7 +175,12 @@ const chatCall = parseCall('chat', Buffer.from(JSON.stringify({ model: 'tg/claud
 
 /** A Messages answer back into a completion through the other direction's translator, keeping the fields `completion` gives. */
 function chatFromMessage(m: Json): Json {
-  const back = JSON.parse(chatToMessages.answer(chatCall).json(Buffer.from(JSON.stringify(m))).toString()) as Json;
+  const back = JSON.parse(
+    chatToMessages
+      .answer(chatCall)
+      .json(Buffer.from(JSON.stringify(m)))
+      .toString(),
+  ) as Json;
   const choice = (back.choices as Json[])[0]!;
   const message = choice.message as Json;
   const kept: Json = { role: message.role, content: message.content };
@@ -193,11 +207,17 @@ function chunks(a: ChatAnswer, cuts: number[]): string {
   };
   if (a.content) for (const p of pieces(a.content)) out.push({ ...head, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] });
   a.calls.forEach((c, index) => {
-    out.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, finish_reason: null }] });
-    for (const p of pieces(JSON.stringify(c.input))) out.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: p } }] }, finish_reason: null }] });
+    out.push({
+      ...head,
+      choices: [
+        { index: 0, delta: { tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, finish_reason: null },
+      ],
+    });
+    for (const p of pieces(JSON.stringify(c.input)))
+      out.push({ ...head, choices: [{ index: 0, delta: { tool_calls: [{ index, function: { arguments: p } }] }, finish_reason: null }] });
   });
   out.push({ ...head, choices: [{ index: 0, delta: {}, finish_reason: a.finish }] });
-  out.push({ ...head, choices: [], usage: (completion(a).usage as Json) });
+  out.push({ ...head, choices: [], usage: completion(a).usage as Json });
   return `${out.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('')}data: [DONE]\n\n`;
 }
 
@@ -245,7 +265,12 @@ describe('property: Chat Completions answers → Messages answers', () => {
   it('a whole answer maps back to the same completion: text, tool calls and their input, finish reason, usage with cached tokens', () => {
     fc.assert(
       fc.property(chatAnswer, (a) => {
-        const m = JSON.parse(messagesToChat.answer(call).json(Buffer.from(JSON.stringify(completion(a)))).toString()) as Json;
+        const m = JSON.parse(
+          messagesToChat
+            .answer(call)
+            .json(Buffer.from(JSON.stringify(completion(a))))
+            .toString(),
+        ) as Json;
         expect(m.model).to.equal('tg/gpt-direct');
         expect(chatFromMessage(m)).to.deep.equal(completion(a));
       }),
@@ -255,15 +280,26 @@ describe('property: Chat Completions answers → Messages answers', () => {
 
   it('a streamed answer, cut into any pieces on the wire, assembles to the same message as the whole answer', () => {
     fc.assert(
-      fc.property(chatAnswer, fc.array(fc.nat(200), { maxLength: 6 }), fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 20 }), (a, cuts, sizes) => {
-        const whole = JSON.parse(messagesToChat.answer(call).json(Buffer.from(JSON.stringify(completion(a)))).toString()) as Json;
-        const t = messagesToChat.answer(call);
-        const wire = Buffer.from(chunks(a, cuts));
-        let out = '';
-        for (let at = 0, i = 0; at < wire.length; at += sizes[i++ % sizes.length]!) out += t.push(wire.subarray(at, at + sizes[i % sizes.length]!)).toString();
-        out += t.end().toString();
-        expect(assemble(out)).to.deep.equal(whole);
-      }),
+      fc.property(
+        chatAnswer,
+        fc.array(fc.nat(200), { maxLength: 6 }),
+        fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 20 }),
+        (a, cuts, sizes) => {
+          const whole = JSON.parse(
+            messagesToChat
+              .answer(call)
+              .json(Buffer.from(JSON.stringify(completion(a))))
+              .toString(),
+          ) as Json;
+          const t = messagesToChat.answer(call);
+          const wire = Buffer.from(chunks(a, cuts));
+          let out = '';
+          for (let at = 0, i = 0; at < wire.length; at += sizes[i++ % sizes.length]!)
+            out += t.push(wire.subarray(at, at + sizes[i % sizes.length]!)).toString();
+          out += t.end().toString();
+          expect(assemble(out)).to.deep.equal(whole);
+        },
+      ),
       { numRuns: RUNS },
     );
   });

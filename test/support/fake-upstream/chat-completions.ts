@@ -16,9 +16,11 @@ const FINGERPRINT = 'fp_fake0001';
 
 function usageJson(c: Completion): string {
   const total = c.inputTokens + c.output.tokens;
-  return `{"prompt_tokens":${c.inputTokens},"completion_tokens":${c.output.tokens},"total_tokens":${total},`
-    + '"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},'
-    + '"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}';
+  return (
+    `{"prompt_tokens":${c.inputTokens},"completion_tokens":${c.output.tokens},"total_tokens":${total},` +
+    '"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},' +
+    '"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}'
+  );
 }
 
 function finishReason(c: Completion): string {
@@ -49,10 +51,12 @@ function messageJson(c: Completion): string {
 }
 
 export function completionJson(c: Completion): string {
-  return `{"id":"${c.id}","object":"chat.completion","created":${c.created},"model":${JSON.stringify(c.model)},`
-    + `"choices":[{"index":0,"message":${messageJson(c)},`
-    + `"logprobs":null,"finish_reason":"${finishReason(c)}"${matchedStop(c)}}],`
-    + `"usage":${usageJson(c)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}"}`;
+  return (
+    `{"id":"${c.id}","object":"chat.completion","created":${c.created},"model":${JSON.stringify(c.model)},` +
+    `"choices":[{"index":0,"message":${messageJson(c)},` +
+    `"logprobs":null,"finish_reason":"${finishReason(c)}"${matchedStop(c)}}],` +
+    `"usage":${usageJson(c)},"service_tier":"default","system_fingerprint":"${FINGERPRINT}"}`
+  );
 }
 
 /** Each tool call as OpenAI streams it: its id and name with empty arguments, then the arguments in fragments. */
@@ -68,13 +72,17 @@ function toolCallDeltas(c: Completion): string[] {
 
 /** Every SSE frame of the streamed answer, in order; each is written on its own. */
 export function completionFrames(c: Completion, includeUsage: boolean): string[] {
-  const head = `data: {"id":"${c.id}","object":"chat.completion.chunk","created":${c.created},"model":${JSON.stringify(c.model)},`
-    + `"service_tier":"default","system_fingerprint":"${FINGERPRINT}","choices":[`;
+  const head =
+    `data: {"id":"${c.id}","object":"chat.completion.chunk","created":${c.created},"model":${JSON.stringify(c.model)},` +
+    `"service_tier":"default","system_fingerprint":"${FINGERPRINT}","choices":[`;
   const tail = includeUsage ? '],"usage":null}\n\n' : ']}\n\n';
   const chunk = (delta: string, finish: string) => `${head}{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finish}}${tail}`;
   const deltas = c.toolCalls.length
     ? ['{"role":"assistant","content":null,"refusal":null}', ...toolCallDeltas(c)]
-    : ['{"role":"assistant","content":"","refusal":null}', ...Array.from({ length: c.output.tokens }, (_, i) => `{"content":"${tokenPiece(i + 1)}"}`)];
+    : [
+        '{"role":"assistant","content":"","refusal":null}',
+        ...Array.from({ length: c.output.tokens }, (_, i) => `{"content":"${tokenPiece(i + 1)}"}`),
+      ];
   const frames = deltas.map((d) => chunk(d, 'null'));
   frames.push(`${head}{"index":0,"delta":{},"logprobs":null,"finish_reason":"${finishReason(c)}"${matchedStop(c)}}${tail}`);
   if (includeUsage) frames.push(`${head}],"usage":${usageJson(c)}}\n\n`);

@@ -83,7 +83,14 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
 
   it('tools, tool_choice, parallel tool_use blocks and their results become functions, tool_calls and tool messages, ids kept', () => {
     const out = translate({
-      tools: [{ name: 'weather', description: 'Weather now', input_schema: { type: 'object', properties: { city: { type: 'string' } } }, cache_control: { type: 'ephemeral' } }],
+      tools: [
+        {
+          name: 'weather',
+          description: 'Weather now',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
       messages: [
         { role: 'user', content: 'Weather in Oslo and Rome?' },
@@ -106,7 +113,10 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
       ],
     });
     expect(out.tools).to.deep.equal([
-      { type: 'function', function: { name: 'weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: { name: 'weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
     ]);
     expect(out.tool_choice).to.equal('required');
     expect(out.parallel_tool_calls).to.equal(false);
@@ -131,16 +141,28 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
       messages: [
         { role: 'user', content: 'Take a screenshot.' },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'screenshot', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Done.' }, image] }, { type: 'text', text: 'What do you see?' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Done.' }, image] },
+            { type: 'text', text: 'What do you see?' },
+          ],
+        },
       ],
     });
     expect((out.messages as unknown[]).slice(2)).to.deep.equal([
       { role: 'tool', tool_call_id: 'toolu_1', content: 'Done.' },
-      { role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/shot.png' } }, { type: 'text', text: 'What do you see?' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://example.com/shot.png' } },
+          { type: 'text', text: 'What do you see?' },
+        ],
+      },
     ]);
   });
 
-  it("an earlier assistant turn of reasoning only becomes empty text, since Chat wants content or tool calls", () => {
+  it('an earlier assistant turn of reasoning only becomes empty text, since Chat wants content or tool calls', () => {
     const out = translate({
       messages: [
         { role: 'user', content: 'x' },
@@ -156,7 +178,10 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
     const messages = [{ role: 'user', content: 'x' }];
     expect(translate({ tools, messages, tool_choice: { type: 'auto' } }).tool_choice).to.equal('auto');
     expect(translate({ tools, messages, tool_choice: { type: 'none' } }).tool_choice).to.equal('none');
-    expect(translate({ tools, messages, tool_choice: { type: 'tool', name: 'f' } }).tool_choice).to.deep.equal({ type: 'function', function: { name: 'f' } });
+    expect(translate({ tools, messages, tool_choice: { type: 'tool', name: 'f' } }).tool_choice).to.deep.equal({
+      type: 'function',
+      function: { name: 'f' },
+    });
   });
 
   it("max_tokens is capped at the model's max_output_tokens, the ceiling the hold assumes", () => {
@@ -178,8 +203,14 @@ describe('proxy translation, Messages client → Chat Completions provider: requ
       [{ messages, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }, 'tools.0.type'],
       [{ messages, some_new_field: 1 }, 'some_new_field'],
       [{ messages: [...messages, { role: 'assistant', content: '{"answer":' }] }, 'messages.1'],
-      [{ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] }, 'messages.0.content.0.type'],
-      [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 'x' }] }] }] }, 'messages.0.content.0.content.0.type'],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] },
+        'messages.0.content.0.type',
+      ],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'search_result', source: 'x' }] }] }] },
+        'messages.0.content.0.content.0.type',
+      ],
     ];
     for (const [body, field] of cases) {
       const err = refusal(body);
@@ -215,7 +246,12 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
     );
 
   it('a completion becomes a message named for the alias, cached prompt tokens reported apart', () => {
-    const out = JSON.parse(messagesToChat.answer(call({ messages: [] })).json(chat({ content: 'Hi there' }, 'stop')).toString());
+    const out = JSON.parse(
+      messagesToChat
+        .answer(call({ messages: [] }))
+        .json(chat({ content: 'Hi there' }, 'stop'))
+        .toString(),
+    );
     expect(out).to.deep.equal({
       id: 'msg_abc',
       type: 'message',
@@ -239,7 +275,12 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
       },
       'tool_calls',
     );
-    const out = JSON.parse(messagesToChat.answer(call({ messages: [] })).json(body).toString());
+    const out = JSON.parse(
+      messagesToChat
+        .answer(call({ messages: [] }))
+        .json(body)
+        .toString(),
+    );
     expect(out.content).to.deep.equal([
       { type: 'tool_use', id: 'call_1', name: 'weather', input: { city: 'Oslo' } },
       { type: 'tool_use', id: 'call_2', name: 'weather', input: {} },
@@ -249,7 +290,12 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
 
   it('finish reasons map to stop reasons, a named stop sequence included', () => {
     const reason = (finish: string, extra: Record<string, unknown> = {}) =>
-      JSON.parse(messagesToChat.answer(call({ messages: [], stop_sequences: ['END'] })).json(chat({ content: 'x' }, finish, extra)).toString()) as Record<string, unknown>;
+      JSON.parse(
+        messagesToChat
+          .answer(call({ messages: [], stop_sequences: ['END'] }))
+          .json(chat({ content: 'x' }, finish, extra))
+          .toString(),
+      ) as Record<string, unknown>;
     expect(reason('stop')).to.include({ stop_reason: 'end_turn', stop_sequence: null });
     expect(reason('stop', { stop_reason: 'END' })).to.include({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
     expect(reason('length')).to.include({ stop_reason: 'max_tokens' });
@@ -258,7 +304,8 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
 
   it('provider errors keep their message and take the Messages error type of their status', () => {
     const t = messagesToChat.answer(call({ messages: [] }));
-    const body = (status: number) => JSON.parse(t.error(status, Buffer.from(JSON.stringify({ error: { message: `m${status}`, type: 'x' } }))).toString());
+    const body = (status: number) =>
+      JSON.parse(t.error(status, Buffer.from(JSON.stringify({ error: { message: `m${status}`, type: 'x' } }))).toString());
     expect(body(400)).to.deep.equal({ type: 'error', error: { type: 'invalid_request_error', message: 'm400' } });
     expect(body(401).error.type).to.equal('authentication_error');
     expect(body(403).error.type).to.equal('permission_error');
@@ -266,9 +313,14 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
     expect(body(429).error.type).to.equal('rate_limit_error');
     expect(body(500).error.type).to.equal('api_error');
     expect(body(503).error.type).to.equal('overloaded_error');
-    expect(JSON.parse(t.error(502, Buffer.from('<html>bad gateway</html>')).toString()).error.message).to.equal('The model provider answered with status 502.');
+    expect(JSON.parse(t.error(502, Buffer.from('<html>bad gateway</html>')).toString()).error.message).to.equal(
+      'The model provider answered with status 502.',
+    );
     // An error sent with a 200 (some servers do) still reads as an error, with the provider's message.
-    expect(JSON.parse(t.json(Buffer.from('{"error":{"message":"model overloaded"}}')).toString())).to.deep.equal({ type: 'error', error: { type: 'api_error', message: 'model overloaded' } });
+    expect(JSON.parse(t.json(Buffer.from('{"error":{"message":"model overloaded"}}')).toString())).to.deep.equal({
+      type: 'error',
+      error: { type: 'api_error', message: 'model overloaded' },
+    });
   });
 
   it('a stream becomes the Messages event sequence, text then a tool call with its argument fragments', () => {
@@ -278,7 +330,16 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
       { ...head, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] },
       { ...head, choices: [{ index: 0, delta: { content: 'Let me ' }, finish_reason: null }] },
       { ...head, choices: [{ index: 0, delta: { content: 'check.' }, finish_reason: null }] },
-      { ...head, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'weather', arguments: '' } }] }, finish_reason: null }] },
+      {
+        ...head,
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'weather', arguments: '' } }] },
+            finish_reason: null,
+          },
+        ],
+      },
       { ...head, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }] },
       { ...head, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }, finish_reason: null }] },
       { ...head, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
@@ -291,10 +352,18 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
     out += t.end().toString();
     const seq = events(out);
     expect(seq.map((e) => e.event)).to.deep.equal([
-      'message_start', 'ping',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'message_delta', 'message_stop',
+      'message_start',
+      'ping',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
     expect((seq[0]!.data.message as Record<string, unknown>).model).to.equal('tg/gpt-direct');
     expect(seq[6]!.data.content_block).to.deep.equal({ type: 'tool_use', id: 'call_9', name: 'weather', input: {} });
@@ -311,7 +380,10 @@ describe('proxy translation, Messages client → Chat Completions provider: answ
     const cut = messagesToChat.answer(call({ messages: [], stream: true }));
     const started = cut.push(Buffer.from(sse([{ ...head, choices: [{ index: 0, delta: { content: 'Hel' }, finish_reason: null }] }])));
     const end = events(started.toString() + cut.fail('The model provider broke off the answer.').toString());
-    expect(end.at(-1)).to.deep.equal({ event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'The model provider broke off the answer.' } } });
+    expect(end.at(-1)).to.deep.equal({
+      event: 'error',
+      data: { type: 'error', error: { type: 'api_error', message: 'The model provider broke off the answer.' } },
+    });
 
     const inBand = messagesToChat.answer(call({ messages: [], stream: true }));
     const out = events(inBand.push(Buffer.from(sse([{ error: { message: 'Rate limit reached.', type: 'rate_limit_error' } }]))).toString());
