@@ -261,16 +261,18 @@ function assemble(sse: string): Json {
 
 describe('property: Chat Completions answers → Messages answers', () => {
   const call = parsed({ model: 'tg/gpt-direct', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] });
+  const wholeAnswer = (a: ChatAnswer) =>
+    JSON.parse(
+      messagesToChat
+        .answer(call)
+        .json(Buffer.from(JSON.stringify(completion(a))))
+        .toString(),
+    ) as Json;
 
   it('a whole answer maps back to the same completion: text, tool calls and their input, finish reason, usage with cached tokens', () => {
     fc.assert(
       fc.property(chatAnswer, (a) => {
-        const m = JSON.parse(
-          messagesToChat
-            .answer(call)
-            .json(Buffer.from(JSON.stringify(completion(a))))
-            .toString(),
-        ) as Json;
+        const m = wholeAnswer(a);
         expect(m.model).to.equal('tg/gpt-direct');
         expect(chatFromMessage(m)).to.deep.equal(completion(a));
       }),
@@ -285,12 +287,7 @@ describe('property: Chat Completions answers → Messages answers', () => {
         fc.array(fc.nat(200), { maxLength: 6 }),
         fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 20 }),
         (a, cuts, sizes) => {
-          const whole = JSON.parse(
-            messagesToChat
-              .answer(call)
-              .json(Buffer.from(JSON.stringify(completion(a))))
-              .toString(),
-          ) as Json;
+          const whole = wholeAnswer(a);
           const t = messagesToChat.answer(call);
           const wire = Buffer.from(chunks(a, cuts));
           let out = '';
