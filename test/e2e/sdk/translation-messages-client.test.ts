@@ -265,6 +265,31 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
     });
   });
 
+  it('a client that leaves mid-stream stops the provider and is billed for what was generated', async () => {
+    const leaving = await seedAnotherKey(dp.cp.deps, k);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 2000, eventDelayMs: 5 });
+    const stream = clientFor(leaving).messages.stream({ ...plain, max_tokens: 4000 });
+    let texts = 0;
+    await new Promise<void>((resolve) => {
+      stream.on('text', () => {
+        if (++texts === 3) {
+          stream.abort();
+          resolve();
+        }
+      });
+    });
+    await stream.done().catch(() => undefined);
+    await dp.fake.idle();
+    expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
+    await dp.proxy.drain();
+    const m = await moneyOf(dp.cp.deps, leaving);
+    expect(m.entries).to.equal(1);
+    // Billed for the deltas seen (at least the three read), not for all 2000 nor for the 4000 held.
+    const perOutputToken = 15 / 1e6;
+    expect(m.spend).to.be.greaterThan(0);
+    expect(m.spend).to.be.lessThan(2000 * perOutputToken);
+  });
+
   it('the same usage costs the same translated as passed through to a Messages provider', async () => {
     const messagesPlane = await startDataPlane(store, { fake: { formats: 'messages' } });
     try {
