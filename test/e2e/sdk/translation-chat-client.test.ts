@@ -294,6 +294,15 @@ describeEachStore('translation: the openai client on a provider that speaks only
       });
     }
 
+    it('response_format json_schema becomes Messages structured output (output_config.format)', async () => {
+      const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+      await client.chat.completions.create({
+        model: MODEL, messages: [{ role: 'user', content: 'x' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'reply', schema, strict: true } },
+      });
+      expect(upstream().output_config).to.deep.equal({ format: { type: 'json_schema', schema } });
+    });
+
     it('fields that cannot change the answer are dropped, and neutral values of refused ones pass', async () => {
       await client.chat.completions.create({
         model: MODEL, messages: [{ role: 'user', content: 'x' }],

@@ -72,6 +72,7 @@ const chatRequest = fc
       stop: fc.array(text, { minLength: 1, maxLength: 4 }),
       user: text,
       stream: fc.boolean(),
+      response_format: fc.record({ type: fc.constant('json_schema'), json_schema: fc.record({ name, schema: fc.record({ type: fc.constant('object'), properties: jsonObject }) }) }),
     },
     { requiredKeys: ['messages', 'max_tokens'] },
   )
@@ -116,6 +117,9 @@ function inverse(m: Json): Json {
   if (m.stop_sequences !== undefined) out.stop = m.stop_sequences;
   if (m.metadata !== undefined) out.user = (m.metadata as Json).user_id;
   if (m.stream !== undefined) out.stream = m.stream;
+  const format = (m.output_config as Json | undefined)?.format as Json | undefined;
+  // The schema's name never reaches the model; the inverse names it as the client did so the trip compares whole.
+  if (format) out.response_format = { type: 'json_schema', json_schema: { name: NAME_KEPT_BY_CLIENT, schema: format.schema } };
   if (m.tools !== undefined) {
     out.tools = (m.tools as Json[]).map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
   }
@@ -127,7 +131,9 @@ function inverse(m: Json): Json {
   return out;
 }
 
-/** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON). */
+const NAME_KEPT_BY_CLIENT = 'schema';
+
+/** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON, the schema's name the inverse's). */
 function normalized(body: Json): Json {
   const messages = (body.messages as Json[]).map((m) => {
     if (!Array.isArray(m.tool_calls)) return m;
@@ -139,6 +145,8 @@ function normalized(body: Json): Json {
   });
   const out: Json = { ...body, messages };
   if (out.stream === false) delete out.stream;
+  const format = out.response_format as { json_schema: Json } | undefined;
+  if (format) out.response_format = { ...format, json_schema: { ...format.json_schema, name: NAME_KEPT_BY_CLIENT } };
   return out;
 }
 
