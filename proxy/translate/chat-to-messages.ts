@@ -81,7 +81,19 @@ const WHY_REFUSED: Record<string, string> = {
 };
 
 /** Fields translated below, each checked where it is read. */
-const TRANSLATED = new Set(['model', 'messages', 'stream', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'user', 'tools', 'tool_choice']);
+const TRANSLATED = new Set([
+  'model',
+  'messages',
+  'stream',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'user',
+  'tools',
+  'tool_choice',
+]);
 
 function checkFields(body: Json): void {
   for (const field in body) {
