@@ -52,30 +52,16 @@ export async function translationScenario(ctx: BenchContext): Promise<void> {
     'CPU µs per req / event',
     'errors',
   ]);
-  for (const f of load) {
-    table.row(
-      f.system,
-      f.format,
-      'JSON',
-      String(f.connections),
-      fmtNum(f.rps),
-      fmtMs(f.latencyUs.p50),
-      f.cpuUsPerRequest === undefined ? '-' : fmtNum(f.cpuUsPerRequest),
-      f.errors ? `${f.errors}/${f.requests}` : '0',
-    );
-  }
-  for (const f of streams) {
-    table.row(
-      f.system,
-      f.format,
-      'SSE',
-      String(f.connections),
-      String(f.events),
-      fmtMs(f.ttfbUs.p50),
-      f.cpuUsPerEvent === undefined ? '-' : fmtNum(f.cpuUsPerEvent),
-      String(f.errors),
-    );
-  }
+  const row = (
+    f: { system: string; format: Format; connections: number },
+    kind: string,
+    volume: string,
+    p50Us: number,
+    cpu: number | undefined,
+    errors: string,
+  ) => table.row(f.system, f.format, kind, String(f.connections), volume, fmtMs(p50Us), cpu === undefined ? '-' : fmtNum(cpu), errors);
+  for (const f of load) row(f, 'JSON', fmtNum(f.rps), f.latencyUs.p50, f.cpuUsPerRequest, f.errors ? `${f.errors}/${f.requests}` : '0');
+  for (const f of streams) row(f, 'SSE', String(f.events), f.ttfbUs.p50, f.cpuUsPerEvent, String(f.errors));
   table.note(
     'translated = the same Tollgate calling an alias whose provider speaks only the other format (request, answer and each SSE event rewritten).',
   );
