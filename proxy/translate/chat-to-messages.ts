@@ -60,14 +60,14 @@ const DROPPED = new Set([
   'parallel_tool_calls',
 ]);
 
-/** Refused unless they hold their neutral value (which is then dropped). */
+/** Refused unless they hold a value Messages can honour: a neutral one (then dropped) or, for response_format, a JSON schema (translated). */
 const NEUTRAL: Record<string, (v: unknown) => boolean> = {
   n: (v) => v === 1,
   logprobs: (v) => v === false,
   frequency_penalty: (v) => v === 0,
   presence_penalty: (v) => v === 0,
   logit_bias: (v) => isObject(v) && Object.keys(v).length === 0,
-  response_format: (v) => isObject(v) && v.type === 'text',
+  response_format: (v) => isObject(v) && (v.type === 'text' || v.type === 'json_schema'),
   modalities: (v) => Array.isArray(v) && v.length === 1 && v[0] === 'text',
 };
 
@@ -75,13 +75,25 @@ const WHY_REFUSED: Record<string, string> = {
   n: `only one choice can be generated (${PROVIDER}).`,
   logprobs: `log probabilities are not available (${PROVIDER}).`,
   top_logprobs: `log probabilities are not available (${PROVIDER}).`,
-  response_format: `structured output is not available (${PROVIDER}); describe the format in the prompt or use a tool.`,
+  response_format: `only json_schema structured output translates (${PROVIDER}); JSON mode without a schema has no counterpart.`,
   functions: 'use tools; the legacy functions field is not translated.',
   function_call: 'use tool_choice; the legacy function_call field is not translated.',
 };
 
 /** Fields translated below, each checked where it is read. */
-const TRANSLATED = new Set(['model', 'messages', 'stream', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'user', 'tools', 'tool_choice']);
+const TRANSLATED = new Set([
+  'model',
+  'messages',
+  'stream',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'user',
+  'tools',
+  'tool_choice',
+]);
 
 function checkFields(body: Json): void {
   for (const field in body) {
@@ -232,6 +244,15 @@ function toolChoice(choice: unknown, parallel: unknown): Block | undefined {
   return out;
 }
 
+/** `response_format: {type:"json_schema"}` → Messages structured output; `text` is the default and needs nothing. */
+function outputFormat(format: unknown): Json | undefined {
+  if (!isObject(format) || format.type !== 'json_schema') return undefined;
+  const spec = format.json_schema;
+  if (!isObject(spec) || !isObject(spec.schema)) bad('response_format.json_schema.schema', 'a JSON schema object is required.');
+  // The schema's name and strict flag do not reach the model: Messages always holds the answer to the schema.
+  return { format: { type: 'json_schema', schema: spec.schema } };
+}
+
 function stopSequences(stop: unknown): string[] {
   const list = typeof stop === 'string' ? [stop] : stop;
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) bad('stop', 'must be a string or an array of strings.');
@@ -268,6 +289,8 @@ function chatRequestToMessages(call: ParsedCall, model: ModelConfig): Json {
   const choice = toolChoice(body.tool_choice, hasTools ? body.parallel_tool_calls : undefined);
   if (choice && hasTools) out.tool_choice = choice;
   else if (choice && choice.type !== 'none' && choice.type !== 'auto') bad('tool_choice', 'requires tools.');
+  const output = outputFormat(body.response_format);
+  if (output) out.output_config = output;
   if (call.stream) out.stream = true;
   return out;
 }

@@ -18,7 +18,7 @@ function count(v: unknown): number {
 }
 
 /** Stop reason → finish reason; unknown ones (a newer API's) end the turn normally. */
-export const FINISH_REASONS: Record<string, string> = {
+const FINISH_REASONS: Record<string, string> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
   pause_turn: 'stop',
@@ -73,7 +73,7 @@ function typeForStatus(status: number): string {
 }
 
 /** `{"error":{message,type,param,code}}` from a Messages error object (or none). */
-export function chatError(error: unknown, status: number, fallback: string): string {
+function chatError(error: unknown, status: number, fallback: string): string {
   const e = isObject(error) ? error : {};
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : fallback;
   const [type, code] = (typeof e.type === 'string' && ERROR_TYPES[e.type]) || [typeForStatus(status), null];
@@ -115,9 +115,9 @@ function jsonAnswer(body: Buffer, alias: string, created: number): Buffer {
   const tokens: Tokens = { input: 0, cacheCreation: 0, cacheRead: 0, output: 0 };
   readTokens(m.usage, tokens);
   const out =
-    `{"id":${JSON.stringify(m.id ?? '')},"object":"chat.completion","created":${created},"model":${JSON.stringify(alias)},`
-    + `"choices":[{"index":0,"message":${JSON.stringify(message)},"logprobs":null,"finish_reason":"${finishReason(m.stop_reason)}"}],`
-    + `"usage":${chatUsage(tokens)}}`;
+    `{"id":${JSON.stringify(m.id ?? '')},"object":"chat.completion","created":${created},"model":${JSON.stringify(alias)},` +
+    `"choices":[{"index":0,"message":${JSON.stringify(message)},"logprobs":null,"finish_reason":"${finishReason(m.stop_reason)}"}],` +
+    `"usage":${chatUsage(tokens)}}`;
   return Buffer.from(out);
 }
 
@@ -182,7 +182,9 @@ class StreamTranslator {
         if (block.type === 'tool_use') {
           const index = this.tools++;
           this.toolIndex[count(data.index)] = index;
-          this.chunk(`{"tool_calls":[{"index":${index},"id":${JSON.stringify(block.id)},"type":"function","function":{"name":${JSON.stringify(block.name)},"arguments":""}}]}`);
+          this.chunk(
+            `{"tool_calls":[{"index":${index},"id":${JSON.stringify(block.id)},"type":"function","function":{"name":${JSON.stringify(block.name)},"arguments":""}}]}`,
+          );
         } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           this.chunk(`{"content":${JSON.stringify(block.text)}}`);
         }

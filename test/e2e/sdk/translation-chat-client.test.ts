@@ -77,7 +77,10 @@ describeEachStore('translation: the openai client on a provider that speaks only
       expect(upstream()).to.deep.equal({
         model: 'claude-sonnet-4-5',
         max_tokens: 40,
-        system: [{ type: 'text', text: 'Be terse.' }, { type: 'text', text: 'Answer in English.' }],
+        system: [
+          { type: 'text', text: 'Be terse.' },
+          { type: 'text', text: 'Answer in English.' },
+        ],
         messages: [{ role: 'user', content: 'Hi' }],
         temperature: 0.5,
         top_p: 0.9,
@@ -94,7 +97,11 @@ describeEachStore('translation: the openai client on a provider that speaks only
         { role: 'user', content: 'three' },
       ];
       const completion = await client.chat.completions.create({ model: MODEL, messages, max_tokens: 5 });
-      expect((upstream().messages as Json[]).map((m) => [m.role, m.content])).to.deep.equal([['user', 'one'], ['assistant', 'two'], ['user', 'three']]);
+      expect((upstream().messages as Json[]).map((m) => [m.role, m.content])).to.deep.equal([
+        ['user', 'one'],
+        ['assistant', 'two'],
+        ['user', 'three'],
+      ]);
       expect(upstream().system).to.equal('Count.');
       expect(completion.usage?.prompt_tokens).to.equal(countInputTokens(upstream()));
       expect(completion.usage?.prompt_tokens).to.equal(Math.ceil('Count.onetwothree'.length / 4));
@@ -103,14 +110,16 @@ describeEachStore('translation: the openai client on a provider that speaks only
     it('image parts (an https URL and a base64 data URL) become image source blocks', async () => {
       await client.chat.completions.create({
         model: MODEL,
-        messages: [{
-          role: 'user',
-          content: [
-            { type: 'text', text: 'What is in these?' },
-            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
-            { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQ', detail: 'low' } },
-          ],
-        }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in these?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+              { type: 'image_url', image_url: { url: 'data:image/jpeg;base64,/9j/4AAQ', detail: 'low' } },
+            ],
+          },
+        ],
       });
       expect((upstream().messages as Json[])[0]!.content).to.deep.equal([
         { type: 'text', text: 'What is in these?' },
@@ -120,7 +129,12 @@ describeEachStore('translation: the openai client on a provider that speaks only
     });
 
     it('a streamed call yields role, text deltas and finish_reason, then ends; no usage chunk unless asked', async () => {
-      const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Stream.' }], stream: true, max_tokens: 6 });
+      const stream = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Stream.' }],
+        stream: true,
+        max_tokens: 6,
+      });
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const chunk of stream) chunks.push(chunk);
       expect(chunks[0]!.choices[0]!.delta.role).to.equal('assistant');
@@ -132,7 +146,11 @@ describeEachStore('translation: the openai client on a provider that speaks only
 
     it('stream_options.include_usage adds the usage chunk (empty choices) before the end', async () => {
       const stream = await client.chat.completions.create({
-        model: MODEL, messages: [{ role: 'user', content: 'Stream.' }], stream: true, max_tokens: 3, stream_options: { include_usage: true },
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Stream.' }],
+        stream: true,
+        max_tokens: 3,
+        stream_options: { include_usage: true },
       });
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const chunk of stream) chunks.push(chunk);
@@ -142,7 +160,9 @@ describeEachStore('translation: the openai client on a provider that speaks only
     });
 
     it('the stream helper assembles the final completion', async () => {
-      const final = await client.chat.completions.stream({ model: MODEL, messages: [{ role: 'user', content: 'Stream.' }], max_tokens: 4 }).finalChatCompletion();
+      const final = await client.chat.completions
+        .stream({ model: MODEL, messages: [{ role: 'user', content: 'Stream.' }], max_tokens: 4 })
+        .finalChatCompletion();
       expect(final.choices[0]!.message.content).to.equal(words(4));
       expect(final.choices[0]!.finish_reason).to.equal('length');
     });
@@ -200,7 +220,10 @@ describeEachStore('translation: the openai client on a provider that speaks only
       const final = await stream.finalChatCompletion();
       const calls = final.choices[0]!.message.tool_calls as OpenAI.ChatCompletionMessageFunctionToolCall[];
       expect(calls.map((c) => c.function.name)).to.deep.equal(['get_weather', 'get_time']);
-      expect(calls.map((c) => JSON.parse(c.function.arguments) as unknown)).to.deep.equal([{ city: 'x', unit: 'c' }, { city: 'x', unit: 'c' }]);
+      expect(calls.map((c) => JSON.parse(c.function.arguments) as unknown)).to.deep.equal([
+        { city: 'x', unit: 'c' },
+        { city: 'x', unit: 'c' },
+      ]);
       await client.chat.completions.create({
         model: MODEL,
         tools: [weather, clock],
@@ -224,8 +247,11 @@ describeEachStore('translation: the openai client on a provider that speaks only
 
     it('parallel_tool_calls: false and a named tool_choice reach the provider as tool_choice', async () => {
       await client.chat.completions.create({
-        model: MODEL, messages: [{ role: 'user', content: 'x' }], tools: [weather, clock],
-        tool_choice: { type: 'function', function: { name: 'get_time' } }, parallel_tool_calls: false,
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [weather, clock],
+        tool_choice: { type: 'function', function: { name: 'get_time' } },
+        parallel_tool_calls: false,
       });
       expect(upstream().tool_choice).to.deep.equal({ type: 'tool', name: 'get_time', disable_parallel_tool_use: true });
     });
@@ -236,19 +262,21 @@ describeEachStore('translation: the openai client on a provider that speaks only
         model: MODEL,
         stream: true,
         messages: [{ role: 'user', content: 'Weather in Paris?' }],
-        tools: [{
-          type: 'function',
-          function: {
-            name: 'get_weather',
-            description: 'Weather for a city',
-            parameters: weather.function.parameters,
-            parse: JSON.parse,
-            function: (args: unknown) => {
-              seen.push(args);
-              return 'Sunny';
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: 'Weather for a city',
+              parameters: weather.function.parameters,
+              parse: JSON.parse,
+              function: (args: unknown) => {
+                seen.push(args);
+                return 'Sunny';
+              },
             },
           },
-        }],
+        ],
       });
       const answer = await runner.finalContent();
       expect(seen).to.deep.equal([{ city: 'x', unit: 'c' }]);
@@ -260,14 +288,16 @@ describeEachStore('translation: the openai client on a provider that speaks only
     });
 
     it('invalid JSON in a tool call argument is refused with a 400 naming the field, before anything is sent', async () => {
-      const err = await client.chat.completions.create({
-        model: MODEL,
-        messages: [
-          { role: 'user', content: 'x' },
-          { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] },
-          { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
-        ],
-      }).catch((e: unknown) => e);
+      const err = await client.chat.completions
+        .create({
+          model: MODEL,
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] },
+            { role: 'tool', tool_call_id: 'call_1', content: 'Sunny' },
+          ],
+        })
+        .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(OpenAI.BadRequestError);
       expect((err as InstanceType<typeof OpenAI.BadRequestError>).message).to.include('messages[1].tool_calls[0].function.arguments');
       expect(dp.fake.requests).to.have.length(0);
@@ -284,7 +314,9 @@ describeEachStore('translation: the openai client on a provider that speaks only
     ];
     for (const [field, extra] of refused) {
       it(`${field}: a 400 in the OpenAI shape naming it, nothing sent to the provider`, async () => {
-        const err = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], ...extra }).catch((e: unknown) => e);
+        const err = await client.chat.completions
+          .create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], ...extra })
+          .catch((e: unknown) => e);
         expect(err).to.be.instanceOf(OpenAI.BadRequestError);
         const e = err as InstanceType<typeof OpenAI.BadRequestError>;
         expect(e.status).to.equal(400);
@@ -294,10 +326,27 @@ describeEachStore('translation: the openai client on a provider that speaks only
       });
     }
 
+    it('response_format json_schema becomes Messages structured output (output_config.format)', async () => {
+      const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+      await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'reply', schema, strict: true } },
+      });
+      expect(upstream().output_config).to.deep.equal({ format: { type: 'json_schema', schema } });
+    });
+
     it('fields that cannot change the answer are dropped, and neutral values of refused ones pass', async () => {
       await client.chat.completions.create({
-        model: MODEL, messages: [{ role: 'user', content: 'x' }],
-        n: 1, seed: 7, store: false, logprobs: false, frequency_penalty: 0, response_format: { type: 'text' }, metadata: { a: 'b' },
+        model: MODEL,
+        messages: [{ role: 'user', content: 'x' }],
+        n: 1,
+        seed: 7,
+        store: false,
+        logprobs: false,
+        frequency_penalty: 0,
+        response_format: { type: 'text' },
+        metadata: { a: 'b' },
       });
       expect(Object.keys(upstream()).sort()).to.deep.equal(['max_tokens', 'messages', 'model']);
     });
@@ -347,7 +396,10 @@ describeEachStore('translation: the openai client on a provider that speaks only
     it('a client that leaves mid-stream stops the provider call too', async () => {
       dp.fake.enqueue({ kind: 'ok', outputTokens: 200, eventDelayMs: 20 });
       const controller = new AbortController();
-      const stream = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], stream: true }, { signal: controller.signal });
+      const stream = await client.chat.completions.create(
+        { model: MODEL, messages: [{ role: 'user', content: 'x' }], stream: true },
+        { signal: controller.signal },
+      );
       let contentChunks = 0;
       // The SDK ends the iteration quietly once its own signal aborts.
       for await (const chunk of stream) {

@@ -8,7 +8,11 @@ const SYSTEM = 'You answer questions about the weather.';
 const QUESTION = 'What is the weather in Paris today?';
 const CITY = { city: 'Paris' };
 const RESULT = 'Sunny, 21 degrees.';
-const TOOL = { name: 'get_weather', description: 'Weather for a city', schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+const TOOL = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+};
 
 /** One conversation (system, question, a tool call and its result), said in Chat Completions. */
 function chatCall(model: string): OpenAI.ChatCompletionCreateParamsNonStreaming & { stream?: undefined } {
@@ -19,7 +23,11 @@ function chatCall(model: string): OpenAI.ChatCompletionCreateParamsNonStreaming 
     messages: [
       { role: 'system', content: SYSTEM },
       { role: 'user', content: QUESTION },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: TOOL.name, arguments: JSON.stringify(CITY) } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: TOOL.name, arguments: JSON.stringify(CITY) } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: RESULT },
     ],
   };
@@ -94,8 +102,15 @@ describeEachStore('translation: spend is identical across client and provider fo
       await dp.proxy.drain();
       spend[name] = (await moneyOf(dp.cp.deps, key)).spend;
     }
-    const chars = SYSTEM.length + QUESTION.length + TOOL.name.length + JSON.stringify(CITY).length + RESULT.length
-      + TOOL.name.length + TOOL.description.length + JSON.stringify(TOOL.schema.properties).length;
+    const chars =
+      SYSTEM.length +
+      QUESTION.length +
+      TOOL.name.length +
+      JSON.stringify(CITY).length +
+      RESULT.length +
+      TOOL.name.length +
+      TOOL.description.length +
+      JSON.stringify(TOOL.schema.properties).length;
     const perCall = (Math.ceil(chars / 4) * 3 + 12 * 15) / 1e6;
     for (const name of Object.keys(combinations)) expect(spend[name], name).to.be.closeTo(2 * perCall, 1e-12);
   });

@@ -27,22 +27,39 @@ const id = fc.stringMatching(/^[A-Za-z0-9_]{1,12}$/);
 const name = fc.stringMatching(/^[a-z_][a-z0-9_]{0,10}$/);
 const jsonObject = fc.dictionary(name, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }) as fc.Arbitrary<Json>;
 
-const image = fc.oneof(
-  fc.webUrl({ validSchemes: ['https'] }),
-  fc.tuple(fc.constantFrom('image/png', 'image/jpeg', 'image/webp'), fc.base64String({ minLength: 4, maxLength: 16 })).map(([t, d]) => `data:${t};base64,${d}`),
-).map((url) => ({ type: 'image_url', image_url: { url } }));
-const userContent = fc.oneof(text, fc.array(fc.oneof(text.map((t) => ({ type: 'text', text: t })), image), { minLength: 1, maxLength: 3 }));
+const image = fc
+  .oneof(
+    fc.webUrl({ validSchemes: ['https'] }),
+    fc
+      .tuple(fc.constantFrom('image/png', 'image/jpeg', 'image/webp'), fc.base64String({ minLength: 4, maxLength: 16 }))
+      .map(([t, d]) => `data:${t};base64,${d}`),
+  )
+  .map((url) => ({ type: 'image_url', image_url: { url } }));
+const userContent = fc.oneof(
+  text,
+  fc.array(
+    fc.oneof(
+      text.map((t) => ({ type: 'text', text: t })),
+      image,
+    ),
+    { minLength: 1, maxLength: 3 },
+  ),
+);
 const toolCall = fc.record({ id, type: fc.constant('function'), function: fc.record({ name, arguments: jsonObject.map((o) => JSON.stringify(o)) }) });
 
 /** An assistant turn: text, or tool calls (with or without text) answered by one tool message each. */
 const assistantTurn = fc.oneof(
   text.map((t) => [{ role: 'assistant', content: t }]),
-  fc.tuple(fc.option(text, { nil: null }), fc.uniqueArray(toolCall, { minLength: 1, maxLength: 3, selector: (c) => c.id }), fc.array(text, { minLength: 3, maxLength: 3 })).map(
-    ([content, calls, results]) => [
+  fc
+    .tuple(
+      fc.option(text, { nil: null }),
+      fc.uniqueArray(toolCall, { minLength: 1, maxLength: 3, selector: (c) => c.id }),
+      fc.array(text, { minLength: 3, maxLength: 3 }),
+    )
+    .map(([content, calls, results]) => [
       { role: 'assistant', content, tool_calls: calls },
       ...calls.map((c, i) => ({ role: 'tool', tool_call_id: c.id, content: results[i]! })),
-    ],
-  ),
+    ]),
 );
 const conversation = fc
   .tuple(fc.option(text, { nil: undefined }), fc.array(fc.tuple(userContent, assistantTurn), { maxLength: 3 }), userContent)
@@ -52,13 +69,18 @@ const conversation = fc
     { role: 'user', content: last },
   ]);
 
-const tool = fc.record({ type: fc.constant('function'), function: fc.record({ name, description: text, parameters: fc.record({ type: fc.constant('object'), properties: jsonObject }) }) });
+const tool = fc.record({
+  type: fc.constant('function'),
+  function: fc.record({ name, description: text, parameters: fc.record({ type: fc.constant('object'), properties: jsonObject }) }),
+});
 const toolsAndChoice = fc.option(
-  fc.tuple(fc.array(tool, { minLength: 1, maxLength: 3 }), fc.constantFrom('auto', 'none', 'required', 'named'), fc.boolean()).map(([tools, choice, parallel]) => {
-    const out: Json = { tools, tool_choice: choice === 'named' ? { type: 'function', function: { name: tools[0]!.function.name } } : choice };
-    if (!parallel && choice !== 'none') out.parallel_tool_calls = false;
-    return out;
-  }),
+  fc
+    .tuple(fc.array(tool, { minLength: 1, maxLength: 3 }), fc.constantFrom('auto', 'none', 'required', 'named'), fc.boolean())
+    .map(([tools, choice, parallel]) => {
+      const out: Json = { tools, tool_choice: choice === 'named' ? { type: 'function', function: { name: tools[0]!.function.name } } : choice };
+      if (!parallel && choice !== 'none') out.parallel_tool_calls = false;
+      return out;
+    }),
   { nil: undefined },
 );
 
@@ -72,6 +94,10 @@ const chatRequest = fc
       stop: fc.array(text, { minLength: 1, maxLength: 4 }),
       user: text,
       stream: fc.boolean(),
+      response_format: fc.record({
+        type: fc.constant('json_schema'),
+        json_schema: fc.record({ name, schema: fc.record({ type: fc.constant('object'), properties: jsonObject }) }),
+      }),
     },
     { requiredKeys: ['messages', 'max_tokens'] },
   )
@@ -94,7 +120,9 @@ function inverse(m: Json): Json {
     const blocks = turn.content as Json[];
     if (turn.role === 'assistant') {
       const texts = blocks.filter((b) => b.type === 'text').map((b) => b.text as string);
-      const calls = blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }));
+      const calls = blocks
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }));
       messages.push({ role: 'assistant', content: texts.length ? texts.join('') : null, tool_calls: calls });
       continue;
     }
@@ -107,7 +135,10 @@ function inverse(m: Json): Json {
       content: blocks.map((b) => {
         if (b.type === 'text') return { type: 'text', text: b.text };
         const source = b.source as Json;
-        return { type: 'image_url', image_url: { url: source.type === 'url' ? source.url : `data:${String(source.media_type)};base64,${String(source.data)}` } };
+        return {
+          type: 'image_url',
+          image_url: { url: source.type === 'url' ? source.url : `data:${String(source.media_type)};base64,${String(source.data)}` },
+        };
       }),
     });
   }
@@ -116,21 +147,28 @@ function inverse(m: Json): Json {
   if (m.stop_sequences !== undefined) out.stop = m.stop_sequences;
   if (m.metadata !== undefined) out.user = (m.metadata as Json).user_id;
   if (m.stream !== undefined) out.stream = m.stream;
+  const format = (m.output_config as Json | undefined)?.format as Json | undefined;
+  // The schema's name never reaches the model; the inverse names it as the client did so the trip compares whole.
+  if (format) out.response_format = { type: 'json_schema', json_schema: { name: NAME_KEPT_BY_CLIENT, schema: format.schema } };
   if (m.tools !== undefined) {
-    out.tools = (m.tools as Json[]).map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    out.tools = (m.tools as Json[]).map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.input_schema },
+    }));
   }
   const choice = m.tool_choice as Json | undefined;
   if (choice) {
-    out.tool_choice = choice.type === 'any' ? 'required' : choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
+    out.tool_choice =
+      choice.type === 'any' ? 'required' : choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
     if (choice.disable_parallel_tool_use === true) out.parallel_tool_calls = false;
   }
   return out;
 }
 
-/** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON). */
-function normalized(generated: Json): Json {
-  // As JSON carries it: a generated -0 arrives as 0, and chai tells the two apart.
-  const body = JSON.parse(JSON.stringify(generated)) as Json;
+const NAME_KEPT_BY_CLIENT = 'schema';
+
+/** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON, the schema's name the inverse's). */
+function normalized(body: Json): Json {
   const messages = (body.messages as Json[]).map((m) => {
     if (!Array.isArray(m.tool_calls)) return m;
     const calls = (m.tool_calls as Json[]).map((c) => {
@@ -141,6 +179,8 @@ function normalized(generated: Json): Json {
   });
   const out: Json = { ...body, messages };
   if (out.stream === false) delete out.stream;
+  const format = out.response_format as { json_schema: Json } | undefined;
+  if (format) out.response_format = { ...format, json_schema: { ...format.json_schema, name: NAME_KEPT_BY_CLIENT } };
   return out;
 }
 
@@ -152,7 +192,8 @@ describe('translation property: Chat Completions requests → Messages → back'
         expect(translated.model).to.equal(MODEL.upstream_model);
         // The JSON round trip is what the provider receives.
         const sent = JSON.parse(JSON.stringify(translated)) as Json;
-        expect(inverse(sent)).to.deep.equal(normalized(body));
+        // Compared with the request as it went over the wire too (JSON has no -0).
+        expect(inverse(sent)).to.deep.equal(normalized(JSON.parse(JSON.stringify(body)) as Json));
       }),
       { numRuns: 300 },
     );
@@ -169,11 +210,28 @@ describe('translation property: Chat Completions requests → Messages → back'
   });
 
   it('any JSON a client sends either translates or is refused as invalid input, never another error', () => {
-    const anyMessage = fc.record({ role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool', 'function'), fc.jsonValue()), content: fc.jsonValue(), tool_calls: fc.jsonValue(), tool_call_id: fc.jsonValue() }, { requiredKeys: ['role'] });
-    const anyBody = fc.record({
-      messages: fc.array(anyMessage, { maxLength: 4 }),
-      tools: fc.jsonValue(), tool_choice: fc.jsonValue(), stop: fc.jsonValue(), user: fc.jsonValue(), n: fc.jsonValue(), response_format: fc.jsonValue(), extra: fc.jsonValue(),
-    }, { requiredKeys: ['messages'] });
+    const anyMessage = fc.record(
+      {
+        role: fc.oneof(fc.constantFrom('system', 'developer', 'user', 'assistant', 'tool', 'function'), fc.jsonValue()),
+        content: fc.jsonValue(),
+        tool_calls: fc.jsonValue(),
+        tool_call_id: fc.jsonValue(),
+      },
+      { requiredKeys: ['role'] },
+    );
+    const anyBody = fc.record(
+      {
+        messages: fc.array(anyMessage, { maxLength: 4 }),
+        tools: fc.jsonValue(),
+        tool_choice: fc.jsonValue(),
+        stop: fc.jsonValue(),
+        user: fc.jsonValue(),
+        n: fc.jsonValue(),
+        response_format: fc.jsonValue(),
+        extra: fc.jsonValue(),
+      },
+      { requiredKeys: ['messages'] },
+    );
     fc.assert(
       fc.property(anyBody, (body) => {
         try {
@@ -215,7 +273,16 @@ function contentOf(a: Answer): Json[] {
 }
 
 function messageJson(a: Answer): string {
-  return JSON.stringify({ id: a.id, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: contentOf(a), stop_reason: a.stop_reason, stop_sequence: null, usage: a.usage });
+  return JSON.stringify({
+    id: a.id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5',
+    content: contentOf(a),
+    stop_reason: a.stop_reason,
+    stop_sequence: null,
+    usage: a.usage,
+  });
 }
 
 /** The events a Messages provider streams for this answer, text and tool input split into random pieces. */
@@ -233,7 +300,18 @@ function messageEvents(a: Answer, cuts: number[]): string {
     if (at < s.length) out.push(s.slice(at));
     return out;
   };
-  let out = ev('message_start', { message: { id: a.id, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, stop_sequence: null, usage: { ...a.usage, output_tokens: 1 } } });
+  let out = ev('message_start', {
+    message: {
+      id: a.id,
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...a.usage, output_tokens: 1 },
+    },
+  });
   out += ev('ping', {});
   contentOf(a).forEach((block, index) => {
     if (block.type === 'text') {
@@ -241,7 +319,8 @@ function messageEvents(a: Answer, cuts: number[]): string {
       for (const p of pieces(block.text as string)) out += ev('content_block_delta', { index, delta: { type: 'text_delta', text: p } });
     } else {
       out += ev('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-      for (const p of ['', ...pieces(JSON.stringify(block.input))]) out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } });
+      for (const p of ['', ...pieces(JSON.stringify(block.input))])
+        out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } });
     }
     out += ev('content_block_stop', { index });
   });
@@ -277,7 +356,8 @@ function assemble(sse: string): { message: Json; finish: unknown; usage: unknown
         const fn = tc.function as Json;
         const index = tc.index as number;
         if (tc.id) calls[index] = { id: tc.id, type: 'function', function: { name: fn.name, arguments: '' } };
-        (calls[index]!.function as Json).arguments += fn.arguments as string;
+        const assembled = calls[index]!.function as { arguments: string };
+        assembled.arguments += fn.arguments as string;
       }
       if (choice.finish_reason) finish = choice.finish_reason;
     }
@@ -298,8 +378,12 @@ describe('translation property: Messages answers → Chat Completions', () => {
         const message = choice.message as Json;
         expect(message.content).to.equal(a.text ?? null);
         const calls = (message.tool_calls as Json[] | undefined) ?? [];
-        expect(calls.map((c) => [c.id, (c.function as Json).name, JSON.parse((c.function as Json).arguments as string)])).to.deep.equal(a.tools.map((x) => [x.id, x.name, x.input]));
-        expect(choice.finish_reason).to.equal({ end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls' }[a.stop_reason]);
+        expect(calls.map((c) => [c.id, (c.function as Json).name, JSON.parse((c.function as Json).arguments as string)])).to.deep.equal(
+          a.tools.map((x) => [x.id, x.name, x.input]),
+        );
+        expect(choice.finish_reason).to.equal(
+          { end_turn: 'stop', stop_sequence: 'stop', max_tokens: 'length', tool_use: 'tool_calls' }[a.stop_reason],
+        );
         const prompt = a.usage.input_tokens + a.usage.cache_creation_input_tokens + a.usage.cache_read_input_tokens;
         expect(out.usage).to.deep.equal({
           prompt_tokens: prompt,
@@ -318,7 +402,12 @@ describe('translation property: Messages answers → Chat Completions', () => {
         const body: Json = { model: MODEL.alias, messages: [], stream: true };
         if (includeUsage) body.stream_options = { include_usage: true };
         const t = chatToMessages.answer(call(body));
-        const whole = JSON.parse(chatToMessages.answer(call(body)).json(Buffer.from(messageJson(a))).toString()) as Json;
+        const whole = JSON.parse(
+          chatToMessages
+            .answer(call(body))
+            .json(Buffer.from(messageJson(a)))
+            .toString(),
+        ) as Json;
         // Feed the provider's bytes in arbitrary pieces, some splitting a multi-byte character.
         const bytes = Buffer.from(messageEvents(a, cuts));
         let out = '';
@@ -343,11 +432,22 @@ describe('translation property: Messages answers → Chat Completions', () => {
   });
 
   it('a Messages error body keeps its message in the Chat Completions error shape', () => {
-    const types = fc.constantFrom('invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'rate_limit_error', 'api_error', 'overloaded_error', 'something_new');
+    const types = fc.constantFrom(
+      'invalid_request_error',
+      'authentication_error',
+      'permission_error',
+      'not_found_error',
+      'rate_limit_error',
+      'api_error',
+      'overloaded_error',
+      'something_new',
+    );
     fc.assert(
       fc.property(fc.integer({ min: 400, max: 599 }), types, fc.string(), (status, type, message) => {
         const t = chatToMessages.answer(call({ model: MODEL.alias, messages: [] }));
-        const out = JSON.parse(t.error(status, Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }))).toString()) as { error: Json };
+        const out = JSON.parse(t.error(status, Buffer.from(JSON.stringify({ type: 'error', error: { type, message } }))).toString()) as {
+          error: Json;
+        };
         expect(Object.keys(out.error).sort()).to.deep.equal(['code', 'message', 'param', 'type']);
         expect(out.error.message).to.equal(message === '' ? `The model provider answered with status ${status}.` : message);
         expect(out.error.type).to.be.oneOf(['invalid_request_error', 'permission_error', 'rate_limit_error', 'insufficient_quota', 'server_error']);

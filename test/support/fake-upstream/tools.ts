@@ -19,15 +19,21 @@ function isObject(v: unknown): v is Json {
 }
 
 /** A value of the schema's type: the first enum value, else "x", 1, true, [] or an object of its properties. */
-export function exampleOf(schema: unknown): unknown {
+function exampleOf(schema: unknown): unknown {
   if (!isObject(schema)) return {};
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
   switch (schema.type) {
-    case 'string': return 'x';
-    case 'number': case 'integer': return 1;
-    case 'boolean': return true;
-    case 'array': return [];
-    case 'null': return null;
+    case 'string':
+      return 'x';
+    case 'number':
+    case 'integer':
+      return 1;
+    case 'boolean':
+      return true;
+    case 'array':
+      return [];
+    case 'null':
+      return null;
     default: {
       const out: Json = {};
       if (isObject(schema.properties)) for (const [key, sub] of Object.entries(schema.properties)) out[key] = exampleOf(sub);

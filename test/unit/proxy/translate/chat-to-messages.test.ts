@@ -5,7 +5,12 @@ import { outputCeiling, parseCall } from '../../../../proxy/formats.js';
 import { chatToMessages } from '../../../../proxy/translate/chat-to-messages.js';
 
 const MODEL: ModelConfig = {
-  alias: 'tg/claude-direct', provider: 'p', upstream_model: 'claude-sonnet-4-5', input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 64000,
+  alias: 'tg/claude-direct',
+  provider: 'p',
+  upstream_model: 'claude-sonnet-4-5',
+  input_usd_per_mtok: 3,
+  output_usd_per_mtok: 15,
+  max_output_tokens: 64000,
 };
 
 function call(body: Record<string, unknown>) {
@@ -17,10 +22,15 @@ function ev(type: string, data: Record<string, unknown>): string {
 }
 
 function chunks(sse: string): unknown[] {
-  return sse.split('\n\n').filter(Boolean).map((f) => (f === 'data: [DONE]' ? '[DONE]' : JSON.parse(f.slice('data: '.length))));
+  return sse
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => (f === 'data: [DONE]' ? '[DONE]' : JSON.parse(f.slice('data: '.length))));
 }
 
-const START = ev('message_start', { message: { id: 'msg_1', usage: { input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 20, output_tokens: 1 } } });
+const START = ev('message_start', {
+  message: { id: 'msg_1', usage: { input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 20, output_tokens: 1 } },
+});
 
 describe('translation: Chat Completions client, Messages provider (unit)', () => {
   it('the max_tokens sent without a client limit is the ceiling the hold assumes', () => {
@@ -29,7 +39,12 @@ describe('translation: Chat Completions client, Messages provider (unit)', () =>
   });
 
   it('refusals are invalid_input errors naming the field', () => {
-    for (const [body, field] of [[{ n: 3 }, 'n'], [{ top_logprobs: 2 }, 'top_logprobs'], [{ reasoning_effort: 'high' }, 'reasoning_effort'], [{ tool_choice: 'required' }, 'tool_choice']] as const) {
+    for (const [body, field] of [
+      [{ n: 3 }, 'n'],
+      [{ top_logprobs: 2 }, 'top_logprobs'],
+      [{ reasoning_effort: 'high' }, 'reasoning_effort'],
+      [{ tool_choice: 'required' }, 'tool_choice'],
+    ] as const) {
       let err: unknown;
       try {
         chatToMessages.request(call(body), MODEL);
@@ -43,15 +58,23 @@ describe('translation: Chat Completions client, Messages provider (unit)', () =>
   });
 
   it('a data URL that is not base64 is refused; a user message after tool results starts its own turn', () => {
-    expect(() => chatToMessages.request(call({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,abc' } }] }] }), MODEL)).to.throw(AppError, 'messages[0].content[0].image_url.url');
-    const out = chatToMessages.request(call({
-      messages: [
-        { role: 'user', content: 'q' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '' } }] },
-        { role: 'tool', tool_call_id: 't1', content: 'r' },
-        { role: 'user', content: 'and?' },
-      ],
-    }), MODEL);
+    expect(() =>
+      chatToMessages.request(
+        call({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,abc' } }] }] }),
+        MODEL,
+      ),
+    ).to.throw(AppError, 'messages[0].content[0].image_url.url');
+    const out = chatToMessages.request(
+      call({
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '' } }] },
+          { role: 'tool', tool_call_id: 't1', content: 'r' },
+          { role: 'user', content: 'and?' },
+        ],
+      }),
+      MODEL,
+    );
     expect(out.messages).to.deep.equal([
       { role: 'user', content: 'q' },
       { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: {} }] },
@@ -62,14 +85,21 @@ describe('translation: Chat Completions client, Messages provider (unit)', () =>
 
   it('cached prompt tokens are counted in prompt_tokens and named as cached', () => {
     const t = chatToMessages.answer(call({}));
-    const body = { id: 'msg_1', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: { input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 20, output_tokens: 3 } };
+    const body = {
+      id: 'msg_1',
+      content: [{ type: 'text', text: 'hi' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 20, output_tokens: 3 },
+    };
     const out = JSON.parse(t.json(Buffer.from(JSON.stringify(body))).toString()) as { usage: unknown };
     expect(out.usage).to.deep.equal({ prompt_tokens: 35, completion_tokens: 3, total_tokens: 38, prompt_tokens_details: { cached_tokens: 20 } });
   });
 
   it('an error event mid-stream becomes an OpenAI error chunk, and nothing after it is sent', () => {
     const t = chatToMessages.answer(call({ stream: true }));
-    const out = t.push(Buffer.from(START + ev('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }) + ev('message_stop', {}))).toString() + t.end().toString();
+    const out =
+      t.push(Buffer.from(START + ev('error', { error: { type: 'overloaded_error', message: 'Overloaded' } }) + ev('message_stop', {}))).toString() +
+      t.end().toString();
     const got = chunks(out);
     expect(got).to.have.length(2);
     expect(got[1]).to.deep.equal({ error: { message: 'Overloaded', type: 'server_error', param: null, code: 'overloaded' } });
