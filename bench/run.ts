@@ -22,9 +22,10 @@ import { scimScenario } from './scenarios/scim.js';
 import { soakScenario } from './scenarios/soak.js';
 import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
+import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'peer', 'whole', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
+const SCENARIOS = ['overhead', 'streaming', 'translation', 'peer', 'whole', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     }
     await run('whole', () => wholeScenario(ctx));
     await run('streaming', () => streamingScenario(ctx));
+    await run('translation', () => translationScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));

@@ -151,10 +151,11 @@ class Relay implements Dispatcher.DispatchHandler {
       else this.done({ kind: 'failed', error: upstreamFailure(err) });
       return;
     }
-    // A translated stream says why in the client's own error event before it breaks off.
-    if (this.req.translate && this.eventStream && !this.errorAnswer) res.write(this.req.translate.fail('The model provider broke off the answer.'));
+    // A translated stream ends on an error event in the client's own format: its SDK raises that
+    // error. Breaking the connection as well could make the client's TCP stack drop the event.
+    if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
-    res.destroy(err);
+    else res.destroy(err);
     this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });
   }
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { AuthHeader } from '../shared/models.js';
 
 /**
  * What of the client's request reaches the provider: an allowlist, so hop-
@@ -8,7 +9,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
  */
 const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
 
-type UpstreamAuth = { header: 'authorization' | 'x-api-key'; secret: string };
+type UpstreamAuth = { header: AuthHeader; secret: string };
 
 /** The part of the provider's headers that is the same on every call, as name/value pairs: built once per provider. */
 const fixedByAuth = new Map<string, string[]>();
@@ -51,7 +52,7 @@ export function upstreamHeaders(client: IncomingHttpHeaders, auth: UpstreamAuth,
 }
 
 /** Headers a provider entry's extra_headers may not set. */
-const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, host: true };
+const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, 'api-key': true, host: true };
 
 const HOP_BY_HOP = new Set([
   'connection',
