@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { Email, User, UserSource } from '../domain.js';
+import { userFilterSql, type UserFilter } from './users-filter.js';
 
 const COLUMNS =
   'id, org_id, user_name, external_id, given_name, family_name, name_formatted, display_name, emails, active, source, created_at, updated_at';
@@ -59,30 +60,16 @@ export async function user_find_by_external_id(q: Queryable, orgId: string, exte
   return row;
 }
 
-export interface UserListFilter {
-  userName?: string;
-  externalId?: string;
-}
-
-/** Paged search for SCIM; `offset` is 0-based. */
+/** Paged search for SCIM; `offset` is 0-based, `filter` undefined lists everyone. */
 export async function user_search(
   q: Queryable,
   orgId: string,
-  filter: UserListFilter,
+  filter: UserFilter | undefined,
   offset: number,
   limit: number,
 ): Promise<{ total: number; users: User[] }> {
-  const where = ['org_id = $1'];
   const params: unknown[] = [orgId];
-  if (filter.userName !== undefined) {
-    params.push(filter.userName);
-    where.push(`lower(user_name) = lower($${params.length})`);
-  }
-  if (filter.externalId !== undefined) {
-    params.push(filter.externalId);
-    where.push(`external_id = $${params.length}`);
-  }
-  const clause = where.join(' AND ');
+  const clause = filter ? `org_id = $1 AND ${userFilterSql(filter, params)}` : 'org_id = $1';
   const [count] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${clause}`, params);
   const users = await q.query<User>(
     `SELECT ${COLUMNS} FROM users WHERE ${clause} ORDER BY created_at, id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
