@@ -5,7 +5,7 @@ import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
-import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
 import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
