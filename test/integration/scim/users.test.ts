@@ -267,6 +267,17 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect((await s.scim('GET', `/Users/${res.body.id}`)).body).not.to.have.property('name');
   });
 
+  it('the bootstrap owner has no name object until named; then name.givenName/familyName like any user', async () => {
+    const find = () => s.scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "owner@${s.org.org_slug}.test"`)}`);
+    const unnamed = (await find()).body.Resources[0];
+    expect(unnamed, 'no empty name: {} for tools that read name.givenName as soon as name exists').not.to.have.property('name');
+    // What bootstrap --owner-name "Ada King Lovelace" stores: the last word is the family name.
+    await store.db.query('UPDATE users SET given_name = $2, family_name = $3, display_name = $4 WHERE id = $1', [unnamed.id, 'Ada King', 'Lovelace', 'Ada King Lovelace']);
+    const named = (await find()).body.Resources[0];
+    expect(named.name).to.deep.equal({ givenName: 'Ada King', familyName: 'Lovelace', formatted: 'Ada King Lovelace' });
+    expect(named.displayName).to.equal('Ada King Lovelace');
+  });
+
   it('PUT validates like create: 400 for garbage, nothing changes', async () => {
     const created = await s.scim('POST', '/Users', userBody('put.garbage@example.test'));
     expectScimError(await s.scim('PUT', `/Users/${created.body.id}`, '[]'), 400, 'invalidSyntax');
