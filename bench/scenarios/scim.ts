@@ -32,7 +32,7 @@ async function seedUsers(client: pg.Client, orgId: string, from: number, to: num
   await client.query('ANALYZE users; ANALYZE memberships');
 }
 
-/** Scenario 6: SCIM on PostgreSQL — creates per second, and `userName eq` filter latency at 10k and 100k users. */
+/** Scenario 6: SCIM on PostgreSQL — creates per second, `userName eq` filter latency at 10k and 100k users, `sw` and `co` at 100k. */
 export async function scimScenario(ctx: BenchContext): Promise<void> {
   const dbName = `tollgate_bench_${process.pid}_${Date.now()}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
@@ -73,6 +73,7 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
     client = new pg.Client({ connectionString: databaseUrl(dbName) });
     await client.connect();
     const filters: { users: number; seedS: number; result: Awaited<ReturnType<typeof runBatch>> }[] = [];
+    const scans: { label: string; users: number; result: Awaited<ReturnType<typeof runBatch>> }[] = [];
     let seeded = 0;
     for (const target of [10_000, 100_000]) {
       const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM users WHERE org_id = $1', [org.org_id]);
@@ -92,9 +93,27 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
       filters.push({ users: target, seedS, result: await runBatch(ctx.dir, tollgate.baseUrl, queries, 1, ctx.placement.driver) });
     }
 
+    // At the largest size: a prefix (sw, served by the text_pattern_ops index) and a substring (co, a scan of the org's users).
+    const scanQueries = Math.max(50, Math.round(ctx.profile.scimFilterQueries / 5));
+    const users = filters.at(-1)!.users;
+    for (const [label, op, fragment] of [
+      ['userName sw', 'sw', (i: number) => `Seed${(i * 7919) % 9000 + 1000}`],
+      ['userName co', 'co', (i: number) => `ed${(i * 7919) % 9000 + 1000}@`],
+    ] as const) {
+      const queries: BatchRequest[] = Array.from({ length: scanQueries }, (_, i) => ({
+        method: 'GET',
+        path: `${base}/Users?count=20&filter=${encodeURIComponent(`userName ${op} "${fragment(i)}"`)}`,
+        headers: { authorization: headers.authorization, accept: SCIM_TYPE },
+      }));
+      ctx.log(`scim: ${queries.length} "${label}" filter queries with ${fmtNum(users)} users`);
+      await runBatch(ctx.dir, tollgate.baseUrl, queries.slice(0, 10), 1, ctx.placement.driver); // warm-up
+      scans.push({ label, users, result: await runBatch(ctx.dir, tollgate.baseUrl, queries, 1, ctx.placement.driver) });
+    }
+
     ctx.report.data.scim = {
       creates: { ...created.result, connections: CREATE_CONNECTIONS, cpuUsPerCreate: created.cpuUs.sut! / Math.max(1, created.result.requests - created.result.errors) },
       filters,
+      scans,
     };
     const table = ctx.report.section('SCIM on PostgreSQL', ['operation', 'users', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors']);
     const r = created.result;
@@ -103,6 +122,11 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
       const q = f.result;
       table.row('GET /Users?filter=userName eq', fmtNum(f.users), '1', fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), fmtMs(q.latencyUs.p999), q.errors ? JSON.stringify(q.statuses) : '0');
     }
+    for (const f of scans) {
+      const q = f.result;
+      table.row(`GET /Users?filter=${f.label}&count=20`, fmtNum(f.users), '1', fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), fmtMs(q.latencyUs.p999), q.errors ? JSON.stringify(q.statuses) : '0');
+    }
+    table.note('sw: a 6-character prefix matching ~11 users (a range scan of the text_pattern_ops index). co: a substring matching one user, which no index serves: every user of the org is read, twice (page and totalResults).');
     table.note('Users beyond the created ones are bulk-seeded with SQL (user + active membership); one in ten filters names an absent user; names vary in case.');
   } finally {
     await client?.end();
