@@ -9,7 +9,8 @@
  * users without x. Case-insensitive comparisons lower both sides with the
  * database's lower(), the expression the unique userName index is built on,
  * so `userName eq` stays an index lookup; `sw` on userName can use the
- * text_pattern_ops index of migration 031. Ordering comparisons (gt, ge, lt,
+ * text_pattern_ops index of migration 031, and an `emails` value equality
+ * the GIN index of migration 032. Ordering comparisons (gt, ge, lt,
  * le) on strings use code-point order (COLLATE "C") whatever the database's
  * collation, so the answer does not depend on how the server was set up.
  */
@@ -115,11 +116,22 @@ function emailSql(f: EmailFilter, bind: Bind): string {
   }
 }
 
+/** An address every matching email must have (a `value eq` conjunct): the GIN index of migration 032 can find its users. */
+function requiredValue(f: EmailFilter): string | undefined {
+  if (f.op === 'eq' && f.sub === 'value' && !f.caseExact) return f.value;
+  if (f.op === 'and') return requiredValue(f.left) ?? requiredValue(f.right);
+  return undefined;
+}
+
 function userSql(f: UserFilter, bind: Bind): string {
   if (isLogic<UserFilter>(f)) return logicSql(f, (x) => userSql(x, bind));
   switch (f.op) {
-    case 'emails':
-      return `EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE ${emailSql(f.where, bind)})`;
+    case 'emails': {
+      const exists = `EXISTS (SELECT 1 FROM jsonb_array_elements(emails) AS e WHERE ${emailSql(f.where, bind)})`;
+      const value = requiredValue(f.where);
+      // The index condition narrows the users; EXISTS keeps the exact meaning (type and value on one email).
+      return value === undefined ? exists : `(user_email_values(emails) @> ARRAY[lower(${bind(value)})] AND ${exists})`;
+    }
     case 'pr':
       if (f.field === 'active' || f.field === 'created' || f.field === 'lastModified') return 'TRUE';
       if (f.field === 'emails') return '(jsonb_array_length(emails) > 0)';

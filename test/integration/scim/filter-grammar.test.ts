@@ -153,11 +153,13 @@ describeEachStore('SCIM: the RFC 7644 filter grammar on GET /Users', (store) => 
     expect(params).to.deep.equal(["x' OR 1=1 --", "%';--%", '2020-01-01T00:00:00.000Z']);
   });
 
-  it('userName eq stays on the unique index, and userName sw can use the prefix index', async () => {
+  it('userName eq stays on the unique index; userName sw and emails value equality can use their indexes', async () => {
     // An organization big enough for the planner to prefer a narrow index when one fits.
     const big = await seedScimOrg(cp);
     await store.db.query(
-      `INSERT INTO users (org_id, user_name, source) SELECT $1, 'bulk' || g || '@example.test', 'scim' FROM generate_series(1, 5000) g`,
+      `INSERT INTO users (org_id, user_name, emails, source)
+       SELECT $1, 'bulk' || g || '@example.test', jsonb_build_array(jsonb_build_object('value', 'bulk' || g || '@example.test', 'type', 'work')), 'scim'
+       FROM generate_series(1, 5000) g`,
       [big.org.org_id],
     );
     await store.db.query('ANALYZE users');
@@ -174,5 +176,7 @@ describeEachStore('SCIM: the RFC 7644 filter grammar on GET /Users', (store) => 
     // Both indexes are on (org_id, lower(user_name)) and serve equality; either is a lookup, not a scan.
     expect(await plan('userName eq "bulk42@example.test"')).to.match(/Index (Only )?Scan using users_org_user_name_(key|prefix_idx)/);
     expect(await plan('userName sw "bulk42"')).to.include('users_org_user_name_prefix_idx');
+    expect(await plan('emails[type eq "work"].value eq "Bulk42@example.test"')).to.include('users_email_values_idx');
+    expect(await plan('emails.value eq "bulk42@example.test"')).to.include('users_email_values_idx');
   });
 });
