@@ -188,6 +188,9 @@ function compare(attr: Attribute, opWord: string, value: Literal | undefined): U
       const s = checkString(attr.name, op, value);
       const at = DATETIME.test(s) ? new Date(s) : undefined;
       if (!at || Number.isNaN(at.getTime())) bad(`"${attr.name}" compares with a datetime like "2025-01-31T12:00:00Z", not "${s.slice(0, 40)}".`);
+      // Years 1-9999 in UTC: the database refuses year 0 and five-digit years.
+      const year = at.getUTCFullYear();
+      if (year < 1 || year > 9999) bad(`"${attr.name}" compares with a datetime between years 1 and 9999 (UTC), not "${s.slice(0, 40)}".`);
       f = { op: dateOp, field: attr.field, value: at };
       break;
     }

@@ -46,12 +46,16 @@ const nasty = fc.oneof(
 const attrName = fc.constantFrom(
   'userName', 'USERNAME', 'externalId', 'externalid', 'urn:ietf:params:scim:schemas:core:2.0:User:userName',
   'displayName', 'emails.value', 'emails[type eq "work"].value', 'id', 'active', 'name.givenName', 'meta.created',
+  'META.LASTMODIFIED', 'emails[type eq "work" and primary eq true].value', 'name.formatted', 'emails.primary', 'name',
 );
 const filterOp = fc.constantFrom('eq', 'EQ', 'Eq', 'ne', 'co', 'sw', 'ew', 'pr', 'gt', 'ge', 'lt', 'le', '==', '');
 const literal = fc.oneof(
   nasty.map((s) => JSON.stringify(s)),
   fc.string({ unit: 'binary' }).map((s) => JSON.stringify(s)),
   fc.constantFrom('true', 'false', 'null', '42', '"unterminated', '"a\\"b"', 'bare'),
+  // Datetimes at and past the edges of what the database accepts.
+  fc.constantFrom('"0000-01-01T00:00:00Z"', '"0001-01-01T00:00:00+14:00"', '"9999-12-31T23:59:59-12:00"', '"2025-02-30T00:00:00Z"', '"2025-01-01T00:00:00.123456789Z"'),
+  fc.date({ min: new Date(-62198755200000), max: new Date(253402300799999), noInvalidDate: true }).map((d) => JSON.stringify(d.toISOString())),
 );
 const term = fc.tuple(attrName, filterOp, literal).map(([a, o, v]) => `${a} ${o} ${v}`);
 const filterText = fc.oneof(
