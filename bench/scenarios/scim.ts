@@ -128,7 +128,7 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
       const q = f.result;
       table.row(`GET /Users?filter=${f.label}&count=20`, fmtNum(f.users), '1', fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), fmtMs(q.latencyUs.p999), q.errors ? JSON.stringify(q.statuses) : '0');
     }
-    table.note('sw: a 6-character prefix matching ~11 users (a range scan of the text_pattern_ops index). co: a substring matching one user, which no index serves: every user of the org is read, twice (page and totalResults). emails value eq: one user, found through the GIN index on lower-cased addresses.');
+    table.note('sw: a 6-character prefix matching ~11 users (a range scan of the text_pattern_ops index). co: a substring matching one user, which no index serves: every user of the org is read (once: a page that is not full gives totalResults). emails value eq: one user, found through the GIN index on lower-cased addresses.');
     table.note('Users beyond the created ones are bulk-seeded with SQL (user + active membership); one in ten filters names an absent user; names vary in case.');
   } finally {
     await client?.end();

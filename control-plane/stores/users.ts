@@ -70,11 +70,13 @@ export async function user_search(
 ): Promise<{ total: number; users: User[] }> {
   const params: unknown[] = [orgId];
   const clause = filter ? `org_id = $1 AND ${userFilterSql(filter, params)}` : 'org_id = $1';
-  const [count] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${clause}`, params);
   const users = await q.query<User>(
     `SELECT ${COLUMNS} FROM users WHERE ${clause} ORDER BY created_at, id OFFSET $${params.length + 1} LIMIT $${params.length + 2}`,
     [...params, offset, limit],
   );
+  // A page that is not full ends the list: its end is the total, without reading the matches again.
+  if (users.length < limit && (users.length > 0 || offset === 0)) return { total: offset + users.length, users };
+  const [count] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE ${clause}`, params);
   return { total: count!.n, users };
 }
 

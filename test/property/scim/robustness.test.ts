@@ -200,6 +200,29 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
     expect(await snapshot(store.db, b.org.org_id)).to.equal(bBefore);
   });
 
+  it('random attributes / excludedAttributes answer 200 with id and schemas always, or 400 invalidValue', async function () {
+    this.timeout(120_000);
+    const name = fc.oneof(
+      fc.constantFrom('id', 'schemas', 'userName', 'name', 'name.givenName', 'NAME.FAMILYNAME', 'emails', 'emails.value', 'emails.type', 'meta', 'meta.created', 'active', 'externalId', 'title', 'urn:ietf:params:scim:schemas:core:2.0:User:displayName', 'emails[type eq "work"]', 'a.b.c', ''),
+      fc.string({ maxLength: 12 }),
+    );
+    const list = fc.array(name, { maxLength: 5 }).map((n) => n.join(','));
+    await fc.assert(
+      fc.asyncProperty(fc.option(list), fc.option(list), fc.boolean(), async (attributes, excluded, single) => {
+        const q = new URLSearchParams();
+        if (attributes !== null) q.set('attributes', attributes);
+        if (excluded !== null) q.set('excludedAttributes', excluded);
+        const res = await a.scim('GET', `/Users${single ? `/${aIds[0]}` : ''}?${q.toString()}`);
+        const what = `GET ${single ? 'one' : 'list'} ?${q.toString()}`;
+        expectWellFormed(res, [200, 400], what);
+        if (res.status === 400) expect(res.body.scimType, what).to.equal('invalidValue');
+        else for (const u of single ? [res.body] : res.body.Resources) expect(u, what).to.include.keys('id', 'schemas', 'userName');
+        expectNothingOfB(res, what);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('random PATCH documents answer 200, 400 or 404, never touch another org, and a 400 changes nothing', async function () {
     this.timeout(120_000);
     await fc.assert(
