@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
+import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { startChangeFeed } from './change-feed.js';
@@ -34,13 +35,16 @@ export interface ProxyOptions {
   controlPlaneUrl: string;
   /** Subscribe to the control plane's push stream (default true); tests turn it off to prove the poll alone suffices. */
   changePush?: boolean;
+  /** The proxy's one clock (default Date.now); every part that reads the time gets this one. */
+  now?: NowMs;
 }
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
   const cp = createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken);
-  const keys = createKeyCache(cp, settings, logger);
+  const now = options.now ?? Date.now;
+  const keys = createKeyCache(cp, settings, logger, now);
 
   let redis: Redis | undefined;
   if (config.redisUrl) {
@@ -51,7 +55,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     await redis.connect();
   }
   const ttlMs = settings.holdTtlSeconds * 1000;
-  const holds: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs) : createMemoryHoldStore(ttlMs);
+  const holds: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs, now) : createMemoryHoldStore(ttlMs, now);
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering(cp, holds, limits, logger);
 
@@ -70,7 +74,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return p;
   };
 
-  const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
+  const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now });
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON 400 with an id.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {

@@ -46,7 +46,7 @@ function bad(detail: string): never {
   throw invalidInput(detail, 'invalidFilter');
 }
 
-const WORD_CHAR = /[A-Za-z0-9_:.$\-+]/;
+const WORD_CHAR = /[A-Za-z0-9_:.$+-]/;
 
 function tokenize(text: string): Token[] {
   const tokens: Token[] = [];
