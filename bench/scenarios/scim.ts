@@ -85,8 +85,13 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
       const queries: BatchRequest[] = Array.from({ length: ctx.profile.scimFilterQueries }, (_, i) => {
         // Mostly existing users (seeded and created), some absent, in varied case.
         const pick = (i * 7919) % (seeded + n);
-        const name = i % 10 === 9 ? `absent${i}@bench.example` : pick < seeded ? `Seed${pick + 1}@Bench.Example` : `created${pick - seeded}@bench.example`;
-        return { method: 'GET', path: `${base}/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`, headers: { authorization: headers.authorization, accept: SCIM_TYPE } };
+        const name =
+          i % 10 === 9 ? `absent${i}@bench.example` : pick < seeded ? `Seed${pick + 1}@Bench.Example` : `created${pick - seeded}@bench.example`;
+        return {
+          method: 'GET',
+          path: `${base}/Users?filter=${encodeURIComponent(`userName eq "${name}"`)}`,
+          headers: { authorization: headers.authorization, accept: SCIM_TYPE },
+        };
       });
       ctx.log(`scim: ${queries.length} filter queries with ${fmtNum(target)} users (seeded in ${seedS.toFixed(1)}s)`);
       await runBatch(ctx.dir, tollgate.baseUrl, queries.slice(0, 200), 1, ctx.placement.driver); // warm-up
@@ -113,23 +118,35 @@ export async function scimScenario(ctx: BenchContext): Promise<void> {
     }
 
     ctx.report.data.scim = {
-      creates: { ...created.result, connections: CREATE_CONNECTIONS, cpuUsPerCreate: created.cpuUs.sut! / Math.max(1, created.result.requests - created.result.errors) },
+      creates: {
+        ...created.result,
+        connections: CREATE_CONNECTIONS,
+        cpuUsPerCreate: created.cpuUs.sut! / Math.max(1, created.result.requests - created.result.errors),
+      },
       filters,
       scans,
     };
     const table = ctx.report.section('SCIM on PostgreSQL', ['operation', 'users', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'errors']);
-    const r = created.result;
-    table.row('POST /Users', fmtNum(n), String(CREATE_CONNECTIONS), fmtNum(r.rps), fmtMs(r.latencyUs.p50), fmtMs(r.latencyUs.p99), fmtMs(r.latencyUs.p999), r.errors ? JSON.stringify(r.statuses) : '0');
-    for (const f of filters) {
-      const q = f.result;
-      table.row('GET /Users?filter=userName eq', fmtNum(f.users), '1', fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), fmtMs(q.latencyUs.p999), q.errors ? JSON.stringify(q.statuses) : '0');
-    }
-    for (const f of scans) {
-      const q = f.result;
-      table.row(`GET /Users?filter=${f.label}&count=20`, fmtNum(f.users), '1', fmtNum(q.rps), fmtMs(q.latencyUs.p50), fmtMs(q.latencyUs.p99), fmtMs(q.latencyUs.p999), q.errors ? JSON.stringify(q.statuses) : '0');
-    }
-    table.note('sw: a 6-character prefix matching ~11 users (a range scan of the text_pattern_ops index). co: a substring matching one user, which no index serves: every user of the org is read (once: a page that is not full gives totalResults). emails value eq: one user, found through the GIN index on lower-cased addresses.');
-    table.note('Users beyond the created ones are bulk-seeded with SQL (user + active membership); one in ten filters names an absent user; names vary in case.');
+    const row = (label: string, users: number, conns: number, q: (typeof filters)[number]['result']) =>
+      table.row(
+        label,
+        fmtNum(users),
+        String(conns),
+        fmtNum(q.rps),
+        fmtMs(q.latencyUs.p50),
+        fmtMs(q.latencyUs.p99),
+        fmtMs(q.latencyUs.p999),
+        q.errors ? JSON.stringify(q.statuses) : '0',
+      );
+    row('POST /Users', n, CREATE_CONNECTIONS, created.result);
+    for (const f of filters) row('GET /Users?filter=userName eq', f.users, 1, f.result);
+    for (const f of scans) row(`GET /Users?filter=${f.label}&count=20`, f.users, 1, f.result);
+    table.note(
+      'sw: a 6-character prefix matching ~11 users (a range scan of the text_pattern_ops index). co: a substring matching one user, which no index serves: every user of the org is read (once: a page that is not full gives totalResults). emails value eq: one user, found through the GIN index on lower-cased addresses.',
+    );
+    table.note(
+      'Users beyond the created ones are bulk-seeded with SQL (user + active membership); one in ten filters names an absent user; names vary in case.',
+    );
   } finally {
     await client?.end();
     await tollgate.stop();

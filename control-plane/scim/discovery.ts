@@ -117,7 +117,16 @@ const USER_ATTRIBUTES: Attribute[] = [
     subAttributes: [
       str('value', 'The address.'),
       str('type', 'work, home, other, …'),
-      { name: 'primary', type: 'boolean', multiValued: false, description: 'The preferred address.', required: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none' },
+      {
+        name: 'primary',
+        type: 'boolean',
+        multiValued: false,
+        description: 'The preferred address.',
+        required: false,
+        mutability: 'readWrite',
+        returned: 'default',
+        uniqueness: 'none',
+      },
     ],
   },
 ];

@@ -36,10 +36,7 @@ const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\
 /** Half of a UTF-16 surrogate pair on its own: no stored value holds one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-type Token =
-  | { kind: 'word'; text: string }
-  | { kind: 'string'; value: string }
-  | { kind: 'punct'; text: '(' | ')' | '[' | ']' };
+type Token = { kind: 'word'; text: string } | { kind: 'string'; value: string } | { kind: 'punct'; text: '(' | ')' | '[' | ']' };
 type Literal = string | boolean | null;
 
 function bad(detail: string): never {
@@ -227,7 +224,8 @@ function createParser(tokens: Token[]) {
   const isWord = (t: Token | undefined): t is { kind: 'word'; text: string } => t?.kind === 'word';
   const isKeyword = (t: Token | undefined, word: string) => isWord(t) && t.text.toLowerCase() === word;
   const isPunct = (t: Token | undefined, text: string) => t?.kind === 'punct' && t.text === text;
-  const describe = (t: Token | undefined) => (t === undefined ? 'the end' : t.kind === 'string' ? JSON.stringify(t.value).slice(0, 40) : `"${t.text}"`);
+  const describe = (t: Token | undefined) =>
+    t === undefined ? 'the end' : t.kind === 'string' ? JSON.stringify(t.value).slice(0, 40) : `"${t.text}"`;
   const expectPunct = (text: string, after: string) => {
     const t = peek();
     if (!isPunct(t, text)) bad(`Expected "${text}" ${after}, found ${describe(t)}.`);
@@ -247,7 +245,8 @@ function createParser(tokens: Token[]) {
 
   function operator(name: string): string {
     const t = peek();
-    if (!isWord(t) || !OPERATORS.has(t.text.toLowerCase())) bad(`Expected an operator (eq ne co sw ew pr gt ge lt le) after "${name}", found ${describe(t)}.`);
+    if (!isWord(t) || !OPERATORS.has(t.text.toLowerCase()))
+      bad(`Expected an operator (eq ne co sw ew pr gt ge lt le) after "${name}", found ${describe(t)}.`);
     i += 1;
     return t.text;
   }

@@ -9,7 +9,7 @@ import { session_revoke_all_for_user } from '../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
 import { parseFilter } from './filter.js';
 import { applyPatch } from './patch.js';
-import { canonicalEmail, parseUserBody, type MutableUser } from './resource.js';
+import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
 /**
  * The User lifecycle as the identity provider drives it (spec 3). Every
@@ -55,7 +55,7 @@ export async function createUser(deps: ControlPlaneDeps, orgId: string, raw: unk
           external_id: body.externalId === '' ? null : (body.externalId ?? null),
           given_name: body.givenName,
           family_name: body.familyName,
-          name_formatted: body.formatted,
+          name_formatted: storedFormatted({ given_name: body.givenName, family_name: body.familyName, name_formatted: body.formatted }),
           display_name: body.displayName,
           emails: body.emails,
           active,
@@ -151,7 +151,8 @@ async function updateLocked(
   return deps.db.transaction(async (tx) => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
-    return saveUser(deps, tx, current, next(current), how);
+    const after = next(current);
+    return saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how);
   });
 }
 

@@ -11,17 +11,23 @@ export type UserFields = Pick<User, 'user_name' | 'external_id' | 'given_name' |
   name_formatted?: string | null;
 };
 
-export async function user_insert(
-  q: Queryable,
-  orgId: string,
-  source: UserSource,
-  f: UserFields,
-  now: Date,
-): Promise<User> {
+export async function user_insert(q: Queryable, orgId: string, source: UserSource, f: UserFields, now: Date): Promise<User> {
   const [row] = await q.query<User>(
     `INSERT INTO users (org_id, user_name, external_id, given_name, family_name, name_formatted, display_name, emails, active, source, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${COLUMNS}`,
-    [orgId, f.user_name, f.external_id, f.given_name, f.family_name, f.name_formatted ?? null, f.display_name, JSON.stringify(f.emails), f.active, source, now],
+    [
+      orgId,
+      f.user_name,
+      f.external_id,
+      f.given_name,
+      f.family_name,
+      f.name_formatted ?? null,
+      f.display_name,
+      JSON.stringify(f.emails),
+      f.active,
+      source,
+      now,
+    ],
   );
   return row!;
 }
@@ -39,18 +45,12 @@ export async function user_lock_by_id(q: Queryable, orgId: string, id: string): 
 }
 
 export async function user_find_by_user_name(q: Queryable, orgId: string, userName: string): Promise<User | undefined> {
-  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND lower(user_name) = lower($2)`, [
-    orgId,
-    userName,
-  ]);
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND lower(user_name) = lower($2)`, [orgId, userName]);
   return row;
 }
 
 export async function user_find_by_external_id(q: Queryable, orgId: string, externalId: string): Promise<User | undefined> {
-  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND external_id = $2 LIMIT 1`, [
-    orgId,
-    externalId,
-  ]);
+  const [row] = await q.query<User>(`SELECT ${COLUMNS} FROM users WHERE org_id = $1 AND external_id = $2 LIMIT 1`, [orgId, externalId]);
   return row;
 }
 
@@ -75,18 +75,24 @@ export async function user_search(
 }
 
 /** Replaces the mutable attributes; user_name is immutable and never written here. */
-export async function user_update(
-  q: Queryable,
-  orgId: string,
-  id: string,
-  f: Omit<UserFields, 'user_name'>,
-  now: Date,
-): Promise<User | undefined> {
+export async function user_update(q: Queryable, orgId: string, id: string, f: Omit<UserFields, 'user_name'>, now: Date): Promise<User | undefined> {
   const [row] = await q.query<User>(
     `UPDATE users SET external_id = $3, given_name = $4, family_name = $5, display_name = $6, emails = $7, active = $8, updated_at = $9,
        name_formatted = CASE WHEN $10 THEN $11 ELSE name_formatted END
      WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    [orgId, id, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, now, f.name_formatted !== undefined, f.name_formatted ?? null],
+    [
+      orgId,
+      id,
+      f.external_id,
+      f.given_name,
+      f.family_name,
+      f.display_name,
+      JSON.stringify(f.emails),
+      f.active,
+      now,
+      f.name_formatted !== undefined,
+      f.name_formatted ?? null,
+    ],
   );
   return row;
 }

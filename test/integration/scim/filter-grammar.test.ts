@@ -134,11 +134,19 @@ describeEachStore('SCIM: the RFC 7644 filter grammar on GET /Users', (store) => 
     await expectMatch(`meta.created eq "${shifted}"`, [BOB.userName]);
     const patched = await s.scim('PATCH', `/Users/${created.carol!.id}`, patchBody({ op: 'replace', path: 'displayName', value: 'Carol C' }));
     await expectMatch(`meta.lastModified ge "${patched.body.meta.lastModified}"`, [CAROL.userName]);
-    await expectMatch('meta.created gt "2000-01-01T00:00:00Z" and meta.created lt "2999-01-01T00:00:00.000Z"', [ALICE.userName, BOB.userName, CAROL.userName, owner]);
+    await expectMatch('meta.created gt "2000-01-01T00:00:00Z" and meta.created lt "2999-01-01T00:00:00.000Z"', [
+      ALICE.userName,
+      BOB.userName,
+      CAROL.userName,
+      owner,
+    ]);
   });
 
   it('attribute names, operators and keywords are case-insensitive; the core URN prefix is accepted anywhere', async () => {
-    await expectMatch('URN:IETF:PARAMS:SCIM:SCHEMAS:CORE:2.0:USER:NAME.FAMILYNAME EQ "Smith" OR EMAILS[TYPE Eq "home" AnD Value SW "bob"]', [ALICE.userName, BOB.userName]);
+    await expectMatch('URN:IETF:PARAMS:SCIM:SCHEMAS:CORE:2.0:USER:NAME.FAMILYNAME EQ "Smith" OR EMAILS[TYPE Eq "home" AnD Value SW "bob"]', [
+      ALICE.userName,
+      BOB.userName,
+    ]);
     await expectMatch('urn:ietf:params:scim:schemas:core:2.0:User:emails[type eq "work"].VALUE co "alice"', [ALICE.userName]);
     await expectMatch('NOT (Active EQ TRUE)', [BOB.userName]);
   });

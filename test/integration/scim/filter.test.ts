@@ -35,7 +35,7 @@ describeEachStore('SCIM: GET /Users filters and paging', (store) => {
     for (const u of res.body.Resources) expect(u.meta.location).to.equal(`${s.base}/Users/${u.id}`);
   });
 
-  it('userName eq matches case-insensitively, and only in the token\'s org', async () => {
+  it("userName eq matches case-insensitively, and only in the token's org", async () => {
     const res = await filter('userName eq "person1@example.TEST"');
     expect(res.status).to.equal(200);
     expect(res.body.totalResults).to.equal(1);

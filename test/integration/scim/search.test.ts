@@ -15,7 +15,9 @@ describeEachStore('SCIM: POST /Users/.search (RFC 7644 §3.4.3)', (store) => {
     s = await seedScimOrg(cp);
     other = await seedScimOrg(cp);
     for (let i = 1; i <= 4; i++) {
-      expect((await s.scim('POST', '/Users', userBody(`searched${i}@example.test`, { externalId: `x${i}`, active: i % 2 === 1 }))).status).to.equal(201);
+      expect((await s.scim('POST', '/Users', userBody(`searched${i}@example.test`, { externalId: `x${i}`, active: i % 2 === 1 }))).status).to.equal(
+        201,
+      );
       await other.scim('POST', '/Users', userBody(`searched${i}@example.test`));
     }
   });
@@ -41,7 +43,12 @@ describeEachStore('SCIM: POST /Users/.search (RFC 7644 §3.4.3)', (store) => {
   });
 
   it('pages with startIndex/count (numbers or integer strings), excludedAttributes, and works at the root /.search', async () => {
-    const page = await s.scim('POST', '/Users/.search', { filter: 'userName sw "searched"', startIndex: '2', count: 2, excludedAttributes: ['emails', 'meta'] });
+    const page = await s.scim('POST', '/Users/.search', {
+      filter: 'userName sw "searched"',
+      startIndex: '2',
+      count: 2,
+      excludedAttributes: ['emails', 'meta'],
+    });
     expect(page.body).to.include({ totalResults: 4, startIndex: 2, itemsPerPage: 2 });
     for (const u of page.body.Resources) expect(u).not.to.have.any.keys('emails', 'meta');
     const root = await s.scim('POST', '/.search', { filter: 'externalId eq "x4"' });

@@ -30,10 +30,7 @@ type Cmp =
   | { kind: 'bool'; op: 'eq' | 'ne'; value: boolean }
   | { kind: 'null'; op: 'eq' | 'ne' }
   | { kind: 'pr' };
-type EmailExpr =
-  | { k: 'and' | 'or'; l: EmailExpr; r: EmailExpr }
-  | { k: 'not'; e: EmailExpr }
-  | { k: 'cmp'; sub: EmailSub; cmp: Cmp };
+type EmailExpr = { k: 'and' | 'or'; l: EmailExpr; r: EmailExpr } | { k: 'not'; e: EmailExpr } | { k: 'cmp'; sub: EmailSub; cmp: Cmp };
 export type Expr =
   | { k: 'and' | 'or'; l: Expr; r: Expr }
   | { k: 'not'; e: Expr }
@@ -67,14 +64,22 @@ function textMatches(actual: string | undefined, cmp: Cmp, caseExact: boolean): 
   const a = caseExact ? actual : actual.toLowerCase();
   const v = caseExact ? cmp.value : cmp.value.toLowerCase();
   switch (cmp.op) {
-    case 'eq': return a === v;
-    case 'co': return a.includes(v);
-    case 'sw': return a.startsWith(v);
-    case 'ew': return a.endsWith(v);
-    case 'gt': return order(a, v) > 0;
-    case 'ge': return order(a, v) >= 0;
-    case 'lt': return order(a, v) < 0;
-    case 'le': return order(a, v) <= 0;
+    case 'eq':
+      return a === v;
+    case 'co':
+      return a.includes(v);
+    case 'sw':
+      return a.startsWith(v);
+    case 'ew':
+      return a.endsWith(v);
+    case 'gt':
+      return order(a, v) > 0;
+    case 'ge':
+      return order(a, v) >= 0;
+    case 'lt':
+      return order(a, v) < 0;
+    case 'le':
+      return order(a, v) <= 0;
   }
 }
 
@@ -94,10 +99,14 @@ function emailSubMatches(e: Email, sub: EmailSub, cmp: Cmp): boolean {
 
 function emailMatches(e: Email, x: EmailExpr): boolean {
   switch (x.k) {
-    case 'and': return emailMatches(e, x.l) && emailMatches(e, x.r);
-    case 'or': return emailMatches(e, x.l) || emailMatches(e, x.r);
-    case 'not': return !emailMatches(e, x.e);
-    case 'cmp': return emailSubMatches(e, x.sub, x.cmp);
+    case 'and':
+      return emailMatches(e, x.l) && emailMatches(e, x.r);
+    case 'or':
+      return emailMatches(e, x.l) || emailMatches(e, x.r);
+    case 'not':
+      return !emailMatches(e, x.e);
+    case 'cmp':
+      return emailSubMatches(e, x.sub, x.cmp);
   }
 }
 
@@ -108,12 +117,18 @@ function textOf(u: ScimUserJson, attr: TextAttr): string | undefined {
 
 export function evaluate(u: ScimUserJson, x: Expr): boolean {
   switch (x.k) {
-    case 'and': return evaluate(u, x.l) && evaluate(u, x.r);
-    case 'or': return evaluate(u, x.l) || evaluate(u, x.r);
-    case 'not': return !evaluate(u, x.e);
-    case 'text': return textMatches(textOf(u, x.attr), x.cmp, CASE_EXACT.has(x.attr));
-    case 'active': return boolMatches(u.active, x.cmp, undefined);
-    case 'namePr': return ['givenName', 'familyName', 'formatted'].some((p) => (u.name?.[p as 'givenName'] ?? '') !== '');
+    case 'and':
+      return evaluate(u, x.l) && evaluate(u, x.r);
+    case 'or':
+      return evaluate(u, x.l) || evaluate(u, x.r);
+    case 'not':
+      return !evaluate(u, x.e);
+    case 'text':
+      return textMatches(textOf(u, x.attr), x.cmp, CASE_EXACT.has(x.attr));
+    case 'active':
+      return boolMatches(u.active, x.cmp, undefined);
+    case 'namePr':
+      return ['givenName', 'familyName', 'formatted'].some((p) => (u.name?.[p as 'givenName'] ?? '') !== '');
     case 'date': {
       if (x.op === 'pr') return true;
       const a = Date.parse(x.attr === 'meta.created' ? u.meta.created : u.meta.lastModified);
@@ -164,24 +179,33 @@ export function render(x: Expr, s: Spelling): string {
   const emails = (e: EmailExpr): string => {
     switch (e.k) {
       case 'and':
-      case 'or': return `(${emails(e.l)} ${w(e.k)} ${emails(e.r)})`;
-      case 'not': return `${w('not')} (${emails(e.e)})`;
-      case 'cmp': return `${w(e.sub)} ${w(opOf(e.cmp))}${literal(e.cmp)}`;
+      case 'or':
+        return `(${emails(e.l)} ${w(e.k)} ${emails(e.r)})`;
+      case 'not':
+        return `${w('not')} (${emails(e.e)})`;
+      case 'cmp':
+        return `${w(e.sub)} ${w(opOf(e.cmp))}${literal(e.cmp)}`;
     }
   };
   switch (x.k) {
     case 'and':
     case 'or': {
       // Parentheses only where precedence needs them (an "or" under an "and"), or where the spelling asks.
-      const side = (c: Expr) => (c.k === 'or' && x.k === 'and') || s.parens ? `(${render(c, s)})` : render(c, s);
+      const side = (c: Expr) => ((c.k === 'or' && x.k === 'and') || s.parens ? `(${render(c, s)})` : render(c, s));
       return `${side(x.l)}${s.space}${w(x.k)}${s.space}${side(x.r)}`;
     }
-    case 'not': return `${w('not')}${s.space}(${render(x.e, s)})`;
-    case 'text': return term(x.attr, x.cmp);
-    case 'active': return term('active', x.cmp);
-    case 'namePr': return `${attr('name')} ${w('pr')}`;
-    case 'date': return x.op === 'pr' ? `${attr(x.attr)} ${w('pr')}` : `${attr(x.attr)} ${w(x.op)} ${JSON.stringify(x.value)}`;
-    case 'emails': return term(x.sub === undefined ? 'emails' : `emails.${x.sub}`, x.cmp);
+    case 'not':
+      return `${w('not')}${s.space}(${render(x.e, s)})`;
+    case 'text':
+      return term(x.attr, x.cmp);
+    case 'active':
+      return term('active', x.cmp);
+    case 'namePr':
+      return `${attr('name')} ${w('pr')}`;
+    case 'date':
+      return x.op === 'pr' ? `${attr(x.attr)} ${w('pr')}` : `${attr(x.attr)} ${w(x.op)} ${JSON.stringify(x.value)}`;
+    case 'emails':
+      return term(x.sub === undefined ? 'emails' : `emails.${x.sub}`, x.cmp);
     case 'valuePath': {
       const path = `${attr('emails')}[${emails(x.where)}]`;
       return x.then ? `${path}.${w(x.then.sub)} ${w(opOf(x.then.cmp))}${literal(x.then.cmp)}` : path;
@@ -212,18 +236,34 @@ function logicTree<T>(leaf: fc.Arbitrary<T>): fc.Arbitrary<T> {
 }
 
 export function arbitraries(pool: { texts: string[]; dates: string[]; ids: string[] }) {
-  const text = fc.oneof(fc.constantFrom(...pool.texts), shortText, fc.constantFrom(...pool.texts).map((t) => t.toUpperCase()), fc.constantFrom(...pool.texts).map((t) => t.slice(0, 3)));
+  const text = fc.oneof(
+    fc.constantFrom(...pool.texts),
+    shortText,
+    fc.constantFrom(...pool.texts).map((t) => t.toUpperCase()),
+    fc.constantFrom(...pool.texts).map((t) => t.slice(0, 3)),
+  );
   const textCmp: fc.Arbitrary<Cmp> = fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constant('text' as const), op: fc.constantFrom(...TEXT_OPS), value: text }) },
     { weight: 1, arbitrary: fc.constant<Cmp>({ kind: 'pr' }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('null' as const), op: fc.constantFrom('eq' as const, 'ne' as const) }) },
   );
   const idCmp: fc.Arbitrary<Cmp> = fc.oneof(
-    fc.record({ kind: fc.constant('text' as const), op: fc.constantFrom(...TEXT_OPS), value: fc.oneof(fc.constantFrom(...pool.ids), fc.constantFrom(...pool.ids).map((i) => i.toUpperCase()), fc.constantFrom(...pool.ids).map((i) => i.slice(0, 6))) }),
+    fc.record({
+      kind: fc.constant('text' as const),
+      op: fc.constantFrom(...TEXT_OPS),
+      value: fc.oneof(
+        fc.constantFrom(...pool.ids),
+        fc.constantFrom(...pool.ids).map((i) => i.toUpperCase()),
+        fc.constantFrom(...pool.ids).map((i) => i.slice(0, 6)),
+      ),
+    }),
     fc.constant<Cmp>({ kind: 'pr' }),
   );
   const boolCmp: fc.Arbitrary<Cmp> = fc.oneof(
-    { weight: 4, arbitrary: fc.record({ kind: fc.constant('bool' as const), op: fc.constantFrom('eq' as const, 'ne' as const), value: fc.boolean() }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({ kind: fc.constant('bool' as const), op: fc.constantFrom('eq' as const, 'ne' as const), value: fc.boolean() }),
+    },
     { weight: 1, arbitrary: fc.constant<Cmp>({ kind: 'pr' }) },
   );
   const emailSub = fc.constantFrom<EmailSub>('value', 'type', 'primary');
@@ -237,16 +277,28 @@ export function arbitraries(pool: { texts: string[]; dates: string[]; ids: strin
     fc.constant('2001-01-01T00:00:00Z'),
   );
   const leaf: fc.Arbitrary<Expr> = fc.oneof(
-    fc.record({ k: fc.constant('text' as const), attr: fc.constantFrom<TextAttr>('userName', 'externalId', 'displayName', 'name.givenName', 'name.familyName', 'name.formatted'), cmp: textCmp }),
+    fc.record({
+      k: fc.constant('text' as const),
+      attr: fc.constantFrom<TextAttr>('userName', 'externalId', 'displayName', 'name.givenName', 'name.familyName', 'name.formatted'),
+      cmp: textCmp,
+    }),
     fc.record({ k: fc.constant('text' as const), attr: fc.constant<TextAttr>('id'), cmp: idCmp }),
-    fc.record({ k: fc.constant('date' as const), attr: fc.constantFrom<DateAttr>('meta.created', 'meta.lastModified'), op: fc.constantFrom(...DATE_OPS, 'pr' as const), value: date }),
+    fc.record({
+      k: fc.constant('date' as const),
+      attr: fc.constantFrom<DateAttr>('meta.created', 'meta.lastModified'),
+      op: fc.constantFrom(...DATE_OPS, 'pr' as const),
+      value: date,
+    }),
     fc.record({ k: fc.constant('active' as const), cmp: boolCmp }),
     fc.constant<Expr>({ k: 'namePr' }),
     fc.option(emailSub, { nil: undefined }).chain((sub) => emailCmpOf(sub ?? 'value').map((cmp) => ({ k: 'emails' as const, sub, cmp }))),
     fc.record({
       k: fc.constant('valuePath' as const),
       where: emailExpr,
-      then: fc.option(emailSub.chain((sub) => emailCmpOf(sub).map((cmp) => ({ sub, cmp }))), { nil: undefined }),
+      then: fc.option(
+        emailSub.chain((sub) => emailCmpOf(sub).map((cmp) => ({ sub, cmp }))),
+        { nil: undefined },
+      ),
     }),
   );
   const expr = logicTree(leaf);

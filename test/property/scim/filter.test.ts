@@ -22,12 +22,13 @@ const userArb = (i: number) =>
     userName: shortText.map((t) => `u${i}${t}`),
     externalId: fc.option(shortText, { nil: undefined }),
     displayName: fc.option(shortText, { nil: undefined }),
-    name: fc.option(
-      fc.record({ givenName: shortText, familyName: shortText, formatted: shortText }, { requiredKeys: [] }),
-      { nil: undefined },
-    ),
+    name: fc.option(fc.record({ givenName: shortText, familyName: shortText, formatted: shortText }, { requiredKeys: [] }), { nil: undefined }),
     emails: fc.array(
-      fc.record({ value: shortText.map((t) => `e${t}`), type: fc.option(shortText, { nil: undefined }), primary: fc.option(fc.boolean(), { nil: undefined }) }),
+      fc.record({
+        value: shortText.map((t) => `e${t}`),
+        type: fc.option(shortText, { nil: undefined }),
+        primary: fc.option(fc.boolean(), { nil: undefined }),
+      }),
       { maxLength: 3 },
     ),
     active: fc.boolean(),
@@ -59,9 +60,17 @@ describeEachStore(`SCIM filter properties: agree with a reference model (seed ${
   });
   after(() => cp.close());
 
-  it('GET /Users?filter= and POST /Users/.search return exactly the model\'s users, never a 5xx or another org\'s', async function () {
+  it("GET /Users?filter= and POST /Users/.search return exactly the model's users, never a 5xx or another org's", async function () {
     this.timeout(300_000);
-    const texts = users.flatMap((u) => [u.userName, u.externalId, u.displayName, u.name?.givenName, u.name?.familyName, u.name?.formatted, ...u.emails.flatMap((e) => [e.value, e.type])]);
+    const texts = users.flatMap((u) => [
+      u.userName,
+      u.externalId,
+      u.displayName,
+      u.name?.givenName,
+      u.name?.familyName,
+      u.name?.formatted,
+      ...u.emails.flatMap((e) => [e.value, e.type]),
+    ]);
     const pool = {
       texts: [...new Set(texts.filter((t): t is string => t !== undefined && t !== ''))],
       dates: users.flatMap((u) => [u.meta.created, u.meta.lastModified]),
@@ -83,7 +92,10 @@ describeEachStore(`SCIM filter properties: agree with a reference model (seed ${
         expect(res.status, what).to.equal(200);
         const got = (res.body.Resources as ScimUserJson[]).map((u) => u.id).sort();
         for (const id of got) expect(bIds.has(id), what).to.equal(false);
-        const expected = users.filter((u) => evaluate(u, x)).map((u) => u.id).sort();
+        const expected = users
+          .filter((u) => evaluate(u, x))
+          .map((u) => u.id)
+          .sort();
         expect(got, what).to.deep.equal(expected);
         expect(res.body.totalResults, what).to.equal(expected.length);
       }),
