@@ -17,8 +17,8 @@ export interface ScimOrg {
 }
 
 /** A fresh org with SCIM enabled and a provisioning token, set up through the console API. */
-export async function seedScimOrg(cp: TestControlPlane): Promise<ScimOrg> {
-  const org = await seedOrg(cp.deps);
+export async function seedScimOrg(cp: TestControlPlane, bootstrapped?: BootstrapResult): Promise<ScimOrg> {
+  const org = bootstrapped ?? (await seedOrg(cp.deps));
   const settings = `${cp.url}/v1/orgs/${org.org_id}/scim`;
   const enabled = await call(settings, { method: 'PUT', token: org.console_token, body: { enabled: true } });
   if (enabled.status !== 200) throw new Error(`enabling SCIM answered ${enabled.status}`);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
+import { bootstrapOrg } from '../../../control-plane/services/orgs/bootstrap.js';
 import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { ERROR_SCHEMA, USER_SCHEMA, patchBody, seedScimOrg, userBody, type ScimAnswer, type ScimOrg } from '../../support/scim.js';
 
@@ -290,20 +291,18 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect((await s.scim('GET', `/Users/${res.body.id}`)).body).not.to.have.property('name');
   });
 
-  it('the bootstrap owner has no name object until named; then name.givenName/familyName like any user', async () => {
-    const find = () => s.scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "owner@${s.org.org_slug}.test"`)}`);
-    const unnamed = (await find()).body.Resources[0];
-    expect(unnamed, 'no empty name: {} for tools that read name.givenName as soon as name exists').not.to.have.property('name');
-    // What bootstrap --owner-name "Ada King Lovelace" stores: the last word is the family name.
-    await store.db.query('UPDATE users SET given_name = $2, family_name = $3, display_name = $4 WHERE id = $1', [
-      unnamed.id,
-      'Ada King',
-      'Lovelace',
-      'Ada King Lovelace',
-    ]);
-    const named = (await find()).body.Resources[0];
-    expect(named.name).to.deep.equal({ givenName: 'Ada King', familyName: 'Lovelace', formatted: 'Ada King Lovelace' });
-    expect(named.displayName).to.equal('Ada King Lovelace');
+  it('the bootstrap owner: no name object without --owner-name, name.givenName/familyName with it', async () => {
+    const owner = async (org: ScimOrg) =>
+      (await org.scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "owner@${org.org.org_slug}.test"`)}`)).body.Resources[0];
+    expect(await owner(s), 'no empty name: {} for tools that read name.givenName as soon as name exists').not.to.have.property('name');
+    const slug = `named-${process.pid}-${store.name}`;
+    const named = await seedScimOrg(
+      cp,
+      await bootstrapOrg(cp.deps, { slug, name: 'Named', ownerEmail: `owner@${slug}.test`, ownerName: 'Ada King Lovelace' }),
+    );
+    const resource = await owner(named);
+    expect(resource.name).to.deep.equal({ givenName: 'Ada King', familyName: 'Lovelace', formatted: 'Ada King Lovelace' });
+    expect(resource.displayName).to.equal('Ada King Lovelace');
   });
 
   it('PUT validates like create: 400 for garbage, nothing changes', async () => {
