@@ -156,7 +156,9 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
-    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });
+    this.done(
+      this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' },
+    );
   }
 }
 

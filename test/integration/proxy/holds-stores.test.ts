@@ -65,7 +65,7 @@ function holdStoreContract(name: string, make: (ttlMs: number) => Promise<HoldSt
 
     it('many concurrent holds never take more than the balance', async () => {
       const { snap } = accounts();
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.hold(`e${i}`, snap(1000, 1), 30)));
+      const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => store.hold(`e${i}`, snap(1000, 1), 30)));
       expect(results.filter((r) => r.ok)).to.have.length(33);
     });
   });

@@ -68,7 +68,9 @@ describe('proxy: header handling', () => {
   });
 
   it("sends an Azure-style api-key as the bare key, and a provider's extra headers never override it", () => {
-    const out = pairs(upstreamHeaders({ 'api-key': 'client-key' }, { header: 'api-key', secret: 'provider-key' }, 1, { 'api-key': 'x', 'x-extra': 'y' }));
+    const out = pairs(
+      upstreamHeaders({ 'api-key': 'client-key' }, { header: 'api-key', secret: 'provider-key' }, 1, { 'api-key': 'x', 'x-extra': 'y' }),
+    );
     expect(out['api-key']).to.equal('provider-key');
     expect(out['x-extra']).to.equal('y');
     expect(out.authorization).to.equal(undefined);
