@@ -10,7 +10,15 @@ import type { KeyCache } from './key-cache.js';
  * whenever the stream (re)connects, since events may have been missed; and a
  * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
  */
-export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number, push = true) {
+export function startChangeFeed(
+  client: ControlPlaneClient,
+  cache: KeyCache,
+  logger: Logger,
+  pollMs: number,
+  push = true,
+  /** The control plane answered: whatever waits for it (settlement retries) may go now. */
+  onReachable: () => void = () => undefined,
+) {
   let seen: number | undefined;
   let stopped = false;
   const abort = new AbortController();
@@ -28,9 +36,11 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
       if (seen === undefined) {
         seen = await client.version();
         cache.clear();
+        onReachable();
         return;
       }
       const { events } = await client.changesAfter(seen);
+      onReachable();
       if (events.length >= 1000) cache.clear();
       apply(events);
     } catch {
@@ -51,6 +61,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
               cache.clear();
               const { version } = JSON.parse(ev.data) as { version: number };
               seen = Math.max(seen ?? 0, version);
+              onReachable();
             } else if (ev.event === 'change') {
               apply([JSON.parse(ev.data) as ChangeEvent]);
             }

@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
 import type { KeyResolution } from '../control-plane/services/key-resolution.js';
-import type { UsageReport, UsageResult } from '../control-plane/services/usage.js';
+import type { KeyMoney, UsageReport, UsageResult } from '../control-plane/services/usage.js';
 import type { ChangeEvent } from '../control-plane/services/key-resolution.js';
 
 export class ControlPlaneUnavailable extends Error {
@@ -42,6 +42,8 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
   return {
     resolveKey: (keyHash: string) => json<KeyResolution>('GET', `/internal/keys/${keyHash}`),
     reportUsage: async (reports: UsageReport[]) => (await json<{ results: UsageResult[] }>('POST', '/internal/usage', { reports })).results,
+    /** A key's money as committed now (founding a hold account Redis lost). */
+    keyMoney: async (keyId: string) => (await json<{ money: KeyMoney | null }>('GET', `/internal/money/${keyId}`)).money,
     changesAfter: (after: number) => json<{ events: ChangeEvent[] }>('GET', `/internal/changes?after=${after}`),
     version: async () => (await json<{ version: number }>('GET', '/internal/changes/version')).version,
     /** Opens the push stream; the caller owns the returned body. */

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../../shared/process.js';
 
 /**
  * PGlite is single-process: two processes opening one DATA_DIR corrupt it.
@@ -17,15 +18,6 @@ export interface LockInfo {
 
 export function lockPath(dataDir: string): string {
   return join(dataDir, 'tollgate.lock');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The live holder of the lock, if any; a lock left by a dead process is ignored. */

@@ -8,10 +8,11 @@ import { parseValid, readJson } from '../http/body.js';
 import { invalidInput, unauthenticated } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/secrets.js';
 import { changesSince, changeVersion, resolveKey } from '../services/key-resolution.js';
-import { recordUsage } from '../services/usage.js';
+import { keyMoney, recordUsage } from '../services/usage.js';
 import { createChangeHub } from './change-hub.js';
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const HEARTBEAT_MS = 15_000;
 
 const usageSchema = z
@@ -56,6 +57,12 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
     const hash = String(ctx.params.hash);
     if (!SHA256_HEX.test(hash)) throw invalidInput('The key hash must be 64 lowercase hex characters.');
     ctx.body = await resolveKey(deps, hash);
+  });
+
+  router.get('/money/:keyId', async function showKeyMoney(ctx: Context) {
+    const keyId = String(ctx.params.keyId);
+    if (!UUID.test(keyId)) throw invalidInput('The key id must be a UUID.');
+    ctx.body = { money: await keyMoney(deps, keyId) };
   });
 
   router.post('/usage', async function reportUsage(ctx: Context) {

@@ -77,3 +77,27 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
     });
   });
 }
+
+export interface KeyMoney {
+  workspace_id: string;
+  balance_micros: number;
+  balance_version: number;
+  key_remaining_micros: number | null;
+  key_version: number;
+}
+
+/**
+ * A key's money as committed now, with the row versions it was read at: what
+ * a proxy founds a hold account on after Redis lost it. null for an unknown key.
+ */
+export async function keyMoney(deps: ControlPlaneDeps, keyId: string): Promise<KeyMoney | null> {
+  const [m] = await usage_money_for_keys(deps.db, [keyId]);
+  if (!m) return null;
+  return {
+    workspace_id: m.workspace_id,
+    balance_micros: Number(m.balance_micros),
+    balance_version: Number(m.balance_version),
+    key_remaining_micros: m.key_remaining_micros === null ? null : Number(m.key_remaining_micros),
+    key_version: Number(m.key_version),
+  };
+}

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
 import type { ApiKey, KeyKind } from '../../control-plane/domain.js';
 import { api_key_insert, api_key_revoke } from '../../control-plane/stores/api-keys.js';
@@ -124,7 +127,9 @@ export async function startTestProxy(
   env: NodeJS.ProcessEnv = {},
   options: { changePush?: boolean } = {},
 ): Promise<RunningProxy> {
-  const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, ...env });
+  // Each proxy its own outbox directory, unless the test names one (to restart a proxy on it).
+  const dataDir = env.PROXY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));
+  const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, PROXY_HOLD_FENCE_MS: '200', ...env, PROXY_DATA_DIR: dataDir });
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
   for (const p of config.models.providers.values()) {
     p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
