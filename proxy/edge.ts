@@ -88,35 +88,32 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** Read and throw away this much of a refused body, for this long, so the client gets to read the 413. */
+/** A refused body is read and thrown away for up to this long (and at least this much of it), so the client gets to read the 413. */
 const LINGER_MS = 5_000;
+const LINGER_MIN_BYTES = 1024 * 1024;
 
 /**
  * A refused body is read on and discarded, up to `bound` bytes and LINGER_MS,
  * before the connection closes: closing while the client still sends makes
  * its kernel see a reset and drop the 413 unread (EPIPE, "connection error").
+ * The answer says `connection: close`, on which Node would destroy the socket
+ * as soon as the answer is out; without `destroySoon` it only ends its own
+ * side (Node then calls `end()`), and the socket goes once the body is in.
  */
-function lingerThenClose(req: IncomingMessage, res: ServerResponse, bound: number): void {
+function lingerThenClose(req: IncomingMessage, bound: number): void {
   const socket = req.socket;
+  if (req.readableEnded) return;
+  (socket as { destroySoon?: unknown }).destroySoon = undefined;
   let discarded = 0;
   const cut = setTimeout(() => socket.destroy(), LINGER_MS);
   cut.unref();
-  const done = () => {
-    clearTimeout(cut);
-    // The whole body is in: close gracefully once the answer is out.
-    if (res.writableFinished) socket.end();
-    else res.once('finish', () => socket.end());
-  };
-  if (req.readableEnded) return done();
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > bound) {
-      clearTimeout(cut);
-      socket.destroy();
-    }
+    if (discarded > bound) socket.destroy();
   });
-  req.once('end', done);
-  req.once('close', () => clearTimeout(cut));
+  // The whole body is in: close once the answer is out (Node ends our side after it).
+  req.once('end', () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy())));
+  socket.once('close', () => clearTimeout(cut));
   req.resume();
 }
 
@@ -336,8 +333,10 @@ export function createEdgeHandler(deps: EdgeDeps) {
         }
         const err = toAppError(thrown);
         if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
-        if (err.kind === 'too_large') lingerThenClose(req, res, settings.maxBodyBytes);
-        sendError(res, format, err, { 'x-request-id': requestId });
+        if (err.kind === 'too_large') lingerThenClose(req, Math.max(settings.maxBodyBytes, LINGER_MIN_BYTES));
+        const extra: Record<string, string> = { 'x-request-id': requestId };
+        if (err.kind === 'too_large') extra.connection = 'close';
+        sendError(res, format, err, extra);
       })
       .finally(finished);
   }
