@@ -6,7 +6,7 @@ import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
-import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
 import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
@@ -226,10 +226,11 @@ export function createEdgeHandler(deps: EdgeDeps) {
           pool: deps.pool(up.origin),
           origin: up.origin,
           path: up.path,
-          headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: provider.api_key ?? '' }, up.body.length),
+          headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: provider.api_key ?? '' }, up.body.length, up.extraHeaders),
           body: up.body,
-          format: r.format,
+          format: up.format,
           dropUsageChunk: up.dropUsageChunk,
+          translate: up.translate,
           extraHeaders: limitHeaders,
           headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
           idleTimeoutMs: settings.upstreamIdleTimeoutMs,

@@ -1,7 +1,7 @@
 import { closeSync, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { UsageReport } from '../control-plane/services/usage.js';
+import type { UsageReport } from '../shared/contract/usage.js';
 import { isAlive } from '../shared/process.js';
 
 /** What the outbox keeps of a settled call: the report, and where its hold lives (to re-hold it after a restart). */

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UsageReport, UsageResult } from '../../../control-plane/services/usage.js';
+import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
 import { createMemoryHoldStore } from '../../../proxy/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../proxy/metering.js';
