@@ -265,8 +265,9 @@ export function createMetering(deps: MeteringDeps) {
     async close(ms: number): Promise<void> {
       flush();
       const deadline = Date.now() + ms;
-      while ((unsent.length || pending.size) && Date.now() < deadline) {
-        wake();
+      // A report that failed is tried again every half second until the deadline, not on the backoff.
+      for (let tick = 0; (unsent.length || pending.size) && Date.now() < deadline; tick++) {
+        if (tick % 25 === 0) wake();
         await new Promise((r) => setTimeout(r, 20).unref());
       }
       stopped = true;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
@@ -137,7 +137,15 @@ export async function startTestProxy(
     if (p.messages_base_url !== undefined) p.messages_base_url = upstream.messagesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
-  return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
+  const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
+  if (env.PROXY_DATA_DIR) return proxy;
+  return {
+    ...proxy,
+    async close(graceMs?: number) {
+      await proxy.close(graceMs);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface ProxyOptions {

@@ -78,8 +78,10 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       const k = keys.outage;
       fake.reset();
       // "long": the default schedule, by 30 s backing off ~25 s; "short": its ceiling cut to 300 ms, so 30 s outlasts it many times over.
-      const long = await plane.startProxy('long');
-      const short = await plane.startProxy('short', { PROXY_SETTLE_RETRY_MAX_MS: '300' });
+      // The change feed's poll is the signal that the control plane is back; polled every 250 ms here
+      // (1 s by default) to leave a slow, cold control plane on a busy CI machine most of the 2 s.
+      const long = await plane.startProxy('long', { PROXY_VERSION_POLL_MS: '250' });
+      const short = await plane.startProxy('short', { PROXY_SETTLE_RETRY_MAX_MS: '300', PROXY_VERSION_POLL_MS: '250' });
       let expected = 0;
       expected += await serve(long, k, 'warm long');
       expected += await serve(short, k, 'warm short');
