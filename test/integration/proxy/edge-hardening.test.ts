@@ -1,10 +1,17 @@
 import { expect } from 'chai';
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describeEachStore } from '../../support/stores.js';
 import { seedAnotherKey, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgeCall, edgePath, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
+import { pino } from 'pino';
+import { Writable } from 'node:stream';
+import { startProxy } from '../../../proxy/runtime.js';
+import { testConfig } from '../../support/control-plane.js';
 
 const LIMIT = 64 * 1024;
 
@@ -129,5 +136,36 @@ describeEachStore('proxy: edge input hardening', (store) => {
     const chatOverflow = await raw(dp.proxy.url, `POST /${k.slug}/v1/chat/completions HTTP/1.1\r\nhost: x\r\n${bigHeader}\r\n`);
     expect((bodyOf(chatOverflow) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
     expect(bodyOf(chatOverflow)).to.not.have.property('type');
+  });
+
+  it('a client that leaves halfway through its body is logged at info, not as an error', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as { level: number; msg: string });
+        done();
+      },
+    });
+    const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));
+    const config = testConfig({ PROXY_DATA_DIR: dataDir });
+    config.dataPlaneToken = dp.cp.deps.config.dataPlaneToken;
+    const proxy = await startProxy(config, pino({ level: 'info' }, sink), { port: 0, host: '127.0.0.1', controlPlaneUrl: dp.cp.url, changePush: false });
+    try {
+      const { port } = new URL(proxy.url);
+      await new Promise<void>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(`POST ${edgePath('chat', k.slug)} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${k.secret}\r\ncontent-length: 1000\r\n\r\n{"model":`);
+          setTimeout(() => socket.destroy(), 100);
+        });
+        socket.on('close', () => resolve());
+      });
+      const deadline = Date.now() + 5_000;
+      while (!lines.some((l) => l.msg.includes('client left')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(lines.filter((l) => l.msg.includes('client left')).map((l) => l.level)).to.deep.equal([30]);
+      expect(lines.filter((l) => l.level >= 50)).to.deep.equal([]);
+    } finally {
+      await proxy.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
