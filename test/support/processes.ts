@@ -12,6 +12,7 @@ import { openPglite } from '../../control-plane/db/pglite.js';
 import { openPostgres } from '../../control-plane/db/postgres.js';
 import { TEST_MODELS_FILE, TEST_SECRETS_KEY } from './control-plane.js';
 import type { FakeUpstream } from './fake-upstream/index.js';
+import type { UsageReport } from '../../shared/contract/usage.js';
 import { TEST_POSTGRES_URL, type StoreName } from './stores.js';
 import { UPSTREAM_SECRET } from './data-plane.js';
 
@@ -166,6 +167,8 @@ export interface ProcessPlane {
   stopProxy(name: string, signal?: NodeJS.Signals): Promise<number | string | undefined>;
   /** A key's money as the control plane has it committed now (GET /internal/money). */
   money(keyId: string): Promise<{ balance_micros: number; key_remaining_micros: number | null }>;
+  /** Reports usage as a proxy would (POST /internal/usage). */
+  report(...reports: UsageReport[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -232,6 +235,14 @@ export async function startProcessPlane(storeEnv: NodeJS.ProcessEnv, modelsFile:
       const res = await fetch(`${controlPlaneUrl}/internal/money/${keyId}`, { headers: { authorization: `Bearer ${token}` } });
       if (res.status !== 200) throw new Error(`money: ${res.status}`);
       return ((await res.json()) as { money: { balance_micros: number; key_remaining_micros: number | null } }).money;
+    },
+    async report(...reports) {
+      const res = await fetch(`${controlPlaneUrl}/internal/usage`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ reports }),
+      });
+      if (res.status !== 200) throw new Error(`usage: ${res.status} ${await res.text()}`);
     },
     async close() {
       for (const p of proxies.values()) await kill(p.child);

@@ -35,6 +35,8 @@ for (const storeName of ['pglite', 'postgres'] as const) {
     let fake: FakeUpstream;
     let plane: ProcessPlane;
     const keys: Record<'outage' | 'killed' | 'drain' | 'redis', SeededKey> = {} as never;
+    /** Not a served call's key: the test's own zero-cost report to see that the control plane records usage again. */
+    let probe: SeededKey;
     /** Calls each key was served (answered 200): each must be in the ledger exactly once. */
     const served = new Map<string, number>();
     let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
@@ -63,6 +65,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       keys.killed = await seedKey(deps, { budgetUsd: 10 });
       keys.drain = await seedKey(deps, { budgetUsd: 10 });
       keys.redis = await seedKey(deps, { budgetUsd: 0.05 });
+      probe = await seedKey(deps);
       await db.close();
       plane = await startProcessPlane(store.env, modelsFileFor(fake));
       await plane.startControlPlane();
@@ -96,7 +99,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       }
       await sleep(Math.max(0, down + 30_000 - Date.now()));
       await plane.startControlPlane();
-      await eventually('every call billed after the control plane returned', 2_000, () => spent(k), (v) => v === expected);
+      // "Back" is when it records usage again: a freshly started control plane on a busy machine may take
+      // a while over its first ledger write, which is not the proxies' delay.
+      await plane.report({ request_id: `probe_${Date.now()}`, key_id: probe.keyId, model: 'tg/sonnet', input_tokens: 0, output_tokens: 0, cost_micros: 0 });
+      await eventually('every call billed after the control plane returned', 2_000, () => spent(k), (v) => v === expected).catch((err: Error) => {
+        throw new Error(`${err.message}\nproxy logs:\n${plane.proxy('long')?.output()}\n${plane.proxy('short')?.output()}`);
+      });
       await plane.stopProxy('long', 'SIGTERM');
       await plane.stopProxy('short', 'SIGTERM');
     });
