@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
   );
   const failures: Record<string, string> = {};
-  let placed: { name: string; pid: number; cores: string }[] = [];
+  let placed: { name: string; pid: number; cores: string }[] | undefined;
   const run = async (name: Scenario, fn: () => Promise<void>) => {
     if (!args.only.has(name)) return;
     const t0 = Date.now();
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   }
   const where = report.section('Placement (affinity read back from /proc/<pid>/status)', ['process', 'pid', 'cores']);
   const seen = new Set<string>();
-  for (const p of placed) {
+  for (const p of placed ?? []) {
     if (seen.has(`${p.name} ${p.cores}`)) continue; // restarts of the same role on the same cores
     seen.add(`${p.name} ${p.cores}`);
     where.row(p.name, String(p.pid), p.cores);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Pool } from 'undici';
+import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -26,6 +27,7 @@ export interface EdgeDeps {
   holds: HoldStore;
   metering: Metering;
   pool(origin: string): Pool;
+  now: NowMs;
 }
 
 type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
@@ -143,7 +145,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
 
   async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): Promise<void> {
     const key = await lookupKey(req, r.format);
-    const verdict = decideKey(key, r.slug, Date.now());
+    const verdict = decideKey(key, r.slug, deps.now());
     if (!verdict.ok) throw verdict.error;
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
@@ -151,7 +153,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
     const raw = await readBody(req, settings.maxBodyBytes);
     const key = await lookupKey(req, r.format);
-    const k = decideKey(key, r.slug, Date.now());
+    const k = decideKey(key, r.slug, deps.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
     const call = parseCall(r.format, raw, req.headers);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { NowMs } from '../shared/clock.js';
 import type { Logger } from '../shared/logger.js';
 import type { HoldStore, LiveHold, MoneySnapshot } from './holds.js';
 
@@ -190,6 +191,8 @@ export interface RedisHoldOptions {
   /** The control plane's current figures for an account that Redis lost. */
   authoritative(workspaceId: string, keyId: string): Promise<MoneySnapshot>;
   logger: Logger;
+  /** The proxy's clock (default Date.now). */
+  now?: NowMs;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
@@ -205,6 +208,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
  */
 export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): HoldStore & { start(): Promise<void> } {
   const { prefix, ttlMs, fenceMs, logger } = options;
+  const now = options.now ?? Date.now;
   redis.defineCommand('tgHold', { numberOfKeys: 7, lua: HOLD });
   redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
   redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
@@ -225,7 +229,7 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
   /** Puts every live hold back under the current epoch (starting one if Redis has none). */
   async function join(): Promise<void> {
     for (;;) {
-      const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), Date.now(), fenceMs);
+      const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), now(), fenceMs);
       const byAccount = new Map<string, LiveHold[]>();
       for (const h of options.live()) {
         const k = `${h.workspaceId} ${h.keyId}`;
@@ -235,7 +239,7 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
       }
       let moved = false;
       for (const list of byAccount.values()) {
-        const args: (string | number)[] = [...keys(list[0]!.workspaceId, list[0]!.keyId), epochKey, id, Date.now(), ttlMs];
+        const args: (string | number)[] = [...keys(list[0]!.workspaceId, list[0]!.keyId), epochKey, id, now(), ttlMs];
         for (const h of list) args.push(h.requestId, h.amountMicros, h.keyBudget ? '1' : '0');
         if ((await commands.tgReassert(...args)) === 5) moved = true;
       }
@@ -263,14 +267,14 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
       redis.on('ready', () => void check().catch(() => undefined));
       // A brand-new epoch (first start, or Redis just lost its data) admits nothing until its fence ends.
       const fence = Number(await redis.hget(epochKey, 'fence'));
-      if (fence > Date.now()) await sleep(fence - Date.now());
+      if (fence > now()) await sleep(fence - now());
     },
     async hold(requestId, s: MoneySnapshot, amount) {
       for (let attempt = 0; attempt < 8; attempt++) {
         const r = await commands.tgHold(
           ...keys(s.workspaceId, s.keyId),
           epochKey,
-          Date.now(),
+          now(),
           ttlMs,
           amount,
           requestId,
@@ -288,7 +292,7 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
         if (r === 4 || r === 5) await rejoin();
         else if (r === 6) {
           const fence = Number(await redis.hget(epochKey, 'fence'));
-          await sleep(Math.min(fenceMs, Math.max(10, fence - Date.now())));
+          await sleep(Math.min(fenceMs, Math.max(10, fence - now())));
         } else if (r === 3) {
           const fresh = await options.authoritative(s.workspaceId, s.keyId);
           await commands.tgSeed(
@@ -319,7 +323,7 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
       );
     },
     async extend(requestId, ids) {
-      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, Date.now(), ttlMs);
+      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, now(), ttlMs);
     },
     async reassert() {
       // Live holds come from options.live(), put back whenever the epoch changes; a start-up replay joins the epoch.

@@ -135,6 +135,11 @@ export function createMetering(deps: MeteringDeps) {
     }
   }
 
+  /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
+  function tokenWindowNotCorrected(call: HeldCall) {
+    return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
+  }
+
   function pump(): void {
     while (unsent.length && sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
       const batch = unsent.splice(0, MAX_BATCH);
@@ -224,7 +229,7 @@ export function createMetering(deps: MeteringDeps) {
       // The hold is the ceiling: the key was promised no more than this.
       const cost = Math.min(full, call.holdMicros);
       if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
-      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(() => undefined);
+      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(tokenWindowNotCorrected(call));
       owed++;
       gathering.push({
         record: {
@@ -240,7 +245,7 @@ export function createMetering(deps: MeteringDeps) {
       live.remove(call.requestId);
       track(
         (async () => {
-          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(() => undefined);
+          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));
           await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );

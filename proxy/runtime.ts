@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
+import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { startChangeFeed } from './change-feed.js';
@@ -38,13 +39,16 @@ export interface ProxyOptions {
   controlPlaneUrl: string;
   /** Subscribe to the control plane's push stream (default true); tests turn it off to prove the poll alone suffices. */
   changePush?: boolean;
+  /** The proxy's one clock (default Date.now); every part that reads the time gets this one. */
+  now?: NowMs;
 }
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
   const cp = createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken);
-  const keys = createKeyCache(cp, settings, logger);
+  const now = options.now ?? Date.now;
+  const keys = createKeyCache(cp, settings, logger, now);
 
   let redis: Redis | undefined;
   if (config.redisUrl) {
@@ -84,9 +88,10 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
           };
         },
         logger,
+        now,
       })
     : undefined;
-  const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs);
+  const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs, now);
   live = createHoldKeepAlive(holds, Math.max(1_000, ttlMs / 3), logger);
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering({
@@ -119,7 +124,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return p;
   };
 
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now });
   const server = createServer({ keepAliveTimeout: 65_000 }, edge.handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);

@@ -57,6 +57,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   const deps: EdgeDeps = {
     config,
     logger,
+    now: Date.now,
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,
