@@ -28,7 +28,9 @@ export function parseAnswer<S extends z.ZodType>(schema: S, text: string, what: 
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ControlPlaneUnavailable(`control plane answer to ${what} breaks the contract at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    throw new ControlPlaneUnavailable(
+      `control plane answer to ${what} breaks the contract at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }

@@ -294,7 +294,14 @@ export function createEdgeHandler(deps: EdgeDeps) {
       const started = performance.now();
       res.once('close', () =>
         logger.debug(
-          { requestId, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, complete: res.writableFinished, ms: Math.round(performance.now() - started) },
+          {
+            requestId,
+            method: req.method,
+            path: req.url?.split('?')[0],
+            status: res.statusCode,
+            complete: res.writableFinished,
+            ms: Math.round(performance.now() - started),
+          },
           'edge request',
         ),
       );
@@ -352,7 +359,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
     /** Node's parser refused the request: answer in the format of its path when the request line can be read. */
-    clientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+    clientError: (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void => {
       if (!socket.writable || err.code === 'ECONNRESET') {
         socket.destroy();
         return;
@@ -373,5 +380,3 @@ export function createEdgeHandler(deps: EdgeDeps) {
     },
   };
 }
-
-export type Edge = ReturnType<typeof createEdgeHandler>;

@@ -164,10 +164,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
   }
   const url = endpoint((target === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url)!, target);
-  const authHeader =
-    target === 'chat'
-      ? (provider.chat_completions_auth_header ?? 'authorization')
-      : (provider.messages_auth_header ?? 'x-api-key');
+  const authHeader = target === 'chat' ? (provider.chat_completions_auth_header ?? 'authorization') : (provider.messages_auth_header ?? 'x-api-key');
   return {
     origin: url.origin,
     path: `${url.path}${search}`,

@@ -31,7 +31,14 @@ export function upstreamHeaders(
 }
 
 /** Headers a provider entry's extra_headers may not set. */
-const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, host: true };
+const FIXED: Record<string, true> = {
+  'content-type': true,
+  'content-length': true,
+  'accept-encoding': true,
+  authorization: true,
+  'x-api-key': true,
+  host: true,
+};
 
 const HOP_BY_HOP = new Set([
   'connection',
@@ -69,11 +76,7 @@ function connectionNamed(connection: string | string[] | undefined): Set<string>
  * Connection header names) and the operator's own, then `extra` on top:
  * built in one object, since this runs once per answer.
  */
-export function downstreamHeaders(
-  upstream: IncomingHttpHeaders,
-  dropLength: boolean,
-  extra?: Record<string, string>,
-): OutgoingHttpHeaders {
+export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean, extra?: Record<string, string>): OutgoingHttpHeaders {
   const named = connectionNamed(upstream.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {

@@ -14,7 +14,7 @@ import type { HoldStore, LiveHold } from './holds.js';
  * live. Each live hold is extended at least every `periodMs`, which the
  * caller keeps well under the TTL.
  */
-export function createHoldKeepAlive(holds: HoldStore, periodMs: number, logger: Logger) {
+export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: number, logger: Logger) {
   const live = new Map<string, LiveHold>();
   let timer: NodeJS.Timeout | undefined;
 

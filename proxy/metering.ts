@@ -219,7 +219,13 @@ export function createMetering(deps: MeteringDeps) {
     },
     /** A call was admitted with this hold: it is owed until released or acknowledged. */
     admitted(call: HeldCall): void {
-      live.add({ requestId: call.requestId, workspaceId: call.workspaceId, keyId: call.keyId, amountMicros: call.holdMicros, keyBudget: call.keyBudget });
+      live.add({
+        requestId: call.requestId,
+        workspaceId: call.workspaceId,
+        keyId: call.keyId,
+        amountMicros: call.holdMicros,
+        keyBudget: call.keyBudget,
+      });
     },
     /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
     settle(call: HeldCall, inputTokens: number, outputTokens: number): void {
@@ -233,7 +239,14 @@ export function createMetering(deps: MeteringDeps) {
       owed++;
       gathering.push({
         record: {
-          report: { request_id: call.requestId, key_id: call.keyId, model: call.model.alias, input_tokens: input, output_tokens: output, cost_micros: cost },
+          report: {
+            request_id: call.requestId,
+            key_id: call.keyId,
+            model: call.model.alias,
+            input_tokens: input,
+            output_tokens: output,
+            cost_micros: cost,
+          },
           workspaceId: call.workspaceId,
           keyBudget: call.keyBudget,
         },

@@ -111,30 +111,31 @@ export function openOutbox(dir: string) {
     /** Records written and not yet acknowledged. */
     pending: () => pending,
     /** Writes a batch and makes it durable (one write, one fdatasync); resolves with each record's slot. */
-    append: (records: OutboxRecord[]): Promise<OutboxSlot> => serial(async () => {
-      if (!current || current.bytes >= SEGMENT_BYTES) {
-        const seq = nextSeq++;
-        const path = segmentPath(seq);
-        current = { seq, path, outstanding: 0, bytes: 0, handle: await open(path, 'a') };
-        segments.set(seq, current);
-        // The new file's name must survive a machine crash too.
-        const d = openSync(dir, 'r');
-        try {
-          await new Promise<void>((resolve, reject) => fdatasync(d, (err) => (err ? reject(err) : resolve())));
-        } finally {
-          closeSync(d);
+    append: (records: OutboxRecord[]): Promise<OutboxSlot> =>
+      serial(async () => {
+        if (!current || current.bytes >= SEGMENT_BYTES) {
+          const seq = nextSeq++;
+          const path = segmentPath(seq);
+          current = { seq, path, outstanding: 0, bytes: 0, handle: await open(path, 'a') };
+          segments.set(seq, current);
+          // The new file's name must survive a machine crash too.
+          const d = openSync(dir, 'r');
+          try {
+            await new Promise<void>((resolve, reject) => fdatasync(d, (err) => (err ? reject(err) : resolve())));
+          } finally {
+            closeSync(d);
+          }
         }
-      }
-      const seg = current;
-      let text = '';
-      for (const r of records) text += `${JSON.stringify(r)}\n`;
-      seg.outstanding += records.length;
-      pending += records.length;
-      seg.bytes += Buffer.byteLength(text);
-      await seg.handle!.write(text);
-      await seg.handle!.datasync();
-      return { segment: seg.seq };
-    }),
+        const seg = current;
+        let text = '';
+        for (const r of records) text += `${JSON.stringify(r)}\n`;
+        seg.outstanding += records.length;
+        pending += records.length;
+        seg.bytes += Buffer.byteLength(text);
+        await seg.handle!.write(text);
+        await seg.handle!.datasync();
+        return { segment: seg.seq };
+      }),
     /** The control plane has recorded these: forget them (a segment goes once all its records have). */
     async ack(slot: OutboxSlot, count: number): Promise<void> {
       const seg = segments.get(slot.segment);
@@ -152,14 +153,15 @@ export function openOutbox(dir: string) {
         } else await retire(seg);
       });
     },
-    close: () => serial(async () => {
-      for (const seg of [...segments.values()]) {
-        if (seg.outstanding <= 0) await retire(seg);
-        else await seg.handle?.close();
-      }
-      current = undefined;
-      rmSync(lock, { force: true });
-    }),
+    close: () =>
+      serial(async () => {
+        for (const seg of [...segments.values()]) {
+          if (seg.outstanding <= 0) await retire(seg);
+          else await seg.handle?.close();
+        }
+        current = undefined;
+        rmSync(lock, { force: true });
+      }),
   };
 }
 

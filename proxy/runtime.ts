@@ -9,7 +9,7 @@ import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createEdgeHandler } from './edge.js';
 import { createMemoryHoldStore, type HoldStore } from './holds.js';
-import { createHoldKeepAlive, type HoldKeepAlive } from './keep-alive.js';
+import { createHoldKeepAlive } from './keep-alive.js';
 import { openOutbox } from './outbox.js';
 import { createRedisHoldStore } from './holds-redis.js';
 import { createKeyCache } from './key-cache.js';
@@ -68,13 +68,14 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const ttlMs = settings.holdTtlSeconds * 1000;
   // The outbox first: a second proxy on the same directory must fail before anything else starts.
   const outbox = openOutbox(settings.dataDir);
-  let live: HoldKeepAlive | undefined;
+  // Every hold this proxy owes, kept alive in whichever store holds them (made below).
+  const live = createHoldKeepAlive({ extend: (requestId, ids) => holds.extend(requestId, ids) }, Math.max(1_000, ttlMs / 3), logger);
   const redisHolds = redis
     ? createRedisHoldStore(redis, {
         prefix: settings.redisPrefix,
         ttlMs,
         fenceMs: settings.holdFenceMs,
-        live: () => live?.list() ?? [],
+        live: () => live.list(),
         authoritative: async (workspaceId, keyId) => {
           const m = await cp.keyMoney(keyId);
           if (!m) throw new Error(`key ${keyId} is unknown to the control plane`);
@@ -92,7 +93,6 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       })
     : undefined;
   const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs, now);
-  live = createHoldKeepAlive(holds, Math.max(1_000, ttlMs / 3), logger);
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering({
     cp,
@@ -129,7 +129,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);
   // The control plane answering again is the signal for settlement retries to go at once.
-  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, metering.wake);
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, () => metering.wake());
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -156,7 +156,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       feed.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.
       await metering.close(SETTLE_ON_CLOSE_MS);
-      live!.stop();
+      live.stop();
       await Promise.all([...pools.values()].map((p) => p.close()));
       await cp.close();
       await holds.close();

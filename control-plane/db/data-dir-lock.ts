@@ -31,7 +31,10 @@ export function readLock(dataDir: string): LockInfo | undefined {
 }
 
 export class DataDirBusyError extends Error {
-  constructor(readonly holder: LockInfo, dataDir: string) {
+  constructor(
+    readonly holder: LockInfo,
+    dataDir: string,
+  ) {
     super(`The embedded store in ${dataDir} is in use by process ${holder.pid}.`);
   }
 }

@@ -19,4 +19,3 @@ export type KeyMoney = z.infer<typeof keyMoneySchema>;
 
 /** `GET /internal/money/:keyId` answer: null when no key has that id. */
 export const keyMoneyAnswerSchema = z.object({ money: keyMoneySchema.nullable() });
-export type KeyMoneyAnswer = z.infer<typeof keyMoneyAnswerSchema>;

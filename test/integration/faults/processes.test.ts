@@ -88,7 +88,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       let expected = 0;
       expected += await serve(long, k, 'warm long');
       expected += await serve(short, k, 'warm short');
-      await eventually('warm-up billed', 10_000, () => spent(k), (v) => v === expected);
+      await eventually(
+        'warm-up billed',
+        10_000,
+        () => spent(k),
+        (v) => v === expected,
+      );
 
       await plane.stopControlPlane('SIGKILL');
       const down = Date.now();
@@ -101,8 +106,20 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       await plane.startControlPlane();
       // "Back" is when it records usage again: a freshly started control plane on a busy machine may take
       // a while over its first ledger write, which is not the proxies' delay.
-      await plane.report({ request_id: `probe_${Date.now()}`, key_id: probe.keyId, model: 'tg/sonnet', input_tokens: 0, output_tokens: 0, cost_micros: 0 });
-      await eventually('every call billed after the control plane returned', 2_000, () => spent(k), (v) => v === expected).catch((err: Error) => {
+      await plane.report({
+        request_id: `probe_${Date.now()}`,
+        key_id: probe.keyId,
+        model: 'tg/sonnet',
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_micros: 0,
+      });
+      await eventually(
+        'every call billed after the control plane returned',
+        2_000,
+        () => spent(k),
+        (v) => v === expected,
+      ).catch((err: Error) => {
         throw new Error(`${err.message}\nproxy logs:\n${plane.proxy('long')?.output()}\n${plane.proxy('short')?.output()}`);
       });
       await plane.stopProxy('long', 'SIGTERM');
@@ -113,7 +130,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       const k = keys.killed;
       const url = await plane.startProxy('killed');
       let expected = await serve(url, k, 'warm');
-      await eventually('warm-up billed', 10_000, () => spent(k), (v) => v === expected);
+      await eventually(
+        'warm-up billed',
+        10_000,
+        () => spent(k),
+        (v) => v === expected,
+      );
       await plane.stopControlPlane('SIGKILL');
       for (let i = 0; i < 4; i++) expected += await serve(url, k, `queued ${i}`);
       // A settled call's record reaches the outbox within the gather window (15 ms) and one write.
@@ -121,7 +143,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       await plane.stopProxy('killed', 'SIGKILL');
       await plane.startControlPlane();
       await plane.startProxy('killed');
-      await eventually('queued calls billed after the restart', 10_000, () => spent(k), (v) => v === expected);
+      await eventually(
+        'queued calls billed after the restart',
+        10_000,
+        () => spent(k),
+        (v) => v === expected,
+      );
       await plane.stopProxy('killed', 'SIGTERM');
     });
 
@@ -151,7 +178,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       expect(text).to.not.include('[DONE]');
       expect(await exit).to.equal(0);
       const inputEstimate = estimateInputTokens(Buffer.byteLength(payload));
-      const billed = await eventually('the cut stream billed', 10_000, () => spent(k), (v) => v > 0);
+      const billed = await eventually(
+        'the cut stream billed',
+        10_000,
+        () => spent(k),
+        (v) => v > 0,
+      );
       // At least the input estimate and every token the client saw; less than the whole story.
       expect(billed).to.be.at.least(costMicros(SONNET, inputEstimate, deltas()));
       expect(billed).to.be.below(costMicros(SONNET, inputEstimate, 400));
@@ -200,7 +232,12 @@ for (const storeName of ['pglite', 'postgres'] as const) {
         }),
       );
       const streamCost = costMicros(SONNET, countInputTokens({ messages: [{ role: 'user', content: 'stream 0' }] }), 1000);
-      const total = await eventually('the streams billed', 10_000, () => spent(k), (v) => v >= 3 * streamCost);
+      const total = await eventually(
+        'the streams billed',
+        10_000,
+        () => spent(k),
+        (v) => v >= 3 * streamCost,
+      );
       expect(total).to.be.at.most(budgetMicros(k));
       await plane.stopProxy('redis-a', 'SIGTERM');
       await plane.stopProxy('redis-b', 'SIGTERM');

@@ -33,7 +33,13 @@ function bodyOf(answer: string): unknown {
 }
 
 /** A body sent in pieces, as a client uploading a large file does; resolves with the answer it reads, or its error. */
-function upload(url: string, format: WireFormat, k: SeededKey, bytes: number, declare: boolean): Promise<{ status?: number; body?: string; error?: string }> {
+function upload(
+  url: string,
+  format: WireFormat,
+  k: SeededKey,
+  bytes: number,
+  declare: boolean,
+): Promise<{ status?: number; body?: string; error?: string }> {
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = {
       'content-type': 'application/json',
@@ -149,12 +155,19 @@ describeEachStore('proxy: edge input hardening', (store) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));
     const config = testConfig({ PROXY_DATA_DIR: dataDir });
     config.dataPlaneToken = dp.cp.deps.config.dataPlaneToken;
-    const proxy = await startProxy(config, pino({ level: 'info' }, sink), { port: 0, host: '127.0.0.1', controlPlaneUrl: dp.cp.url, changePush: false });
+    const proxy = await startProxy(config, pino({ level: 'info' }, sink), {
+      port: 0,
+      host: '127.0.0.1',
+      controlPlaneUrl: dp.cp.url,
+      changePush: false,
+    });
     try {
       const { port } = new URL(proxy.url);
       await new Promise<void>((resolve) => {
         const socket = connect(Number(port), '127.0.0.1', () => {
-          socket.write(`POST ${edgePath('chat', k.slug)} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${k.secret}\r\ncontent-length: 1000\r\n\r\n{"model":`);
+          socket.write(
+            `POST ${edgePath('chat', k.slug)} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${k.secret}\r\ncontent-length: 1000\r\n\r\n{"model":`,
+          );
           setTimeout(() => socket.destroy(), 100);
         });
         socket.on('close', () => resolve());

@@ -11,7 +11,12 @@ function accounts() {
   const workspaceId = `w${seq}`;
   const keyId = `k${seq}`;
   const snap = (balance: number, version: number, key: number | null = null, keyVersion = 0): MoneySnapshot => ({
-    workspaceId, balanceMicros: balance, balanceVersion: version, keyId, keyRemainingMicros: key, keyVersion,
+    workspaceId,
+    balanceMicros: balance,
+    balanceVersion: version,
+    keyId,
+    keyRemainingMicros: key,
+    keyVersion,
   });
   return { ids: { workspaceId, keyId }, snap };
 }

@@ -24,7 +24,17 @@ function record(n: number): OutboxRecord {
 }
 
 function call(n: number): HeldCall {
-  return { requestId: `req_${n}`, keyId: KEY, workspaceId: 'ws1', tpm: null, model: SONNET, holdMicros: 1_000, inputEstimate: 10, tokensTaken: 0, keyBudget: true };
+  return {
+    requestId: `req_${n}`,
+    keyId: KEY,
+    workspaceId: 'ws1',
+    tpm: null,
+    model: SONNET,
+    holdMicros: 1_000,
+    inputEstimate: 10,
+    tokensTaken: 0,
+    keyBudget: true,
+  };
 }
 
 /** A control plane whose usage endpoint fails while `down` is set, and records what it took. */
@@ -109,7 +119,16 @@ describe('proxy: settlement outbox', () => {
     const live = createHoldKeepAlive(holds, 10_000, logger);
     const outbox = openOutbox(dir);
     // A retry ceiling far longer than the test: only wake() can make the report go in time.
-    const metering = createMetering({ cp, holds, limits: createRateLimits(undefined, 't'), logger, outbox, live, retryMaxMs: 3_600_000, maxPending: 2 });
+    const metering = createMetering({
+      cp,
+      holds,
+      limits: createRateLimits(undefined, 't'),
+      logger,
+      outbox,
+      live,
+      retryMaxMs: 3_600_000,
+      maxPending: 2,
+    });
     metering.admitted(call(1));
     metering.settle(call(1), 10, 10);
     await until('several failed attempts', () => cp.attempts >= 3);
