@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -65,6 +65,11 @@ export async function kill(child: Child | undefined, signal: NodeJS.Signals = 'S
   if (!child || child.process.exitCode !== null || child.process.signalCode !== null) return undefined;
   child.process.kill(signal);
   return child.exited;
+}
+
+/** Whether `redis-server` can be started here (outside CI a missing binary is a reported skip). */
+export function haveRedisServer(): boolean {
+  return spawnSync('redis-server', ['--version']).status === 0;
 }
 
 /** A redis-server of this test's own, without persistence, as docker-compose runs it: a restart starts empty. */
