@@ -38,7 +38,16 @@ export default tseslint.config(
   restrict(['control-plane/**'], PROXY),
   restrict(['control-plane/services/**', 'control-plane/stores/**'], PROXY, HTTP),
   restrict(
-    ['control-plane/console/**', 'control-plane/sso/**', 'control-plane/internal/**', 'control-plane/web/**', 'control-plane/http/**', 'control-plane/scim/*routes.ts', 'control-plane/scim/index.ts'],
+    [
+      'control-plane/console/**',
+      'control-plane/sso/**',
+      'control-plane/internal/**',
+      'control-plane/web/**',
+      'control-plane/http/**',
+      'control-plane/scim/*routes.ts',
+      'control-plane/scim/index.ts',
+      'control-plane/local-admin.ts',
+    ],
     PROXY,
     STORES,
   ),
