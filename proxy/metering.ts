@@ -1,7 +1,7 @@
 import type { UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
 import type { HoldStore, MoneySnapshot } from './holds.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox, OutboxRecord, OutboxSlot } from './outbox.js';
@@ -73,6 +73,8 @@ export function createMetering(deps: MeteringDeps) {
   const { cp, holds, limits, logger, outbox, live } = deps;
   let gathering: Settlement[] = [];
   const unsent: Settlement[] = [];
+  /** Batches to send as they are: the halves of a batch the control plane refused. */
+  const exact: Settlement[][] = [];
   const pending = new Set<Promise<void>>();
   /** Settled and not yet acknowledged by the control plane. */
   let owed = 0;
@@ -113,6 +115,7 @@ export function createMetering(deps: MeteringDeps) {
     try {
       results = await cp.reportUsage(batch.map((s) => s.record.report));
     } catch (err) {
+      if (!(err instanceof ControlPlaneUnavailable)) return refused(batch, err as Error);
       unsent.unshift(...batch);
       failures++;
       const delay = Math.min(FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 20), deps.retryMaxMs);
@@ -140,9 +143,32 @@ export function createMetering(deps: MeteringDeps) {
     return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
   }
 
+  /**
+   * The control plane answered and refused the batch (a 4xx: a record it will
+   * not take). One bad record must not hold back every other: the batch is
+   * split until the refused record is alone, and that one stays in the outbox
+   * with its hold, retried apart at the longest interval, and logged.
+   */
+  function refused(batch: Settlement[], err: Error): void {
+    if (batch.length > 1) {
+      const mid = Math.ceil(batch.length / 2);
+      exact.push(batch.slice(0, mid), batch.slice(mid));
+      return;
+    }
+    logger.error(
+      { err: err.message, requestId: batch[0]!.record.report.request_id },
+      'control plane refused a usage report; kept, and retried apart',
+    );
+    const later = setTimeout(() => {
+      exact.push(batch);
+      pump();
+    }, deps.retryMaxMs);
+    later.unref();
+  }
+
   function pump(): void {
-    while (unsent.length && sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
-      const batch = unsent.splice(0, MAX_BATCH);
+    while ((exact.length || unsent.length) && sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
+      const batch = exact.shift() ?? unsent.splice(0, MAX_BATCH);
       sending++;
       track(
         send(batch).finally(() => {
@@ -269,7 +295,7 @@ export function createMetering(deps: MeteringDeps) {
     wake,
     /** Waits until every settlement so far is recorded and released (tests). */
     async drain(): Promise<void> {
-      while (gathering.length || unsent.length || pending.size || timer || immediate) {
+      while (gathering.length || unsent.length || exact.length || pending.size || timer || immediate) {
         if (gathering.length && !timer && !immediate) flush();
         if (pending.size) await Promise.allSettled([...pending]);
         else await new Promise((r) => setTimeout(r, 10).unref());
@@ -284,7 +310,7 @@ export function createMetering(deps: MeteringDeps) {
       flush();
       const deadline = Date.now() + ms;
       // A report that failed is tried again every half second until the deadline, not on the backoff.
-      for (let tick = 0; (unsent.length || pending.size) && Date.now() < deadline; tick++) {
+      for (let tick = 0; (unsent.length || exact.length || pending.size) && Date.now() < deadline; tick++) {
         if (tick % 25 === 0) wake();
         await new Promise((r) => setTimeout(r, 20).unref());
       }

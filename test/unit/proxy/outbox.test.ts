@@ -3,6 +3,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import { ControlPlaneUnavailable } from '../../../proxy/control-plane-client.js';
 import { createMemoryHoldStore } from '../../../proxy/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../proxy/metering.js';
@@ -42,11 +43,14 @@ function fakeControlPlane() {
   const taken: UsageReport[] = [];
   const cp = {
     down: false,
+    /** A request id the control plane refuses (400) in any batch that carries it. */
+    refuse: undefined as string | undefined,
     attempts: 0,
     taken,
     async reportUsage(reports: UsageReport[]): Promise<UsageResult[]> {
       cp.attempts++;
-      if (cp.down) throw new Error('control plane unreachable');
+      if (cp.down) throw new ControlPlaneUnavailable('control plane unreachable');
+      if (reports.some((r) => r.request_id === cp.refuse)) throw new Error('control plane refused POST /internal/usage: 400');
       taken.push(...reports);
       return reports.map((r) => ({
         request_id: r.request_id,
@@ -147,6 +151,35 @@ describe('proxy: settlement outbox', () => {
     expect(live.list()).to.deep.equal([]);
     await metering.close(1_000);
     expect(openOutbox(dir).replayed).to.deep.equal([]);
+    live.stop();
+  });
+
+  it('a record the control plane refuses is set apart and kept; every other record in its batch is recorded', async () => {
+    const cp = fakeControlPlane();
+    cp.refuse = 'req_3';
+    const holds = createMemoryHoldStore(60_000);
+    const live = createHoldKeepAlive(holds, 10_000, logger);
+    const outbox = openOutbox(dir);
+    const metering = createMetering({
+      cp,
+      holds,
+      limits: createRateLimits(undefined, 't'),
+      logger,
+      outbox,
+      live,
+      retryMaxMs: 3_600_000,
+      maxPending: 100,
+    });
+    for (let i = 1; i <= 6; i++) {
+      metering.admitted(call(i));
+      metering.settle(call(i), 10, 10);
+    }
+    await until('the others recorded', () => cp.taken.length === 5);
+    expect(cp.taken.map((r) => r.request_id).sort()).to.deep.equal(['req_1', 'req_2', 'req_4', 'req_5', 'req_6']);
+    // The refused one still owes its money and is still on disk.
+    expect(live.list().map((h) => h.requestId)).to.deep.equal(['req_3']);
+    expect(openOutbox(dir).replayed.map((r) => r.record.report.request_id)).to.include('req_3');
+    await metering.close(100);
     live.stop();
   });
 });
