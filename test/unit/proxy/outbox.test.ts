@@ -66,6 +66,23 @@ function fakeControlPlane() {
   return cp;
 }
 
+/** Metering over an in-process hold store and an outbox in `dir`, as the runtime wires them. */
+function meteringOn(dir: string, cp: ReturnType<typeof fakeControlPlane>, retryMaxMs: number, maxPending: number) {
+  const holds = createMemoryHoldStore(60_000);
+  const live = createHoldKeepAlive(holds, 10_000, logger);
+  const metering = createMetering({
+    cp,
+    holds,
+    limits: createRateLimits(undefined, 't'),
+    logger,
+    outbox: openOutbox(dir),
+    live,
+    retryMaxMs,
+    maxPending,
+  });
+  return { holds, live, metering };
+}
+
 const until = async (what: string, check: () => boolean, ms = 5_000) => {
   const deadline = Date.now() + ms;
   while (!check()) {
@@ -99,12 +116,9 @@ describe('proxy: settlement outbox', () => {
   it('a restarted proxy holds its unacknowledged spend again before it admits anything, and sends it', async () => {
     const earlier = openOutbox(dir);
     await earlier.append([record(1), record(2)]);
-    const holds = createMemoryHoldStore(60_000);
     const cp = fakeControlPlane();
     cp.down = true;
-    const outbox = openOutbox(dir);
-    const live = createHoldKeepAlive(holds, 10_000, logger);
-    const metering = createMetering({ cp, holds, limits: createRateLimits(undefined, 't'), logger, outbox, live, retryMaxMs: 50, maxPending: 100 });
+    const { holds, live, metering } = meteringOn(dir, cp, 50, 100);
     await metering.start();
     // 1,000 left on the key by the control plane's count, 200 of it already spent here and not yet recorded there.
     const snapshot = { workspaceId: 'ws1', balanceMicros: 1_000_000, balanceVersion: 1, keyId: KEY, keyRemainingMicros: 1_000, keyVersion: 1 };
@@ -119,20 +133,8 @@ describe('proxy: settlement outbox', () => {
   it('never drops a report however long the control plane is down, and retries at once when woken', async () => {
     const cp = fakeControlPlane();
     cp.down = true;
-    const holds = createMemoryHoldStore(60_000);
-    const live = createHoldKeepAlive(holds, 10_000, logger);
-    const outbox = openOutbox(dir);
     // A retry ceiling far longer than the test: only wake() can make the report go in time.
-    const metering = createMetering({
-      cp,
-      holds,
-      limits: createRateLimits(undefined, 't'),
-      logger,
-      outbox,
-      live,
-      retryMaxMs: 3_600_000,
-      maxPending: 2,
-    });
+    const { live, metering } = meteringOn(dir, cp, 3_600_000, 2);
     metering.admitted(call(1));
     metering.settle(call(1), 10, 10);
     await until('several failed attempts', () => cp.attempts >= 3);
@@ -157,19 +159,7 @@ describe('proxy: settlement outbox', () => {
   it('a record the control plane refuses is set apart and kept; every other record in its batch is recorded', async () => {
     const cp = fakeControlPlane();
     cp.refuse = 'req_3';
-    const holds = createMemoryHoldStore(60_000);
-    const live = createHoldKeepAlive(holds, 10_000, logger);
-    const outbox = openOutbox(dir);
-    const metering = createMetering({
-      cp,
-      holds,
-      limits: createRateLimits(undefined, 't'),
-      logger,
-      outbox,
-      live,
-      retryMaxMs: 3_600_000,
-      maxPending: 100,
-    });
+    const { live, metering } = meteringOn(dir, cp, 3_600_000, 100);
     for (let i = 1; i <= 6; i++) {
       metering.admitted(call(i));
       metering.settle(call(i), 10, 10);
