@@ -20,9 +20,10 @@ import { keyCacheScenario } from './scenarios/key-cache.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
 import { soakScenario } from './scenarios/soak.js';
+import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'peer', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
+const SCENARIOS = ['overhead', 'streaming', 'peer', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
@@ -113,6 +114,7 @@ async function main(): Promise<void> {
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));
     await run('scim', () => scimScenario(ctx));
+    await run('usage', () => usageScenario(ctx));
   } finally {
     placed = ctx.placementCheck();
     await ctx.close();

@@ -2,6 +2,7 @@
 import { run } from './run.js';
 import { startControlPlane } from '../control-plane/runtime.js';
 import { startProxy } from '../proxy/runtime.js';
+import { unsetProviderKeyWarnings } from '../shared/models.js';
 
 await run('all', async (config, logger) => {
   const controlPlane = await startControlPlane(config, logger);
@@ -12,6 +13,7 @@ await run('all', async (config, logger) => {
       `  control plane: ${config.publicBaseUrl}  (console: ${config.publicBaseUrl}/)\n` +
       `  proxy:         ${config.edgeBaseUrl}\n`,
   );
+  for (const line of unsetProviderKeyWarnings(config.models)) process.stderr.write(`${line}\n`);
   return {
     async close() {
       await proxy.close();

@@ -151,6 +151,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
   }
 
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+    const startedMs = performance.now();
     const raw = await readBody(req, settings.maxBodyBytes);
     const key = await lookupKey(req, r.format);
     const k = decideKey(key, r.slug, deps.now());
@@ -217,6 +218,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
       inputEstimate,
       tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
       keyBudget: resolved.key_remaining_micros !== null,
+      format: r.format,
+      startedMs,
     };
     // From here on the hold is owed: it is settled or released on every path, a throw included.
     deps.metering.admitted(heldCall);
@@ -242,13 +245,13 @@ export function createEdgeHandler(deps: EdgeDeps) {
 
       switch (outcome.kind) {
         case 'failed':
-          deps.metering.release(heldCall);
+          deps.metering.release(heldCall, outcome.error.status);
           accounted = true;
           logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
           sendError(res, r.format, outcome.error, limitHeaders);
           return;
         case 'upstream-error':
-          deps.metering.release(heldCall);
+          deps.metering.release(heldCall, outcome.status);
           accounted = true;
           return;
         case 'complete': {
@@ -264,14 +267,15 @@ export function createEdgeHandler(deps: EdgeDeps) {
         }
         case 'cut': {
           const tap = outcome.tap;
-          deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
+          // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
+          deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
           accounted = true;
           return;
         }
       }
     } finally {
       // A failure of the proxy's own after admission: nothing was billed, so the hold goes back now.
-      if (!accounted) deps.metering.release(heldCall);
+      if (!accounted) deps.metering.release(heldCall, 500);
     }
   }
 

@@ -13,7 +13,7 @@ export type ForwardOutcome =
   | { kind: 'upstream-error'; status: number }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
-  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean };
+  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' };
 
 export interface ForwardRequest {
   pool: Pool;
@@ -80,7 +80,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
     function onClientClose() {
       if (res.writableFinished) return;
       if (controller && !controller.aborted) controller.abort(clientGone());
-      done({ kind: 'cut', tap, headersSent });
+      done({ kind: 'cut', tap, headersSent, by: 'client' });
     }
     res.on('close', onClientClose);
 
@@ -133,7 +133,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
       onResponseError(_c, err) {
         if (settled) return;
         if (!headersSent) {
-          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false });
+          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });
           else done({ kind: 'failed', error: upstreamFailure(err) });
           return;
         }
@@ -141,7 +141,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
         if (translate && eventStream && !errorAnswer) res.write(translate.fail('The model provider broke off the answer.'));
         // Mid-answer: the client must see a broken response, not a complete-looking one.
         res.destroy(err);
-        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true });
+        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true, by: 'upstream' });
       },
     };
 

@@ -1,4 +1,4 @@
-import type { UsageResult } from '../shared/contract/usage.js';
+import type { UsageReport, UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
 import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
@@ -20,6 +20,9 @@ export interface HeldCall {
   tokensTaken: number;
   /** The key has a budget (its hold is on the key's account too). */
   keyBudget: boolean;
+  /** The wire format the client used, and when the proxy received the call (performance.now()). */
+  format: 'chat' | 'messages';
+  startedMs: number;
 }
 
 const FIRST_RETRY_MS = 200;
@@ -41,6 +44,11 @@ interface Settlement {
   record: OutboxRecord;
   /** Where the record sits on disk; undefined until written (or if the write failed). */
   slot?: OutboxSlot;
+}
+
+/** The report's request detail for the usage console. */
+function detailOf(call: HeldCall, status: number): Pick<UsageReport, 'format' | 'status' | 'latency_ms'> {
+  return { format: call.format, status, latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)) };
 }
 
 export interface MeteringDeps {
@@ -130,6 +138,7 @@ export function createMetering(deps: MeteringDeps) {
     }
     failures = 0;
     owed -= batch.length;
+    // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
     await Promise.all(batch.map((s, i) => release(s, results[i]!)));
     const acks = new Map<number, number>();
     for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
@@ -229,6 +238,7 @@ export function createMetering(deps: MeteringDeps) {
       const replayed = outbox.replayed;
       if (!replayed.length) return;
       for (const { record } of replayed) {
+        if (record.recordOnly) continue;
         live.add({
           requestId: record.report.request_id,
           workspaceId: record.workspaceId,
@@ -254,7 +264,7 @@ export function createMetering(deps: MeteringDeps) {
       });
     },
     /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
-    settle(call: HeldCall, inputTokens: number, outputTokens: number): void {
+    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): void {
       const input = Math.max(1, inputTokens);
       const output = Math.max(0, outputTokens);
       const full = costMicros(call.model, input, output);
@@ -272,6 +282,7 @@ export function createMetering(deps: MeteringDeps) {
             input_tokens: input,
             output_tokens: output,
             cost_micros: cost,
+            ...detailOf(call, status),
           },
           workspaceId: call.workspaceId,
           keyBudget: call.keyBudget,
@@ -279,9 +290,32 @@ export function createMetering(deps: MeteringDeps) {
       });
       schedule();
     },
-    /** Not billed: the upstream failed before answering, answered with its own error, or the proxy failed. */
-    release(call: HeldCall): void {
+    /**
+     * Not billed: the upstream failed before answering (`status` is what the
+     * client got), answered with its own error, or the proxy failed. The hold
+     * goes now; the call is still recorded, at no cost, so the usage console
+     * counts it.
+     */
+    release(call: HeldCall, status: number): void {
       live.remove(call.requestId);
+      owed++;
+      gathering.push({
+        record: {
+          report: {
+            request_id: call.requestId,
+            key_id: call.keyId,
+            model: call.model.alias,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_micros: 0,
+            ...detailOf(call, status),
+          },
+          workspaceId: call.workspaceId,
+          keyBudget: call.keyBudget,
+          recordOnly: true,
+        },
+      });
+      schedule();
       track(
         (async () => {
           await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));

@@ -10,6 +10,8 @@ export interface OutboxRecord {
   workspaceId: string;
   /** The key has a budget: its hold is also on the key's account. */
   keyBudget: boolean;
+  /** A call not billed (recorded at no cost for the usage console): it holds nothing. */
+  recordOnly?: boolean;
 }
 
 /** Where a written record sits, to be acknowledged later. */

@@ -97,3 +97,20 @@ export function loadModelCatalog(path: string, env: NodeJS.ProcessEnv): { catalo
   }
   return parseModelCatalog(raw, env);
 }
+
+/**
+ * One line per provider whose key variable is unset. Such a provider gets its
+ * calls with an empty key; a real one answers 401, which the proxy relays, and
+ * that reads like a bad Tollgate key unless the operator was told at start.
+ */
+export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
+  return [...catalog.providers.values()]
+    .filter((p) => !p.api_key)
+    .map((p) => {
+      const aliases = [...catalog.models.values()].filter((m) => m.provider === p.name).map((m) => m.alias);
+      return (
+        `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
+        `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
+      );
+    });
+}

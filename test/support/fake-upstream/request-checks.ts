@@ -26,8 +26,9 @@ function isPositiveInteger(value: unknown): boolean {
 export function checkModelRequest(
   dialect: Dialect,
   record: RecordedRequest,
+  requireKey = true,
 ): CheckResult {
-  if (record.credential === null) {
+  if (record.credential === null && requireKey) {
     return {
       ok: false,
       status: 401,

@@ -36,6 +36,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const host = options.host ?? '127.0.0.1';
   const defaultBehavior: OkBehavior = options.defaultBehavior ?? { kind: 'ok' };
   const recordRequests = options.recordRequests ?? true;
+  const requireKey = options.requireKey ?? true;
   const formats = options.formats ?? 'both';
   const speaks = (dialect: Dialect) => formats === 'both' || (formats === 'chat') === (dialect === 'openai');
   const requests: RecordedRequest[] = [];
@@ -48,7 +49,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
   function modelRequest(reply: Reply, record: RecordedRequest): void {
     const { dialect } = reply;
-    const check = checkModelRequest(dialect, record);
+    const check = checkModelRequest(dialect, record, requireKey);
     if (!check.ok) {
       const code = check.status === 401 ? 'invalid_api_key' : null;
       return sendJson(reply, check.status, errorBody(dialect, check.status, check.message, code));
@@ -69,7 +70,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   }
 
   function listModels(reply: Reply, record: RecordedRequest): void {
-    if (record.credential === null) return sendJson(reply, 401, errorBody(reply.dialect, 401));
+    if (record.credential === null && requireKey) return sendJson(reply, 401, errorBody(reply.dialect, 401));
     sendJson(reply, 200, reply.dialect === 'openai' ? OPENAI_MODELS_JSON : ANTHROPIC_MODELS_JSON);
   }
 

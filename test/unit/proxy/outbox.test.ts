@@ -35,6 +35,8 @@ function call(n: number): HeldCall {
     inputEstimate: 10,
     tokensTaken: 0,
     keyBudget: true,
+    format: 'chat',
+    startedMs: performance.now(),
   };
 }
 
