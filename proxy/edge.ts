@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
-import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
+import { countTokensCall, modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
 import { ambiguousCredentials, presentedKey, upstreamHeaders } from './headers.js';
 import type { HoldStore } from './holds.js';
@@ -17,6 +17,7 @@ import type { KeyCache } from './key-cache.js';
 import type { HeldCall, Metering } from './metering.js';
 import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
+import { estimateCountTokens } from './translate/count-tokens.js';
 import { errorBody, type WireFormat } from './wire-errors.js';
 
 export interface EdgeDeps {
@@ -30,15 +31,16 @@ export interface EdgeDeps {
   now: NowMs;
 }
 
-type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
+type Route = { format: WireFormat; slug: string; action: 'call' | 'models' | 'count' };
 
-const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|models)$/;
+const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|models)$/;
 
 function route(path: string): Route | undefined {
   const m = PATH.exec(path);
   if (!m) return undefined;
   const format: WireFormat = m[2] ? 'messages' : 'chat';
   if (m[3] === 'models') return { format, slug: m[1]!, action: 'models' };
+  if (m[3] === 'messages/count_tokens') return format === 'messages' ? { format, slug: m[1]!, action: 'count' } : undefined;
   if ((format === 'chat') !== (m[3] === 'chat/completions')) return undefined;
   return { format, slug: m[1]!, action: 'call' };
 }
@@ -150,6 +152,43 @@ export function createEdgeHandler(deps: EdgeDeps) {
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
 
+  /**
+   * `messages/count_tokens`: the key and model are checked as for a call, but
+   * nothing is generated, held or billed, and the key's rate limits are not
+   * taken (clients such as Claude Code count before many turns). A Messages
+   * provider counts; for a Chat-Completions-only one the proxy estimates.
+   */
+  async function countTokens(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+    const raw = await readBody(req, settings.maxBodyBytes);
+    const k = decideKey(await lookupKey(req, r.format), r.slug, Date.now());
+    if (!k.ok) throw k.error;
+    const call = parseCall(r.format, raw, req.headers, 'count');
+    const verdict = decideModel(k.key, call.alias, catalog);
+    if (!verdict.ok) throw verdict.error;
+    const up = countTokensCall(call, verdict.model, verdict.provider);
+    if (!up) {
+      send(res, 200, JSON.stringify({ input_tokens: await estimateCountTokens(call, verdict.model) }), { 'x-request-id': requestId });
+      return;
+    }
+    const outcome = await forward(
+      {
+        pool: deps.pool(up.origin),
+        origin: up.origin,
+        path: `${up.path}${search}`,
+        headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: verdict.provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+        body: up.body,
+        format: up.format,
+        dropUsageChunk: false,
+        translate: undefined,
+        extraHeaders: { 'x-request-id': requestId },
+        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+      },
+      res,
+    );
+    if (outcome.kind === 'failed') sendError(res, r.format, outcome.error, { 'x-request-id': requestId });
+  }
+
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
     const startedMs = performance.now();
     const raw = await readBody(req, settings.maxBodyBytes);
@@ -161,6 +200,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
+    // Built before anything is held or counted: a call translation refuses costs nothing.
+    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
 
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
@@ -225,7 +266,6 @@ export function createEdgeHandler(deps: EdgeDeps) {
     deps.metering.admitted(heldCall);
     let accounted = false;
     try {
-      const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
       const outcome = await forward(
         {
           pool: deps.pool(up.origin),
@@ -325,7 +365,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
       return;
     }
-    const method = r.action === 'call' ? 'POST' : 'GET';
+    const method = r.action === 'models' ? 'GET' : 'POST';
     if (req.method !== method) {
       send(res, 405, errorBody(format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
       return;
@@ -338,7 +378,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
       return;
     }
     active++;
-    const work = r.action === 'models' ? listModels(req, res, r, requestId) : modelCall(req, res, r, search, requestId);
+    const work =
+      r.action === 'models'
+        ? listModels(req, res, r, requestId)
+        : r.action === 'count'
+          ? countTokens(req, res, r, search, requestId)
+          : modelCall(req, res, r, search, requestId);
     work
       .catch((thrown: unknown) => {
         if (thrown instanceof ClientLeft) {

@@ -137,10 +137,11 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
           else done({ kind: 'failed', error: upstreamFailure(err) });
           return;
         }
-        // A translated stream says why in the client's own error event before it breaks off.
-        if (translate && eventStream && !errorAnswer) res.write(translate.fail('The model provider broke off the answer.'));
+        // A translated stream ends on an error event in the client's own format: its SDK raises that
+        // error. Breaking the connection as well could make the client's TCP stack drop the event.
+        if (translate && eventStream && !errorAnswer) res.end(translate.fail('The model provider broke off the answer.'));
         // Mid-answer: the client must see a broken response, not a complete-looking one.
-        res.destroy(err);
+        else res.destroy(err);
         done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true, by: 'upstream' });
       },
     };

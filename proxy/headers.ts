@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { AuthHeader } from '../shared/models.js';
 
 /**
  * What of the client's request reaches the provider: an allowlist, so hop-
@@ -10,7 +11,7 @@ const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', '
 
 export function upstreamHeaders(
   client: IncomingHttpHeaders,
-  auth: { header: 'authorization' | 'x-api-key'; secret: string },
+  auth: { header: AuthHeader; secret: string },
   contentLength: number,
   extra?: Record<string, string>,
 ): Record<string, string> {
@@ -37,6 +38,7 @@ const FIXED: Record<string, true> = {
   'accept-encoding': true,
   authorization: true,
   'x-api-key': true,
+  'api-key': true,
   host: true,
 };
 
