@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Database } from '../../control-plane/db/database.js';
@@ -253,6 +253,7 @@ export async function startProcessPlane(storeEnv: NodeJS.ProcessEnv, modelsFile:
       for (const p of proxies.values()) await kill(p.child);
       await kill(cp);
       for (const p of proxies.values()) rmSync(p.dataDir, { recursive: true, force: true });
+      rmSync(dirname(modelsFile), { recursive: true, force: true });
     },
   };
   return plane;

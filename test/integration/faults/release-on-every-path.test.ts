@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,7 +50,8 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   };
   const limits = createRateLimits(undefined, 'faults');
   const keepAlive = createHoldKeepAlive(holds, 20_000, logger);
-  const outbox = openOutbox(mkdtempSync(join(tmpdir(), 'tollgate-faults-')));
+  const outboxDir = mkdtempSync(join(tmpdir(), 'tollgate-faults-'));
+  const outbox = openOutbox(outboxDir);
   const metering: Metering = createMetering({ cp: client, holds, limits, logger, outbox, live: keepAlive, retryMaxMs: 1_000, maxPending: 1_000 });
   let armed: Fault | undefined;
   const pools = new Map<string, Pool>();
@@ -109,6 +110,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
       keepAlive.stop();
       for (const p of pools.values()) await p.close();
       await client.close();
+      rmSync(outboxDir, { recursive: true, force: true });
     },
   };
 }
