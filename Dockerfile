@@ -23,6 +23,8 @@ COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY models.example.json ./
 ENV NODE_ENV=production
+# DATA_DIR (the proxy's settlement outbox, or the embedded store) must be writable by the runtime user.
+RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 # The compose file picks the half: `npm run control-plane` or `npm run proxy`.
 CMD ["npm", "start"]

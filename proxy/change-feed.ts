@@ -10,7 +10,15 @@ import type { KeyCache } from './key-cache.js';
  * whenever the stream (re)connects, since events may have been missed; and a
  * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
  */
-export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number, push = true) {
+export function startChangeFeed(
+  client: ControlPlaneClient,
+  cache: KeyCache,
+  logger: Logger,
+  pollMs: number,
+  push = true,
+  /** The control plane answered: whatever waits for it (settlement retries) may go now. */
+  onReachable: () => void = () => undefined,
+) {
   let seen: number | undefined;
   let stopped = false;
   // An outage is logged once when it starts, not on every poll while it lasts.
@@ -35,6 +43,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
         if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
         apply(events);
       }
+      onReachable();
       if (pollFailing) logger.info('change feed poll recovered');
       pollFailing = false;
     } catch (err) {
@@ -57,6 +66,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
               cache.clear();
               const { version } = parseAnswer(changeVersionSchema, ev.data, 'change stream ready');
               seen = Math.max(seen ?? 0, version);
+              onReachable();
             } else if (ev.event === 'change') {
               apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')]);
             }

@@ -2,6 +2,7 @@ import { Pool } from 'undici';
 import type { z } from 'zod';
 import { changePageSchema, changeVersionSchema } from '../shared/contract/changes.js';
 import { keyResolutionSchema } from '../shared/contract/keys.js';
+import { keyMoneyAnswerSchema } from '../shared/contract/money.js';
 import { usageAnswerSchema, type UsageReport } from '../shared/contract/usage.js';
 
 export class ControlPlaneUnavailable extends Error {
@@ -27,7 +28,9 @@ export function parseAnswer<S extends z.ZodType>(schema: S, text: string, what: 
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ControlPlaneUnavailable(`control plane answer to ${what} breaks the contract at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    throw new ControlPlaneUnavailable(
+      `control plane answer to ${what} breaks the contract at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }
@@ -68,6 +71,8 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
   return {
     resolveKey: (keyHash: string) => json(keyResolutionSchema, 'GET', `/internal/keys/${keyHash}`),
     reportUsage: async (reports: UsageReport[]) => (await json(usageAnswerSchema, 'POST', '/internal/usage', { reports })).results,
+    /** A key's money as committed now (founding a hold account Redis lost). */
+    keyMoney: async (keyId: string) => (await json(keyMoneyAnswerSchema, 'GET', `/internal/money/${keyId}`)).money,
     changesAfter: (after: number) => json(changePageSchema, 'GET', `/internal/changes?after=${after}`),
     version: async () => (await json(changeVersionSchema, 'GET', '/internal/changes/version')).version,
     /** Opens the push stream; the caller owns the returned body. */

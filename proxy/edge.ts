@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Pool } from 'undici';
 import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
@@ -10,9 +11,8 @@ import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
 import { countTokensCall, modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
-import { presentedKey, upstreamHeaders } from './headers.js';
+import { ambiguousCredentials, presentedKey, upstreamHeaders } from './headers.js';
 import type { HoldStore } from './holds.js';
-import { createHoldKeepAlive } from './keep-alive.js';
 import type { KeyCache } from './key-cache.js';
 import type { HeldCall, Metering } from './metering.js';
 import { costMicros, estimateInputTokens } from './money.js';
@@ -59,34 +59,66 @@ function sendError(res: ServerResponse, format: WireFormat, err: AppError, heade
   send(res, err.status, errorBody(format, err.kind, message, err.code), { ...err.headers, ...headers });
 }
 
+/** The client went away before its body was read: nobody is left to answer. */
+class ClientLeft extends Error {}
+
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) return reject(tooLarge(limit));
     const chunks: Buffer[] = [];
     let size = 0;
+    let ended = false;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
         req.off('data', onData);
-        req.pause();
+        ended = true;
         reject(tooLarge(limit));
         return;
       }
       chunks.push(chunk);
     };
-    let ended = false;
     req.on('data', onData);
     req.once('end', () => {
       ended = true;
       resolve(Buffer.concat(chunks, size));
     });
-    req.once('error', reject);
     // A client that leaves mid-body must not leave this promise hanging.
+    req.once('error', () => reject(new ClientLeft()));
     req.once('close', () => {
-      if (!ended) reject(new AppError('invalid_input', 'The request body ended early.'));
+      if (!ended) reject(new ClientLeft());
     });
   });
+}
+
+/** A refused body is read and thrown away for up to this long (and at least this much of it), so the client gets to read the 413. */
+const LINGER_MS = 5_000;
+const LINGER_MIN_BYTES = 1024 * 1024;
+
+/**
+ * A refused body is read on and discarded, up to `bound` bytes and LINGER_MS,
+ * before the connection closes: closing while the client still sends makes
+ * its kernel see a reset and drop the 413 unread (EPIPE, "connection error").
+ * The answer says `connection: close`, on which Node would destroy the socket
+ * as soon as the answer is out; without `destroySoon` it only ends its own
+ * side (Node then calls `end()`), and the socket goes once the body is in.
+ */
+function lingerThenClose(req: IncomingMessage, bound: number): void {
+  const socket = req.socket;
+  if (req.readableEnded) return;
+  (socket as { destroySoon?: unknown }).destroySoon = undefined;
+  let discarded = 0;
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  cut.unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > bound) socket.destroy();
+  });
+  // The whole body is in: close once the answer is out (Node ends our side after it).
+  req.once('end', () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy())));
+  socket.once('close', () => clearTimeout(cut));
+  req.resume();
 }
 
 /** `req_` and a random UUID's 32 hex digits (slices: cheaper than a regex replace per request). */
@@ -100,10 +132,10 @@ export function createEdgeHandler(deps: EdgeDeps) {
   const { config, logger } = deps;
   const catalog = config.models;
   const settings = config.proxy;
-  const keepAlive = createHoldKeepAlive(deps.holds, Math.max(1_000, (settings.holdTtlSeconds * 1000) / 3), logger);
 
   /** The caller's key: from the cache without waiting when it is there (the usual case), else from the control plane. */
   async function lookupKey(req: IncomingMessage, format: WireFormat): Promise<ResolvedKey | null> {
+    if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
     const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
     // Malformed keys never cost a lookup.
     if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
@@ -129,9 +161,9 @@ export function createEdgeHandler(deps: EdgeDeps) {
    * provider counts; for a Chat-Completions-only one the proxy estimates.
    */
   async function countTokens(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
-    const raw = await readBody(req, settings.maxBodyBytes);
-    const k = decideKey(await lookupKey(req, r.format), r.slug, Date.now());
+    const k = decideKey(await lookupKey(req, r.format), r.slug, deps.now());
     if (!k.ok) throw k.error;
+    const raw = await readBody(req, settings.maxBodyBytes);
     const call = parseCall(r.format, raw, req.headers, 'count');
     const verdict = decideModel(k.key, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
@@ -188,6 +220,10 @@ export function createEdgeHandler(deps: EdgeDeps) {
       });
     }
 
+    if (deps.metering.full()) {
+      logger.error({ requestId }, 'settlement outbox full: refusing calls until the control plane takes usage again');
+      throw new AppError('unavailable', 'Usage cannot be recorded right now. Retry shortly.', { headers: { ...limitHeaders, 'retry-after': '5' } });
+    }
     const holdMicros = costMicros(model, inputEstimate, outputCeiling(call, model));
     let held;
     try {
@@ -229,67 +265,94 @@ export function createEdgeHandler(deps: EdgeDeps) {
       holdMicros,
       inputEstimate,
       tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
+      keyBudget: resolved.key_remaining_micros !== null,
       format: r.format,
       startedMs,
     };
-    const secret = provider.api_key ?? '';
-    // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
-    keepAlive.add(requestId, { workspaceId: resolved.workspace_id, keyId: resolved.id });
-    const outcome = await forward(
-      {
-        pool: deps.pool(up.origin),
-        origin: up.origin,
-        path: up.path,
-        headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders),
-        body: up.body,
-        format: up.format,
-        dropUsageChunk: up.dropUsageChunk,
-        translate: up.translate,
-        extraHeaders: limitHeaders,
-        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
-        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
-      },
-      res,
-    ).finally(() => keepAlive.remove(requestId));
+    // From here on the hold is owed: it is settled or released on every path, a throw included.
+    deps.metering.admitted(heldCall);
+    let accounted = false;
+    try {
+      const outcome = await forward(
+        {
+          pool: deps.pool(up.origin),
+          origin: up.origin,
+          path: up.path,
+          headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+          body: up.body,
+          format: up.format,
+          dropUsageChunk: up.dropUsageChunk,
+          translate: up.translate,
+          extraHeaders: limitHeaders,
+          headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+          idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+        },
+        res,
+      );
 
-    switch (outcome.kind) {
-      case 'failed':
-        deps.metering.release(heldCall, outcome.error.status);
-        logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
-        sendError(res, r.format, outcome.error, limitHeaders);
-        return;
-      case 'upstream-error':
-        deps.metering.release(heldCall, outcome.status);
-        return;
-      case 'complete': {
-        const usage = outcome.tap.usage();
-        if (usage) deps.metering.settle(heldCall, usage.inputTokens, usage.outputTokens);
-        else {
-          // An answer without usage is billed as if it used everything it was allowed.
-          logger.warn({ requestId }, 'upstream answer carried no usage; billing the hold');
-          deps.metering.settle(heldCall, inputEstimate, outputCeiling(call, model));
+      switch (outcome.kind) {
+        case 'failed':
+          deps.metering.release(heldCall, outcome.error.status);
+          accounted = true;
+          logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
+          sendError(res, r.format, outcome.error, limitHeaders);
+          return;
+        case 'upstream-error':
+          deps.metering.release(heldCall, outcome.status);
+          accounted = true;
+          return;
+        case 'complete': {
+          const usage = outcome.tap.usage();
+          if (usage) deps.metering.settle(heldCall, usage.inputTokens, usage.outputTokens);
+          else {
+            // An answer without usage is billed as if it used everything it was allowed.
+            logger.warn({ requestId }, 'upstream answer carried no usage; billing the hold');
+            deps.metering.settle(heldCall, inputEstimate, outputCeiling(call, model));
+          }
+          accounted = true;
+          return;
         }
-        return;
+        case 'cut': {
+          const tap = outcome.tap;
+          // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
+          deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
+          accounted = true;
+          return;
+        }
       }
-      case 'cut': {
-        const tap = outcome.tap;
-        // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
-        deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
-        return;
-      }
+    } finally {
+      // A failure of the proxy's own after admission: nothing was billed, so the hold goes back now.
+      if (!accounted) deps.metering.release(heldCall, 500);
     }
   }
 
   // One line per request at debug level; off by default to keep the hot path lean.
   const accessLog = logger.isLevelEnabled('debug');
 
-  return function handle(req: IncomingMessage, res: ServerResponse): void {
+  // Calls in flight, so shutdown can wait for them and for the settlements they queue.
+  let active = 0;
+  let idleWaiters: (() => void)[] = [];
+  const finished = () => {
+    if (--active === 0 && idleWaiters.length) {
+      for (const w of idleWaiters) w();
+      idleWaiters = [];
+    }
+  };
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
     const requestId = newRequestId();
     if (accessLog) {
       const started = performance.now();
       res.once('close', () =>
         logger.debug(
-          { requestId, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, complete: res.writableFinished, ms: Math.round(performance.now() - started) },
+          {
+            requestId,
+            method: req.method,
+            path: req.url?.split('?')[0],
+            status: res.statusCode,
+            complete: res.writableFinished,
+            ms: Math.round(performance.now() - started),
+          },
           'edge request',
         ),
       );
@@ -321,20 +384,58 @@ export function createEdgeHandler(deps: EdgeDeps) {
       });
       return;
     }
+    active++;
     const work =
       r.action === 'models'
         ? listModels(req, res, r, requestId)
         : r.action === 'count'
           ? countTokens(req, res, r, search, requestId)
           : modelCall(req, res, r, search, requestId);
-    work.catch((thrown: unknown) => {
-      const err = toAppError(thrown);
-      if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
-      // A body refused, or never read because the call was refused first, is not read on:
-      // close the connection rather than drain it.
-      const extra: Record<string, string> = { 'x-request-id': requestId };
-      if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
-      sendError(res, format, err, extra);
-    });
+    work
+      .catch((thrown: unknown) => {
+        if (thrown instanceof ClientLeft) {
+          logger.info({ requestId }, 'client left before sending its whole body');
+          return;
+        }
+        const err = toAppError(thrown);
+        if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
+        // A body refused, or never read because the call was refused first (a bad key), is not
+        // read on: discard what is in flight (never buffered) so the answer is seen, then close.
+        if (err.kind === 'too_large') lingerThenClose(req, Math.max(settings.maxBodyBytes, LINGER_MIN_BYTES));
+        else if (!req.complete) lingerThenClose(req, LINGER_MIN_BYTES);
+        const extra: Record<string, string> = { 'x-request-id': requestId };
+        if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
+        sendError(res, format, err, extra);
+      })
+      .finally(finished);
+  }
+
+  return {
+    handle,
+    /** Resolves once no call is in flight (and every settlement they make is queued). */
+    idle(): Promise<void> {
+      if (active === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    /** Node's parser refused the request: answer in the format of its path when the request line can be read. */
+    clientError: (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void => {
+      if (!socket.writable || err.code === 'ECONNRESET') {
+        socket.destroy();
+        return;
+      }
+      const packet = err.rawPacket;
+      const line = packet ? packet.toString('latin1', 0, Math.min(packet.length, 8192)).split('\r\n', 1)[0]! : '';
+      const format: WireFormat = (line.split(' ')[1] ?? '').includes('/anthropic/') ? 'messages' : 'chat';
+      const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
+      const body = errorBody(
+        format,
+        tooBig ? 'too_large' : 'invalid_input',
+        tooBig ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.',
+      );
+      socket.end(
+        `HTTP/1.1 ${tooBig ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    },
   };
 }

@@ -26,6 +26,48 @@ function optionalPositiveInt(body: Record<string, unknown>, field: string): numb
   return v;
 }
 
+/** Deeper JSON than this is refused: re-serializing it would exhaust the stack, and no real request nests so far. */
+export const MAX_JSON_DEPTH = 128;
+
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether `raw` holds more than `max` bytes `c` (native search: most bodies have a handful of brackets). */
+function moreThan(raw: Buffer, c: number, max: number): boolean {
+  let n = 0;
+  for (let i = raw.indexOf(c); i >= 0; i = raw.indexOf(c, i + 1)) if (++n > max) return true;
+  return false;
+}
+
+/**
+ * Whether valid JSON text nests deeper than `max`, without a second parse.
+ * It cannot unless it has more than `max / 2` opening brackets of one kind
+ * or the other; only then are the bytes walked (strings skipped).
+ */
+export function jsonDeeperThan(raw: Buffer, max: number): boolean {
+  if (raw.length <= max) return false;
+  const half = Math.floor(max / 2);
+  if (!moreThan(raw, OPEN_BRACE, half) && !moreThan(raw, OPEN_BRACKET, half)) return false;
+  let depth = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i]!;
+    if (c === QUOTE) {
+      for (i++; i < raw.length; i++) {
+        const d = raw[i]!;
+        if (d === BACKSLASH) i++;
+        else if (d === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > max) return true;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
 /** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
 export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
   let body: unknown;
@@ -34,6 +76,7 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   } catch {
     throw invalidInput('The request body is not valid JSON.');
   }
+  if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
   if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
@@ -122,10 +165,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
   }
   const url = endpoint((target === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url)!, target);
-  const authHeader =
-    target === 'chat'
-      ? (provider.chat_completions_auth_header ?? 'authorization')
-      : (provider.messages_auth_header ?? 'x-api-key');
+  const authHeader = target === 'chat' ? (provider.chat_completions_auth_header ?? 'authorization') : (provider.messages_auth_header ?? 'x-api-key');
   return {
     origin: url.origin,
     path: `${url.path}${search}`,
@@ -143,7 +183,11 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
  * the alias replaced, to its `/v1/messages/count_tokens`. Undefined when the
  * provider speaks only Chat Completions (the proxy then counts locally).
  */
-export function countTokensCall(call: ParsedCall, model: ModelConfig, provider: ProviderConfig): Omit<UpstreamCall, 'dropUsageChunk' | 'translate'> | undefined {
+export function countTokensCall(
+  call: ParsedCall,
+  model: ModelConfig,
+  provider: ProviderConfig,
+): Omit<UpstreamCall, 'dropUsageChunk' | 'translate'> | undefined {
   if (provider.messages_base_url === undefined) return undefined;
   const url = endpoint(provider.messages_base_url, 'messages');
   return {

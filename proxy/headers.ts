@@ -123,3 +123,24 @@ export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorizatio
   };
   return prefer === 'authorization' ? (bearer() ?? apiKey()) : (apiKey() ?? bearer());
 }
+
+/**
+ * Two different keys (a Bearer token and an x-api-key that disagree), or two
+ * Authorization headers (Node keeps only the first): which key to bill is not
+ * the proxy's to guess, so the call is refused as unauthenticated.
+ */
+export function ambiguousCredentials(headers: IncomingHttpHeaders, rawHeaders: string[]): boolean {
+  const authorization = headers.authorization;
+  if (authorization === undefined) return false;
+  const apiKey = headers['x-api-key'];
+  if (apiKey !== undefined) {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    if (bearer !== String(apiKey).trim()) return true;
+  }
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) return true;
+  }
+  return false;
+}

@@ -23,6 +23,16 @@ export interface MoneySnapshot {
 
 export type HoldOutcome = { ok: true } | { ok: false; reason: 'balance' | 'budget' };
 
+/** A hold this proxy knows to be owed: a call in flight, or a settled call the control plane has not yet acknowledged. */
+export interface LiveHold {
+  requestId: string;
+  workspaceId: string;
+  keyId: string;
+  amountMicros: number;
+  /** The key has a budget, so the hold is on the key's account too. */
+  keyBudget: boolean;
+}
+
 export interface HoldStore {
   /** In process the answer is immediate (no promise); only the Redis store answers with one. */
   hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): HoldOutcome | Promise<HoldOutcome>;
@@ -30,6 +40,12 @@ export interface HoldStore {
   release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): Promise<void>;
   /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
   extend(requestId: string, ids: { workspaceId: string; keyId: string }): Promise<void>;
+  /**
+   * Puts holds back without checking the money: they are already owed (a
+   * restarted proxy's unacknowledged settlements, or every live hold after
+   * the shared store lost its data). A hold already there is left as it is.
+   */
+  reassert(holds: LiveHold[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +133,18 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
       for (const id of [`ws:${ids.workspaceId}`, `key:${ids.keyId}`]) {
         const h = accounts.get(id)?.holds.get(requestId);
         if (h) h.expiresAt = expiresAt;
+      }
+    },
+    async reassert(live) {
+      const expiresAt = now() + ttlMs;
+      for (const h of live) {
+        for (const id of h.keyBudget ? [`ws:${h.workspaceId}`, `key:${h.keyId}`] : [`ws:${h.workspaceId}`]) {
+          const a = account(id);
+          if (a.holds.has(h.requestId)) continue;
+          a.held += h.amountMicros;
+          a.holds.set(h.requestId, { amount: h.amountMicros, expiresAt });
+          if (expiresAt < a.sweepAt) a.sweepAt = expiresAt;
+        }
       }
     },
     async close() {},

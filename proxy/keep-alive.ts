@@ -1,17 +1,21 @@
 import type { Logger } from '../shared/logger.js';
-import type { HoldStore } from './holds.js';
-
-type HoldIds = { workspaceId: string; keyId: string };
+import type { HoldStore, LiveHold } from './holds.js';
 
 /**
- * Keeps the holds of calls in flight alive (a call may outlive the hold TTL).
- * One shared timer sweeps every live call, rather than a timer per call: a
- * per-call interval cost a timer create and clear on every request. The timer
- * runs only while some call is live. Each live hold is extended at least
- * every `periodMs`, which the caller keeps well under the TTL.
+ * Every hold this proxy owes: from admission until the call is released
+ * unbilled, or until the control plane has acknowledged its usage (a call
+ * whose settlement waits out a control-plane outage still owes its money).
+ *
+ * It keeps those holds alive (a call may outlive the hold TTL, and so may a
+ * settlement waiting for the control plane) and is the list a proxy puts back
+ * when the shared hold store lost its data. One shared timer sweeps every
+ * live hold, rather than a timer per call: a per-call interval cost a timer
+ * create and clear on every request. The timer runs only while some hold is
+ * live. Each live hold is extended at least every `periodMs`, which the
+ * caller keeps well under the TTL.
  */
-export function createHoldKeepAlive(holds: HoldStore, periodMs: number, logger: Logger) {
-  const live = new Map<string, HoldIds>();
+export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: number, logger: Logger) {
+  const live = new Map<string, LiveHold>();
   let timer: NodeJS.Timeout | undefined;
 
   function extendAll(): void {
@@ -21,8 +25,8 @@ export function createHoldKeepAlive(holds: HoldStore, periodMs: number, logger: 
   }
 
   return {
-    add(requestId: string, ids: HoldIds): void {
-      live.set(requestId, ids);
+    add(hold: LiveHold): void {
+      live.set(hold.requestId, hold);
       if (!timer) {
         timer = setInterval(extendAll, periodMs);
         timer.unref();
@@ -35,5 +39,13 @@ export function createHoldKeepAlive(holds: HoldStore, periodMs: number, logger: 
         timer = undefined;
       }
     },
+    list: (): LiveHold[] => [...live.values()],
+    size: () => live.size,
+    stop(): void {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+    },
   };
 }
+
+export type HoldKeepAlive = ReturnType<typeof createHoldKeepAlive>;

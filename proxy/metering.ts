@@ -1,8 +1,10 @@
 import type { UsageReport, UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
 import type { HoldStore, MoneySnapshot } from './holds.js';
+import type { HoldKeepAlive } from './keep-alive.js';
+import type { Outbox, OutboxRecord, OutboxSlot } from './outbox.js';
 import { costMicros } from './money.js';
 import type { RateLimits } from './rate-limits.js';
 
@@ -16,12 +18,14 @@ export interface HeldCall {
   inputEstimate: number;
   /** Tokens taken from the TPM window at admission. */
   tokensTaken: number;
+  /** The key has a budget (its hold is on the key's account too). */
+  keyBudget: boolean;
   /** The wire format the client used, and when the proxy received the call (performance.now()). */
   format: 'chat' | 'messages';
   startedMs: number;
 }
 
-const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
+const FIRST_RETRY_MS = 200;
 const MAX_BATCH = 500;
 const MAX_IN_FLIGHT = 2;
 /**
@@ -29,17 +33,17 @@ const MAX_IN_FLIGHT = 2;
  * the control plane a request and a transaction whatever its size, so at
  * thousands of calls a second a few milliseconds turn batches of a handful
  * into batches of dozens; a hold is released that much later, which only
- * delays money coming back, never lets more out.
+ * delays money coming back, never lets more out. It is also the most a
+ * settled call waits before its record is on disk.
  */
 const GATHER_MS = 15;
 /** A batch this big goes at once rather than waiting out GATHER_MS. */
 const FLUSH_AT = 200;
 
 interface Settlement {
-  call: HeldCall;
-  report: UsageReport;
-  /** A call that failed upstream: recorded for the usage console at no cost, its hold already released. */
-  recordOnly?: boolean;
+  record: OutboxRecord;
+  /** Where the record sits on disk; undefined until written (or if the write failed). */
+  slot?: OutboxSlot;
 }
 
 /** The report's request detail for the usage console. */
@@ -47,20 +51,47 @@ function detailOf(call: HeldCall, status: number): Pick<UsageReport, 'format' | 
   return { format: call.format, status, latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)) };
 }
 
+export interface MeteringDeps {
+  cp: Pick<ControlPlaneClient, 'reportUsage'>;
+  holds: HoldStore;
+  limits: RateLimits;
+  logger: Logger;
+  outbox: Outbox;
+  live: HoldKeepAlive;
+  /** The longest wait between retries of a failed report; retries never stop. */
+  retryMaxMs: number;
+  /** Unacknowledged settlements at which new calls are refused (503) rather than served unbilled. */
+  maxPending: number;
+}
+
 /**
  * Settles held calls: bill once, then release. Reports go to the control
  * plane in batches, group-commit style: while a batch is in flight the next
  * one gathers, so the ledger takes one transaction per batch, not per call.
- * A report is idempotent on its request id, so a failed batch is retried
- * whole; its holds stay in place meanwhile (they still count against the
- * money) and are released with the control plane's new snapshot.
+ *
+ * Each gathered batch is written to the outbox (one write, one fdatasync)
+ * before it is sent, and leaves it only once the control plane has recorded
+ * it; a report is idempotent on its request id, so a failed batch is retried
+ * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
+ * again at once on `wake()` (the control plane is back). Its holds stay in
+ * place meanwhile (they still count against the money) and are released with
+ * the control plane's new snapshot.
  */
-export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits: RateLimits, logger: Logger) {
-  const queue: Settlement[] = [];
+export function createMetering(deps: MeteringDeps) {
+  const { cp, holds, limits, logger, outbox, live } = deps;
+  let gathering: Settlement[] = [];
+  const unsent: Settlement[] = [];
+  /** Batches to send as they are: the halves of a batch the control plane refused. */
+  const exact: Settlement[][] = [];
   const pending = new Set<Promise<void>>();
-  let inFlight = 0;
+  /** Settled and not yet acknowledged by the control plane. */
+  let owed = 0;
+  let sending = 0;
+  let failures = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   let immediate = false;
+  let stopped = false;
 
   const track = (p: Promise<void>) => {
     pending.add(p);
@@ -68,6 +99,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
   };
 
   async function release(s: Settlement, r: UsageResult): Promise<void> {
+    const { report, workspaceId } = s.record;
     const snapshot: MoneySnapshot | undefined =
       r.workspace_id === null
         ? undefined
@@ -75,28 +107,43 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
             workspaceId: r.workspace_id,
             balanceMicros: r.balance_micros,
             balanceVersion: r.balance_version,
-            keyId: s.call.keyId,
+            keyId: report.key_id,
             keyRemainingMicros: r.key_remaining_micros,
             keyVersion: r.key_version,
           };
-    await holds.release(s.call.requestId, { workspaceId: s.call.workspaceId, keyId: s.call.keyId }, snapshot);
+    // Off the live list first: a hold put back after Redis lost its data must not outlive its release.
+    live.remove(report.request_id);
+    await holds
+      .release(report.request_id, { workspaceId, keyId: report.key_id }, snapshot)
+      .catch((err: unknown) => logger.warn({ err, requestId: report.request_id }, 'hold release failed; it will expire'));
   }
 
   async function send(batch: Settlement[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const results = await cp.reportUsage(batch.map((s) => s.report));
-        await Promise.all(batch.flatMap((s, i) => (s.recordOnly ? [] : [release(s, results[i]!)])));
-        return;
-      } catch (err) {
-        const delay = RETRY_DELAYS_MS[attempt];
-        if (delay === undefined) {
-          logger.error({ err, requests: batch.length }, 'usage report failed for good; its holds will expire');
-          return;
-        }
-        logger.warn({ err: (err as Error).message, requests: batch.length, attempt }, 'usage report failed; retrying');
-        await new Promise((r) => setTimeout(r, delay).unref());
+    let results: UsageResult[];
+    try {
+      results = await cp.reportUsage(batch.map((s) => s.record.report));
+    } catch (err) {
+      if (!(err instanceof ControlPlaneUnavailable)) return refused(batch, err as Error);
+      unsent.unshift(...batch);
+      failures++;
+      const delay = Math.min(FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 20), deps.retryMaxMs);
+      logger.warn({ err: (err as Error).message, requests: batch.length, failures, retryInMs: delay }, 'usage report failed; retrying');
+      if (!retryTimer && !stopped) {
+        retryTimer = setTimeout(() => {
+          retryTimer = undefined;
+          pump();
+        }, delay);
       }
+      return;
+    }
+    failures = 0;
+    owed -= batch.length;
+    // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
+    await Promise.all(batch.map((s, i) => release(s, results[i]!)));
+    const acks = new Map<number, number>();
+    for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
+    for (const [segment, count] of acks) {
+      await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
     }
   }
 
@@ -105,24 +152,77 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
     return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
   }
 
-  function flush(): void {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    immediate = false;
-    while (queue.length && inFlight < MAX_IN_FLIGHT) {
-      const batch = queue.splice(0, MAX_BATCH);
-      inFlight++;
+  /**
+   * The control plane answered and refused the batch (a 4xx: a record it will
+   * not take). One bad record must not hold back every other: the batch is
+   * split until the refused record is alone, and that one stays in the outbox
+   * with its hold, retried apart at the longest interval, and logged.
+   */
+  function refused(batch: Settlement[], err: Error): void {
+    if (batch.length > 1) {
+      const mid = Math.ceil(batch.length / 2);
+      exact.push(batch.slice(0, mid), batch.slice(mid));
+      return;
+    }
+    logger.error(
+      { err: err.message, requestId: batch[0]!.record.report.request_id },
+      'control plane refused a usage report; kept, and retried apart',
+    );
+    const later = setTimeout(() => {
+      exact.push(batch);
+      pump();
+    }, deps.retryMaxMs);
+    later.unref();
+  }
+
+  function pump(): void {
+    while ((exact.length || unsent.length) && sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
+      const batch = exact.shift() ?? unsent.splice(0, MAX_BATCH);
+      sending++;
       track(
         send(batch).finally(() => {
-          inFlight--;
-          if (queue.length) schedule();
+          sending--;
+          pump();
         }),
       );
     }
   }
 
+  /** The gathered batch goes to disk (one write, one fdatasync), then to the sender. */
+  function flush(): void {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    immediate = false;
+    if (!gathering.length) return;
+    const batch = gathering;
+    gathering = [];
+    track(
+      outbox.append(batch.map((s) => s.record)).then(
+        (slot) => {
+          for (const s of batch) s.slot = slot;
+          unsent.push(...batch);
+          pump();
+        },
+        (err: unknown) => {
+          // Not durable, but still sent: better than holding back the bill.
+          logger.error({ err, requests: batch.length }, 'settlement outbox write failed');
+          unsent.push(...batch);
+          pump();
+        },
+      ),
+    );
+  }
+
+  function wake(): void {
+    failures = 0;
+    if (!retryTimer) return;
+    clearTimeout(retryTimer);
+    retryTimer = undefined;
+    pump();
+  }
+
   function schedule(): void {
-    if (queue.length >= FLUSH_AT && inFlight < MAX_IN_FLIGHT) {
+    if (gathering.length >= FLUSH_AT) {
       if (!immediate) {
         immediate = true;
         setImmediate(flush);
@@ -133,6 +233,36 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
   }
 
   return {
+    /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
+    async start(): Promise<void> {
+      const replayed = outbox.replayed;
+      if (!replayed.length) return;
+      for (const { record } of replayed) {
+        if (record.recordOnly) continue;
+        live.add({
+          requestId: record.report.request_id,
+          workspaceId: record.workspaceId,
+          keyId: record.report.key_id,
+          amountMicros: record.report.cost_micros,
+          keyBudget: record.keyBudget,
+        });
+      }
+      await holds.reassert(live.list());
+      owed += replayed.length;
+      unsent.push(...replayed.map(({ record, slot }) => ({ record, slot })));
+      logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
+      pump();
+    },
+    /** A call was admitted with this hold: it is owed until released or acknowledged. */
+    admitted(call: HeldCall): void {
+      live.add({
+        requestId: call.requestId,
+        workspaceId: call.workspaceId,
+        keyId: call.keyId,
+        amountMicros: call.holdMicros,
+        keyBudget: call.keyBudget,
+      });
+    },
     /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
     settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): void {
       const input = Math.max(1, inputTokens);
@@ -142,30 +272,48 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
       const cost = Math.min(full, call.holdMicros);
       if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
       void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(tokenWindowNotCorrected(call));
-      queue.push({
-        call,
-        report: {
-          request_id: call.requestId,
-          key_id: call.keyId,
-          model: call.model.alias,
-          input_tokens: input,
-          output_tokens: output,
-          cost_micros: cost,
-          ...detailOf(call, status),
+      owed++;
+      gathering.push({
+        record: {
+          report: {
+            request_id: call.requestId,
+            key_id: call.keyId,
+            model: call.model.alias,
+            input_tokens: input,
+            output_tokens: output,
+            cost_micros: cost,
+            ...detailOf(call, status),
+          },
+          workspaceId: call.workspaceId,
+          keyBudget: call.keyBudget,
         },
       });
       schedule();
     },
     /**
      * Not billed: the upstream failed before answering (`status` is what the
-     * client got), or answered with its own error. The hold goes now; the
-     * call is still recorded, at no cost, so the usage console counts it.
+     * client got), answered with its own error, or the proxy failed. The hold
+     * goes now; the call is still recorded, at no cost, so the usage console
+     * counts it.
      */
     release(call: HeldCall, status: number): void {
-      queue.push({
-        call,
-        recordOnly: true,
-        report: { request_id: call.requestId, key_id: call.keyId, model: call.model.alias, input_tokens: 0, output_tokens: 0, cost_micros: 0, ...detailOf(call, status) },
+      live.remove(call.requestId);
+      owed++;
+      gathering.push({
+        record: {
+          report: {
+            request_id: call.requestId,
+            key_id: call.keyId,
+            model: call.model.alias,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_micros: 0,
+            ...detailOf(call, status),
+          },
+          workspaceId: call.workspaceId,
+          keyBudget: call.keyBudget,
+          recordOnly: true,
+        },
       });
       schedule();
       track(
@@ -175,14 +323,37 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
-    /** Waits until every settlement so far is recorded and released (tests, shutdown). */
+    /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
+    full: (): boolean => owed >= deps.maxPending,
+    /** The control plane is reachable again: retry now, and start the backoff over. */
+    wake,
+    /** Waits until every settlement so far is recorded and released (tests). */
     async drain(): Promise<void> {
-      while (queue.length || pending.size || timer || immediate) {
+      while (gathering.length || unsent.length || exact.length || pending.size || timer || immediate) {
+        if (gathering.length && !timer && !immediate) flush();
         if (pending.size) await Promise.allSettled([...pending]);
-        else await new Promise((r) => setImmediate(r));
+        else await new Promise((r) => setTimeout(r, 10).unref());
       }
+    },
+    /**
+     * Shutdown: writes what has gathered, tries for up to `ms` to have the
+     * control plane take everything, then stops; what is left stays in the
+     * outbox for the next start.
+     */
+    async close(ms: number): Promise<void> {
+      flush();
+      const deadline = Date.now() + ms;
+      // A report that failed is tried again every half second until the deadline, not on the backoff.
+      for (let tick = 0; (unsent.length || exact.length || pending.size) && Date.now() < deadline; tick++) {
+        if (tick % 25 === 0) wake();
+        await new Promise((r) => setTimeout(r, 20).unref());
+      }
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      retryTimer = undefined;
+      await outbox.close();
+      if (unsent.length || sending) logger.warn({ requests: owed }, 'usage left in the outbox for the next start');
     },
   };
 }
-
 export type Metering = ReturnType<typeof createMetering>;

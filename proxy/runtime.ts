@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -10,11 +9,15 @@ import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createEdgeHandler } from './edge.js';
 import { createMemoryHoldStore, type HoldStore } from './holds.js';
+import { createHoldKeepAlive } from './keep-alive.js';
+import { openOutbox } from './outbox.js';
 import { createRedisHoldStore } from './holds-redis.js';
 import { createKeyCache } from './key-cache.js';
 import { createMetering, type Metering } from './metering.js';
 import { createRateLimits } from './rate-limits.js';
-import { errorBody } from './wire-errors.js';
+
+/** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
+const SETTLE_ON_CLOSE_MS = 5_000;
 
 export interface RunningProxy {
   server: Server;
@@ -23,8 +26,9 @@ export interface RunningProxy {
   drain(): Promise<void>;
   /**
    * Stops taking connections, lets calls in flight finish for up to
-   * `graceMs` (default 10 s; streams longer than that are cut and billed for
-   * what they used), settles their usage, then releases everything.
+   * `graceMs` (default PROXY_DRAIN_MS; streams longer than that are cut and
+   * billed for what they used), hands their usage to the control plane (or
+   * leaves it in the outbox for the next start), then releases everything.
    */
   close(graceMs?: number): Promise<void>;
 }
@@ -49,15 +53,61 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   let redis: Redis | undefined;
   if (config.redisUrl) {
     // No offline queue: while Redis is down a command fails at once, and the
-    // caller applies the outage policy instead of waiting.
-    redis = new Redis(config.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // caller applies the outage policy instead of waiting. Reconnect attempts
+    // stay well inside the hold fence, so a restarted Redis is noticed in time.
+    const retryCap = Math.max(50, Math.floor(settings.holdFenceMs / 4));
+    redis = new Redis(config.redisUrl, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times: number) => Math.min(times * 50, retryCap),
+    });
     redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
     await redis.connect();
   }
   const ttlMs = settings.holdTtlSeconds * 1000;
-  const holds: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs, now) : createMemoryHoldStore(ttlMs, now);
+  // The outbox first: a second proxy on the same directory must fail before anything else starts.
+  const outbox = openOutbox(settings.dataDir);
+  // Every hold this proxy owes, kept alive in whichever store holds them (made below).
+  const live = createHoldKeepAlive({ extend: (requestId, ids) => holds.extend(requestId, ids) }, Math.max(1_000, ttlMs / 3), logger);
+  const redisHolds = redis
+    ? createRedisHoldStore(redis, {
+        prefix: settings.redisPrefix,
+        ttlMs,
+        fenceMs: settings.holdFenceMs,
+        live: () => live.list(),
+        authoritative: async (workspaceId, keyId) => {
+          const m = await cp.keyMoney(keyId);
+          if (!m) throw new Error(`key ${keyId} is unknown to the control plane`);
+          return {
+            workspaceId,
+            keyId,
+            balanceMicros: m.balance_micros,
+            balanceVersion: m.balance_version,
+            keyRemainingMicros: m.key_remaining_micros,
+            keyVersion: m.key_version,
+          };
+        },
+        logger,
+        now,
+      })
+    : undefined;
+  const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs, now);
   const limits = createRateLimits(redis, settings.redisPrefix);
-  const metering: Metering = createMetering(cp, holds, limits, logger);
+  const metering: Metering = createMetering({
+    cp,
+    holds,
+    limits,
+    logger,
+    outbox,
+    live,
+    retryMaxMs: settings.settleRetryMaxMs,
+    maxPending: settings.outboxMaxRecords,
+  });
+  // Before listening: the epoch is joined, and what an earlier run left unsettled is held again,
+  // so no admission sees money this proxy already spent.
+  await redisHolds?.start();
+  await metering.start();
 
   const pools = new Map<string, Pool>();
   const pool = (origin: string): Pool => {
@@ -74,18 +124,12 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return p;
   };
 
-  const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now });
-  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
-  // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON 400 with an id.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
-    const body = errorBody('chat', 'invalid_input', 'The request is not valid HTTP/1.1.');
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: req_${randomUUID().replace(/-/g, '')}\r\nconnection: close\r\n\r\n${body}`,
-    );
-  });
-  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true);
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now });
+  const server = createServer({ keepAliveTimeout: 65_000 }, edge.handle);
+  // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
+  server.on('clientError', edge.clientError);
+  // The control plane answering again is the signal for settlement retries to go at once.
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, () => metering.wake());
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -96,15 +140,23 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     server,
     url: `http://127.0.0.1:${port}`,
     drain: () => metering.drain(),
-    async close(graceMs = 10_000) {
+    async close(graceMs = settings.drainMs) {
+      // 1. Take no new connections; idle keep-alive ones go now.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const grace = setTimeout(() => server.closeAllConnections(), graceMs);
-      grace.unref();
+      // 2. Calls in flight get until the deadline.
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      await Promise.race([edge.idle(), deadline]);
+      clearTimeout(timer);
+      // 3. Cut what remains; each cut call queues its settlement (billed for what it used) before idle() resolves.
+      server.closeAllConnections();
+      await edge.idle();
       await closed;
-      clearTimeout(grace);
       feed.stop();
-      await Promise.race([metering.drain(), new Promise((r) => setTimeout(r, 5_000).unref())]);
+      // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.
+      await metering.close(SETTLE_ON_CLOSE_MS);
+      live.stop();
       await Promise.all([...pools.values()].map((p) => p.close()));
       await cp.close();
       await holds.close();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadModelCatalog, type ModelCatalog } from './models.js';
 import { packagePath } from './package-root.js';
 
@@ -47,6 +47,16 @@ export interface ProxySettings {
   holdTtlSeconds: number;
   /** Prefix of every Redis key the proxy writes. */
   redisPrefix: string;
+  /** The proxy's own files (the settlement outbox); one directory per proxy process. */
+  dataDir: string;
+  /** The longest wait between retries of a usage report that failed; retries never stop. */
+  settleRetryMaxMs: number;
+  /** Settlements waiting for the control plane at which new calls get 503 instead of being served unbilled. */
+  outboxMaxRecords: number;
+  /** After Redis lost its data, holds wait this long for every proxy to put its live holds back. */
+  holdFenceMs: number;
+  /** On shutdown, calls in flight get this long to finish before they are cut (and billed for what they used). */
+  drainMs: number;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +149,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     upstreamIdleTimeoutMs: positiveInt('PROXY_UPSTREAM_IDLE_TIMEOUT_MS', 120_000),
     holdTtlSeconds: positiveInt('PROXY_HOLD_TTL_SECONDS', 900),
     redisPrefix: env.PROXY_REDIS_PREFIX || 'tollgate',
+    dataDir: resolve(env.PROXY_DATA_DIR || join(env.DATA_DIR || './data', 'proxy')),
+    settleRetryMaxMs: positiveInt('PROXY_SETTLE_RETRY_MAX_MS', 30_000),
+    outboxMaxRecords: positiveInt('PROXY_OUTBOX_MAX_RECORDS', 100_000),
+    holdFenceMs: positiveInt('PROXY_HOLD_FENCE_MS', 3_000),
+    drainMs: positiveInt('PROXY_DRAIN_MS', 10_000),
   };
   // An idle hold account in Redis lapses after twice the hold TTL; a key served
   // from the stale window must not carry a snapshot older than that (docs/proxy.md).

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../../shared/process.js';
 
 /**
  * PGlite is single-process: two processes opening one DATA_DIR corrupt it.
@@ -19,15 +20,6 @@ export function lockPath(dataDir: string): string {
   return join(dataDir, 'tollgate.lock');
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The live holder of the lock, if any; a lock left by a dead process is ignored. */
 export function readLock(dataDir: string): LockInfo | undefined {
   try {
@@ -39,7 +31,10 @@ export function readLock(dataDir: string): LockInfo | undefined {
 }
 
 export class DataDirBusyError extends Error {
-  constructor(readonly holder: LockInfo, dataDir: string) {
+  constructor(
+    readonly holder: LockInfo,
+    dataDir: string,
+  ) {
     super(`The embedded store in ${dataDir} is in use by process ${holder.pid}.`);
   }
 }

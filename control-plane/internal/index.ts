@@ -7,10 +7,11 @@ import { parseValid, readJson } from '../http/body.js';
 import { invalidInput, unauthenticated } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/secrets.js';
 import { changesSince, changeVersion, resolveKey } from '../services/data-plane/key-resolution.js';
-import { recordUsage } from '../services/data-plane/usage.js';
+import { keyMoney, recordUsage } from '../services/data-plane/usage.js';
 import { createChangeHub } from './change-hub.js';
 import { keyHashSchema } from '../../shared/contract/keys.js';
 import { usageBatchSchema } from '../../shared/contract/usage.js';
+import { keyIdSchema } from '../../shared/contract/money.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -36,6 +37,12 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
     const hash = String(ctx.params.hash);
     if (!keyHashSchema.safeParse(hash).success) throw invalidInput('The key hash must be 64 lowercase hex characters.');
     ctx.body = await resolveKey(deps, hash);
+  });
+
+  router.get('/money/:keyId', async function showKeyMoney(ctx: Context) {
+    const keyId = String(ctx.params.keyId);
+    if (!keyIdSchema.safeParse(keyId).success) throw invalidInput('The key id must be a UUID.');
+    ctx.body = { money: await keyMoney(deps, keyId) };
   });
 
   router.post('/usage', async function reportUsage(ctx: Context) {

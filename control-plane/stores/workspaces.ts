@@ -168,3 +168,30 @@ export async function ledger_settle_usage_batch(
   );
   return { recorded: new Set(result[0]?.recorded ?? []), money: result };
 }
+
+/** Balances (micro-dollars, floored) and versions of the workspaces of the given keys, and the keys' remaining budgets. */
+export async function usage_money_for_keys(
+  q: Queryable,
+  keyIds: string[],
+): Promise<
+  {
+    key_id: string;
+    workspace_id: string;
+    balance_micros: number;
+    balance_version: number;
+    key_remaining_micros: number | null;
+    key_version: number;
+    budget_exhausted: boolean;
+  }[]
+> {
+  return q.query(
+    `SELECT k.id AS key_id, k.workspace_id,
+            floor(w.balance_usd * 1000000)::float8 AS balance_micros, w.balance_version::float8 AS balance_version,
+            CASE WHEN k.budget_usd IS NULL THEN NULL ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
+            k.version::float8 AS key_version,
+            (k.budget_usd IS NOT NULL AND k.spend_usd >= k.budget_usd) AS budget_exhausted
+       FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = ANY($1::uuid[])`,
+    [keyIds],
+  );
+}

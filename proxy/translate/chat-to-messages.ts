@@ -266,8 +266,9 @@ function chatRequestToMessages(call: ParsedCall, model: ModelConfig): Json {
   const { system, turns } = conversation(body.messages as unknown[]);
   const out: Json = {
     model: model.upstream_model,
-    // Messages needs a ceiling; without the client's, the model's own is what the hold assumed.
-    max_tokens: call.maxTokens ?? model.max_output_tokens,
+    // Messages needs a ceiling: the client's, held to the model's own (a Messages provider refuses more),
+    // or the model's when the client gave none — either way what the hold assumed.
+    max_tokens: Math.min(call.maxTokens ?? model.max_output_tokens, model.max_output_tokens),
     messages: turns,
   };
   if (system.length) out.system = system.length === 1 ? system[0]!.text : system;

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
 import type { ApiKey, KeyKind } from '../../control-plane/domain.js';
 import { api_key_insert, api_key_revoke } from '../../control-plane/stores/api-keys.js';
@@ -125,7 +128,9 @@ export async function startTestProxy(
   env: NodeJS.ProcessEnv = {},
   options: { changePush?: boolean } = {},
 ): Promise<RunningProxy> {
-  const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, ...env });
+  // Each proxy its own outbox directory, unless the test names one (to restart a proxy on it).
+  const dataDir = env.PROXY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));
+  const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, PROXY_HOLD_FENCE_MS: '200', ...env, PROXY_DATA_DIR: dataDir });
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
   // Each provider keeps the formats the models file gives it (some speak only one).
   for (const p of config.models.providers.values()) {
@@ -133,7 +138,15 @@ export async function startTestProxy(
     if (p.messages_base_url !== undefined) p.messages_base_url = upstream.messagesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
-  return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
+  const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
+  if (env.PROXY_DATA_DIR) return proxy;
+  return {
+    ...proxy,
+    async close(graceMs?: number) {
+      await proxy.close(graceMs);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface ProxyOptions {

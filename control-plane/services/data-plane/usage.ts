@@ -1,6 +1,7 @@
+import type { KeyMoney } from '../../../shared/contract/money.js';
 import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
 import type { ControlPlaneDeps } from '../../deps.js';
-import { ledger_settle_usage_batch } from '../../stores/workspaces.js';
+import { ledger_settle_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
 /** Integer micro-dollars as exact decimal text for the numeric column. */
 function microsToDecimal(micros: number): string {
@@ -48,4 +49,20 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
       key_version: a ? a.key_version : 0,
     };
   });
+}
+
+/**
+ * A key's money as committed now, with the row versions it was read at: what
+ * a proxy founds a hold account on after Redis lost it. null for an unknown key.
+ */
+export async function keyMoney(deps: ControlPlaneDeps, keyId: string): Promise<KeyMoney | null> {
+  const [m] = await usage_money_for_keys(deps.db, [keyId]);
+  if (!m) return null;
+  return {
+    workspace_id: m.workspace_id,
+    balance_micros: Number(m.balance_micros),
+    balance_version: Number(m.balance_version),
+    key_remaining_micros: m.key_remaining_micros === null ? null : Number(m.key_remaining_micros),
+    key_version: Number(m.key_version),
+  };
 }

@@ -51,8 +51,8 @@ function messagesCall(model: string): Anthropic.MessageCreateParamsNonStreaming 
 /**
  * Metering reads usage in the provider's format and prices it by the alias,
  * so the same conversation costs the same whichever format the client spoke
- * and whichever the provider did. Each combination gets its own key; the
- * aliases are priced alike ($3 / $15 per Mtok).
+ * and whichever the provider did: all four client×provider combinations. Each
+ * gets its own key; the aliases are priced alike ($3 / $15 per Mtok).
  */
 describeEachStore('translation: spend is identical across client and provider formats', (store) => {
   let dp: DataPlane;
@@ -91,6 +91,12 @@ describeEachStore('translation: spend is identical across client and provider fo
       const { key, client } = await anthropicKey();
       await client.messages.create(messagesCall('tg/sonnet'));
       await client.messages.stream(messagesCall('tg/sonnet')).finalMessage();
+      return key;
+    },
+    'messages client → chat provider (translated)': async () => {
+      const { key, client } = await anthropicKey();
+      await client.messages.create(messagesCall('tg/gpt-direct'));
+      await client.messages.stream(messagesCall('tg/gpt-direct')).finalMessage();
       return key;
     },
   };

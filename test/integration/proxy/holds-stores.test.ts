@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { createMemoryHoldStore, type HoldStore, type MoneySnapshot } from '../../../proxy/holds.js';
+import { createMemoryHoldStore, type HoldStore, type LiveHold, type MoneySnapshot } from '../../../proxy/holds.js';
+import { createLogger } from '../../../shared/logger.js';
 import { createRedisHoldStore } from '../../../proxy/holds-redis.js';
 import { redisForTests, TEST_REDIS_URL } from '../../support/data-plane.js';
 
@@ -10,7 +11,12 @@ function accounts() {
   const workspaceId = `w${seq}`;
   const keyId = `k${seq}`;
   const snap = (balance: number, version: number, key: number | null = null, keyVersion = 0): MoneySnapshot => ({
-    workspaceId, balanceMicros: balance, balanceVersion: version, keyId, keyRemainingMicros: key, keyVersion,
+    workspaceId,
+    balanceMicros: balance,
+    balanceVersion: version,
+    keyId,
+    keyRemainingMicros: key,
+    keyVersion,
   });
   return { ids: { workspaceId, keyId }, snap };
 }
@@ -74,13 +80,90 @@ function holdStoreContract(name: string, make: (ttlMs: number) => Promise<HoldSt
 holdStoreContract('memory', async (ttl) => createMemoryHoldStore(ttl));
 
 const clients: Redis[] = [];
+const silent = createLogger('silent', 'test-holds');
+
+/**
+ * A Redis store whose "control plane" answers with the newest snapshot the
+ * test itself gave for the account, so the contract reads as for the memory store.
+ */
+function redisStore(redis: Redis, prefix: string, ttlMs: number, live: () => LiveHold[] = () => [], fenceMs = 100) {
+  const newest = new Map<string, MoneySnapshot>();
+  const store = createRedisHoldStore(redis, {
+    prefix,
+    ttlMs,
+    fenceMs,
+    live,
+    authoritative: async (workspaceId) => newest.get(workspaceId)!,
+    logger: silent,
+  });
+  return {
+    ...store,
+    hold(requestId: string, s: MoneySnapshot, amount: number) {
+      const seen = newest.get(s.workspaceId);
+      if (!seen || seen.balanceVersion <= s.balanceVersion) newest.set(s.workspaceId, s);
+      return store.hold(requestId, s, amount);
+    },
+    /** What the control plane says now (tests of a Redis that lost its data). */
+    committed(s: MoneySnapshot) {
+      newest.set(s.workspaceId, s);
+    },
+  };
+}
+
 holdStoreContract('redis', async (ttl) => {
   const prefix = await redisForTests('Redis hold store contract');
   if (!prefix) return undefined;
   const redis = new Redis(TEST_REDIS_URL);
   clients.push(redis);
-  return createRedisHoldStore(redis, prefix, ttl);
+  const store = redisStore(redis, prefix, ttl);
+  await store.start();
+  return store;
 });
+
+/** Deletes every key under the prefix: what a Redis restarted empty looks like to this prefix. */
+async function forget(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (found.length) await redis.del(...found);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+describe('proxy: Redis hold store after Redis lost its data', () => {
+  let redis: Redis;
+  let prefix: string;
+  before(async function () {
+    const p = await redisForTests('Redis hold store data loss');
+    if (!p) return this.skip();
+    prefix = p;
+    redis = new Redis(TEST_REDIS_URL);
+    clients.push(redis);
+  });
+
+  it("another proxy's holds in flight are put back before anything is admitted, and the account is founded on the control plane's figures", async () => {
+    const { snap, ids } = accounts();
+    const bLive: LiveHold[] = [];
+    const a = redisStore(redis, prefix, 60_000, () => [], 400);
+    const b = redisStore(redis, prefix, 60_000, () => bLive, 400);
+    await a.start();
+    await b.start();
+    // B has a call in flight holding 450 of a 1000 budget; A's cached snapshot is stale (1000 at version 1).
+    expect(await b.hold('f1', snap(10_000, 1, 1000, 1), 450)).to.deep.equal({ ok: true });
+    bLive.push({ requestId: 'f1', ...ids, amountMicros: 450, keyBudget: true });
+    // Meanwhile 300 were spent and settled (its hold released with the control plane's answer).
+    await b.hold('f2', snap(10_000, 1, 1000, 1), 300);
+    await b.release('f2', ids, snap(9_700, 2, 700, 2));
+    a.committed(snap(9_700, 2, 700, 2));
+    await forget(redis, prefix);
+    // A admits nothing from its stale snapshot: it waits out the fence, by which time B has put f1 back.
+    expect(await a.hold('f3', snap(10_000, 1, 1000, 1), 251)).to.deep.equal({ ok: false, reason: 'budget' });
+    expect(await a.hold('f4', snap(10_000, 1, 1000, 1), 250)).to.deep.equal({ ok: true });
+    await a.close();
+    await b.close();
+  });
+});
+
 after(() => {
   for (const c of clients) c.disconnect();
 });

@@ -4,6 +4,7 @@ import { AppError } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
 import { parseCall } from '../../../proxy/formats.js';
 import { chatToMessages } from '../../../proxy/translate/chat-to-messages.js';
+import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages-to-chat.js';
 
 /**
  * A Chat Completions client on a Messages provider: random valid requests
@@ -199,12 +200,31 @@ describe('translation property: Chat Completions requests → Messages → back'
     );
   });
 
-  it('without a client limit, max_tokens is the model ceiling; with one, the client’s', () => {
+  it('comes back through the proxy’s own Messages → Chat translator with every field both formats have', () => {
+    fc.assert(
+      fc.property(chatRequest, (body) => {
+        const messages = JSON.stringify({ ...chatToMessages.request(call(body), MODEL), model: MODEL.alias });
+        const back = messagesRequestToChat(parseCall('messages', Buffer.from(messages), { 'anthropic-version': '2023-06-01' }), MODEL);
+        const expected = normalized(JSON.parse(JSON.stringify(body)) as Json);
+        expected.model = MODEL.upstream_model;
+        // A Chat stream reports usage only when asked; the proxy always asks.
+        if (expected.stream === true) expected.stream_options = { include_usage: true };
+        // Messages has no schema name or strict flag: the way back names it and holds the answer to it, as Messages does.
+        const format = expected.response_format as { json_schema: Json } | undefined;
+        if (format)
+          expected.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.json_schema.schema, strict: true } };
+        expect(JSON.parse(JSON.stringify(back))).to.deep.equal(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('without a client limit, max_tokens is the model ceiling; with one, the client’s up to that ceiling', () => {
     fc.assert(
       fc.property(conversation, fc.option(fc.integer({ min: 1, max: 100000 }), { nil: undefined }), (messages, limit) => {
         const body: Json = { model: MODEL.alias, messages };
         if (limit !== undefined) body.max_completion_tokens = limit;
-        expect(chatToMessages.request(call(body), MODEL).max_tokens).to.equal(limit ?? MODEL.max_output_tokens);
+        expect(chatToMessages.request(call(body), MODEL).max_tokens).to.equal(Math.min(limit ?? MODEL.max_output_tokens, MODEL.max_output_tokens));
       }),
     );
   });
