@@ -14,6 +14,7 @@ import type { HoldStore } from './holds.js';
 import { createHoldKeepAlive } from './keep-alive.js';
 import type { KeyCache } from './key-cache.js';
 import type { HeldCall, Metering } from './metering.js';
+import type { EdgeCall, EdgeObserver } from './observe.js';
 import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
 import { errorBody, type WireFormat } from './wire-errors.js';
@@ -26,6 +27,7 @@ export interface EdgeDeps {
   holds: HoldStore;
   metering: Metering;
   pool(origin: string): Pool;
+  observe: EdgeObserver;
 }
 
 type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
@@ -98,34 +100,41 @@ export function createEdgeHandler(deps: EdgeDeps) {
   const settings = config.proxy;
   const keepAlive = createHoldKeepAlive(deps.holds, Math.max(1_000, (settings.holdTtlSeconds * 1000) / 3), logger);
 
-  async function lookupKey(req: IncomingMessage, format: WireFormat): Promise<ResolvedKey | null> {
+  async function lookupKey(req: IncomingMessage, format: WireFormat, call: EdgeCall): Promise<ResolvedKey | null> {
     const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
     // Malformed keys never cost a lookup.
     if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
+    call.keyStartAt = performance.now();
     const found = await deps.keys.lookup(sha256Hex(presented));
+    call.keyAt = performance.now();
     if (found.kind === 'unavailable') {
       throw new AppError('unavailable', 'The key could not be checked right now. Retry shortly.');
     }
     return found.kind === 'known' ? found.key : null;
   }
 
-  async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): Promise<void> {
-    const key = await lookupKey(req, r.format);
+  async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, call: EdgeCall): Promise<void> {
+    const requestId = call.requestId;
+    const key = await lookupKey(req, r.format, call);
     const verdict = decideKey(key, r.slug, Date.now());
     if (!verdict.ok) throw verdict.error;
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
 
-  async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+  async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+    const requestId = obs.requestId;
     const raw = await readBody(req, settings.maxBodyBytes);
-    const key = await lookupKey(req, r.format);
+    const key = await lookupKey(req, r.format, obs);
     const k = decideKey(key, r.slug, Date.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
+    obs.keyId = resolved.id;
+    obs.workspaceId = resolved.workspace_id;
     const call = parseCall(r.format, raw, req.headers);
     const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
+    obs.model = model;
 
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
@@ -133,6 +142,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
     // Every answer from here on carries the request id with the limit headers.
     limitHeaders['x-request-id'] = requestId;
     if (!limit.ok) {
+      obs.detail = limit.which;
       const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
       throw new AppError('rate_limited', `Rate limit reached for ${limit.which} per minute on this key. Retry after ${retryAfter}s.`, {
         headers: { ...limitHeaders, 'retry-after': retryAfter },
@@ -160,6 +170,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       throw new AppError('unavailable', 'Spending limits cannot be checked right now. Retry shortly.', { headers: limitHeaders });
     }
     if (!held.ok) {
+      obs.detail = held.reason;
       throw new AppError(
         'insufficient_funds',
         held.reason === 'balance'
@@ -183,12 +194,16 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
     // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
     keepAlive.add(requestId, { workspaceId: resolved.workspace_id, keyId: resolved.id });
+    obs.admittedAt = performance.now();
+    const headers = upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length);
+    deps.observe.upstream(obs, headers);
     const outcome = await forward(
       {
         pool: deps.pool(up.origin),
         origin: up.origin,
         path: up.path,
-        headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length),
+        headers,
+        timing: obs,
         body: up.body,
         format: r.format,
         dropUsageChunk: up.dropUsageChunk,
@@ -198,9 +213,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
       },
       res,
     ).finally(() => keepAlive.remove(requestId));
+    obs.upstreamEndAt = performance.now();
+    obs.outcome = outcome.kind;
 
     switch (outcome.kind) {
       case 'failed':
+        obs.error = outcome.error;
         deps.metering.release(heldCall);
         logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
         sendError(res, r.format, outcome.error, limitHeaders);
@@ -210,54 +228,56 @@ export function createEdgeHandler(deps: EdgeDeps) {
         return;
       case 'complete': {
         const usage = outcome.tap.usage();
-        if (usage) deps.metering.settle(heldCall, usage.inputTokens, usage.outputTokens);
+        if (usage) settle(obs, heldCall, usage.inputTokens, usage.outputTokens);
         else {
           // An answer without usage is billed as if it used everything it was allowed.
           logger.warn({ requestId }, 'upstream answer carried no usage; billing the hold');
-          deps.metering.settle(heldCall, inputEstimate, outputCeiling(call, model));
+          settle(obs, heldCall, inputEstimate, outputCeiling(call, model));
         }
         return;
       }
       case 'cut': {
         const tap = outcome.tap;
-        deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
+        settle(obs, heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
         return;
       }
     }
   }
 
-  // One line per request at debug level; off by default to keep the hot path lean.
-  const accessLog = logger.isLevelEnabled('debug');
+  /** Bills the call and notes what was billed for the metrics and the access log. */
+  function settle(obs: EdgeCall, held: HeldCall, inputTokens: number, outputTokens: number): void {
+    obs.costMicros = deps.metering.settle(held, inputTokens, outputTokens);
+    obs.inputTokens = Math.max(1, inputTokens);
+    obs.outputTokens = Math.max(0, outputTokens);
+    obs.settledAt = performance.now();
+  }
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const requestId = newRequestId();
-    if (accessLog) {
-      const started = performance.now();
-      res.once('close', () =>
-        logger.debug(
-          { requestId, method: req.method, path: req.url?.split('?')[0], status: res.statusCode, complete: res.writableFinished, ms: Math.round(performance.now() - started) },
-          'edge request',
-        ),
-      );
-    }
+    const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const search = q < 0 ? '' : url.slice(q);
 
+    // Probes are neither counted nor logged.
     if (path === '/healthz') {
       send(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, '{"status":"ok"}', { 'x-request-id': requestId });
       return;
     }
     const r = route(path);
     const format: WireFormat = r?.format ?? (path.includes('/anthropic/') ? 'messages' : 'chat');
+    obs.format = format;
     if (!r) {
       sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
+    obs.route = r.action;
     const method = r.action === 'call' ? 'POST' : 'GET';
     if (req.method !== method) {
       send(res, 405, errorBody(format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
     if (req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] !== undefined) {
@@ -265,16 +285,18 @@ export function createEdgeHandler(deps: EdgeDeps) {
         'x-request-id': requestId,
         connection: 'close',
       });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
-    const work = r.action === 'models' ? listModels(req, res, r, requestId) : modelCall(req, res, r, search, requestId);
-    work.catch((thrown: unknown) => {
+    const work = r.action === 'models' ? listModels(req, res, r, obs) : modelCall(req, res, r, search, obs);
+    work.then(null, (thrown: unknown) => {
       const err = toAppError(thrown);
+      obs.error = err;
       if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
       // A refused body is not read on: close the connection rather than drain it.
       const extra: Record<string, string> = { 'x-request-id': requestId };
       if (err.kind === 'too_large') extra.connection = 'close';
       sendError(res, format, err, extra);
-    });
+    }).then(() => deps.observe.end(obs, res.statusCode));
   };
 }

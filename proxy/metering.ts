@@ -118,8 +118,8 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
   }
 
   return {
-    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
-    settle(call: HeldCall, inputTokens: number, outputTokens: number): void {
+    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
+    settle(call: HeldCall, inputTokens: number, outputTokens: number): number {
       const input = Math.max(1, inputTokens);
       const output = Math.max(0, outputTokens);
       const full = costMicros(call.model, input, output);
@@ -132,6 +132,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
         report: { request_id: call.requestId, key_id: call.keyId, model: call.model.alias, input_tokens: input, output_tokens: output, cost_micros: cost },
       });
       schedule();
+      return cost;
     },
     /** Not billed: the upstream failed before answering, or answered with its own error. */
     release(call: HeldCall): void {

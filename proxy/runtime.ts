@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
+import { createTracing } from '../shared/tracing.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createEdgeHandler } from './edge.js';
@@ -12,12 +14,17 @@ import { createMemoryHoldStore, type HoldStore } from './holds.js';
 import { createRedisHoldStore } from './holds-redis.js';
 import { createKeyCache } from './key-cache.js';
 import { createMetering, type Metering } from './metering.js';
+import { countHolds, createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
+import { createEdgeObserver } from './observe.js';
+import { createSettlementWatch } from './settlement-watch.js';
 import { createRateLimits } from './rate-limits.js';
 import { errorBody } from './wire-errors.js';
 
 export interface RunningProxy {
   server: Server;
   url: string;
+  /** Where this proxy's metrics are registered (undefined with METRICS_ENABLED=false). */
+  metrics: Registry | undefined;
   /** Resolves once every usage report in flight has been taken (tests, shutdown). */
   drain(): Promise<void>;
   /**
@@ -34,12 +41,24 @@ export interface ProxyOptions {
   controlPlaneUrl: string;
   /** Subscribe to the control plane's push stream (default true); tests turn it off to prove the poll alone suffices. */
   changePush?: boolean;
+  /** The process's metrics registry (bin/ serves it); one of its own is made when metrics are on and none is given. */
+  registry?: Registry;
+}
+
+/** Why the proxy is not ready, or an empty list. */
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, boolean>;
 }
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
-  const cp = createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken);
+  const registry = config.ops.metricsEnabled ? (options.registry ?? createMetricsRegistry()) : undefined;
+  const gauges: ProxyGaugeSources = {};
+  const metrics = registry ? createProxyMetrics(registry, gauges) : undefined;
+  const settlements = createSettlementWatch(metrics);
+  const cp = settlements.wrap(createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken));
   const keys = createKeyCache(cp, settings, logger);
 
   let redis: Redis | undefined;
@@ -51,7 +70,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     await redis.connect();
   }
   const ttlMs = settings.holdTtlSeconds * 1000;
-  const holds: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs) : createMemoryHoldStore(ttlMs);
+  const store: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs) : createMemoryHoldStore(ttlMs);
+  const holds = metrics ? countHolds(store, metrics) : store;
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering(cp, holds, limits, logger);
 
@@ -70,7 +90,40 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return p;
   };
 
-  const handle = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool });
+  const tracing = createTracing(config.ops.tracesEndpoint, config.ops.serviceName ?? 'tollgate-proxy');
+  const observe = createEdgeObserver({
+    metrics,
+    accessLog: config.ops.accessLog ? logger.child({ access: true }) : undefined,
+    tracing,
+    settlements,
+  });
+  gauges.keyCacheSize = () => keys.size();
+  gauges.keyStats = () => keys.stats;
+  gauges.settlementDepth = () => settlements.depth();
+  gauges.redisUp = () => redis?.status === 'ready';
+
+  let closing = false;
+  const readiness = (): Readiness => {
+    const checks: Record<string, boolean> = {
+      accepting: !closing,
+      models: config.models.models.size > 0,
+      // A warm cache keeps serving known keys through a control-plane outage.
+      keys: settlements.controlPlaneReachable() || keys.size() > 0,
+    };
+    if (redis) checks.redis = redis.status === 'ready';
+    return { ready: Object.values(checks).every(Boolean), checks };
+  };
+
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, observe });
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url === '/readyz') {
+      const r = readiness();
+      const body = JSON.stringify({ status: r.ready ? 'ready' : 'not ready', checks: r.checks });
+      res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    edge(req, res);
+  };
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON 400 with an id.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
@@ -91,8 +144,10 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   return {
     server,
     url: `http://127.0.0.1:${port}`,
+    metrics: registry,
     drain: () => metering.drain(),
     async close(graceMs = 10_000) {
+      closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = setTimeout(() => server.closeAllConnections(), graceMs);
@@ -105,6 +160,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       await cp.close();
       await holds.close();
       redis?.disconnect();
+      await observe.close();
     },
   };
 }
