@@ -2,8 +2,8 @@
 import { run } from './run.js';
 import { startProxy } from '../proxy/runtime.js';
 
-await run('proxy', async (config, logger) => {
-  const proxy = await startProxy(config, logger, { controlPlaneUrl: config.controlPlaneUrl! });
+await run('proxy', async (config, logger, registry) => {
+  const proxy = await startProxy(config, logger, { controlPlaneUrl: config.controlPlaneUrl!, registry });
   process.stdout.write(`Tollgate proxy on ${config.edgeBaseUrl}\n`);
   return proxy;
 });

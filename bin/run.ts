@@ -1,12 +1,20 @@
 import { ConfigError, loadConfig, redactUrl, type Config, type ConfigMode } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../shared/metrics.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 
-/** Shared start-up for the entry points: config once, clear failure, clean shutdown. */
-export async function run(
-  mode: ConfigMode,
-  start: (config: Config, logger: Logger) => Promise<{ close(): Promise<void> }>,
-): Promise<void> {
+export interface Running {
+  /** Stops taking connections and lets work in flight finish for up to `graceMs`. */
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * Shared start-up for the entry points: config once, clear failure, the
+ * metrics listener, and shutdown. The first SIGTERM/SIGINT drains (the
+ * listener stops, requests and streams in flight get SHUTDOWN_GRACE_SECONDS,
+ * usage is settled) and exits 0; a second one exits at once.
+ */
+export async function run(mode: ConfigMode, start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(process.env, mode);
@@ -18,9 +26,15 @@ export async function run(
     throw err;
   }
   const logger = createLogger(config.logLevel, `tollgate-${mode}`);
-  let running: { close(): Promise<void> };
+  let running: Running;
+  let metricsServer: MetricsServer | undefined;
   try {
-    running = await start(config, logger);
+    const registry = config.ops.metricsEnabled ? createMetricsRegistry() : undefined;
+    running = await start(config, logger, registry);
+    if (registry) {
+      metricsServer = await startMetricsServer(registry, { host: config.ops.metricsHost, port: config.ops.metricsPort, token: config.ops.metricsToken });
+      logger.info({ host: config.ops.metricsHost, port: config.ops.metricsPort }, 'metrics listening');
+    }
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);
@@ -32,13 +46,25 @@ export async function run(
   }
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    logger.info({ signal, graceMs: config.ops.shutdownGraceMs }, 'shutting down: draining requests in flight');
+    running
+      .close(config.ops.shutdownGraceMs)
+      .then(() => metricsServer?.close())
+      .then(
+        () => {
+          logger.info('shut down cleanly');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

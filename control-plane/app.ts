@@ -9,6 +9,7 @@ import { ssoRouters } from './sso/index.js';
 import { internalSurface } from './internal/index.js';
 import { webRouters } from './web/index.js';
 import { localAdminRoutes } from './local-admin.js';
+import { httpMetrics, type ControlPlaneMetrics } from './metrics.js';
 
 export interface ControlPlane {
   app: Koa;
@@ -24,19 +25,30 @@ export interface ControlPlane {
 export interface ControlPlaneOptions {
   /** Secret of the CLI's local bootstrap route (embedded store only). */
   localSecret?: string;
+  /** Counts and times requests (absent with METRICS_ENABLED=false). */
+  metrics?: ControlPlaneMetrics;
+  /** What /readyz reports; without it the control plane is ready once listening. */
+  readiness?: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
 }
 
 export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlaneOptions = {}): ControlPlane {
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  app.use(async function healthz(ctx, next) {
+  app.use(async function probes(ctx, next) {
     if (ctx.path === '/healthz' && ctx.method === 'GET') {
       ctx.body = { status: 'ok' };
       return;
     }
+    if (ctx.path === '/readyz' && ctx.method === 'GET') {
+      const r = options.readiness ? await options.readiness() : { ready: true, checks: {} };
+      ctx.status = r.ready ? 200 : 503;
+      ctx.body = { status: r.ready ? 'ready' : 'not ready', checks: r.checks };
+      return;
+    }
     await next();
   });
+  if (options.metrics) app.use(httpMetrics(options.metrics));
 
   const scim = scimSurface(deps);
   const internal = internalSurface(deps);
