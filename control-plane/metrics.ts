@@ -71,7 +71,7 @@ const outcomeOf = (status: number): string => (status >= 500 ? 'server_error' : 
 
 /** `Users`, `Groups`, `Schemas`, … from the route pattern; the bounded set of SCIM resource types. */
 function scimResource(route: string): string {
-  const m = /^\/v1\/scim\/v2\/([A-Za-z]+)/.exec(route);
+  const m = /\/([A-Z][A-Za-z]+)(?:\/|$)/.exec(route);
   return m ? m[1]! : 'other';
 }
 
