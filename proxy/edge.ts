@@ -228,6 +228,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
         return;
       case 'complete': {
         const usage = outcome.tap.usage();
+        if (obs.span) obs.finishReasons = outcome.tap.finishReasons();
         if (usage) settle(obs, heldCall, usage.inputTokens, usage.outputTokens);
         else {
           // An answer without usage is billed as if it used everything it was allowed.

@@ -40,6 +40,7 @@ export interface EdgeCall {
   inputTokens: number;
   outputTokens: number;
   costMicros: number;
+  finishReasons: string[] | undefined;
   /** The refusal, when the proxy itself said no. */
   error: AppError | undefined;
   /** Which limit refused it (`requests`/`tokens`, `balance`/`budget`), to tell refusals of one kind apart. */
@@ -87,6 +88,7 @@ function newCall(requestId: string): EdgeCall {
     inputTokens: 0,
     outputTokens: 0,
     costMicros: 0,
+    finishReasons: undefined,
     error: undefined,
     detail: undefined,
     span: undefined,
@@ -176,6 +178,7 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
       'gen_ai.response.model': model.upstream_model,
     });
   }
+  if (call.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', call.finishReasons);
   if (call.settledAt) {
     span.setAttributes({ 'gen_ai.usage.input_tokens': call.inputTokens, 'gen_ai.usage.output_tokens': call.outputTokens, 'tollgate.cost_micros': call.costMicros });
   }
