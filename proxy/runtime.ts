@@ -150,9 +150,13 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // A keep-alive connection whose call has just finished is idle now: let it go
+      // at once rather than hold shutdown for the whole grace period.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
       const grace = setTimeout(() => server.closeAllConnections(), graceMs);
       grace.unref();
       await closed;
+      clearInterval(sweep);
       clearTimeout(grace);
       feed.stop();
       await Promise.race([metering.drain(), new Promise((r) => setTimeout(r, 5_000).unref())]);
