@@ -140,15 +140,20 @@ describeEachStore('lifecycle: the proxy process drains on SIGTERM', (store) => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('SIGTERM during a slow stream: the stream completes, new connections are refused, usage is settled, exit 0', async function () {
-    this.timeout(60_000);
+  /** A proxy process with a paced stream of `outputTokens` events in flight, told to stop once it has begun. */
+  async function sigtermMidStream(outputTokens: number) {
     proxy = await startProxyProcess(cp, fake, dir);
     const k = await seedKey(cp.deps);
-    fake.enqueue({ kind: 'ok', outputTokens: 40, eventDelayMs: 50 });
+    fake.enqueue({ kind: 'ok', outputTokens, eventDelayMs: 50 });
     const reader = await openStream(proxy.url, k.slug, k.secret);
-
     proxy.child.kill('SIGTERM');
     await proxy.waitForLog('shutting down');
+    return { proxy, k, reader };
+  }
+
+  it('SIGTERM during a slow stream: the stream completes, new connections are refused, usage is settled, exit 0', async function () {
+    this.timeout(60_000);
+    const { proxy, k, reader } = await sigtermMidStream(40);
     expect(await refused(proxy.port)).to.equal(true);
 
     let text = '';
@@ -170,12 +175,7 @@ describeEachStore('lifecycle: the proxy process drains on SIGTERM', (store) => {
 
   it('a second signal exits at once, without waiting for the stream', async function () {
     this.timeout(60_000);
-    proxy = await startProxyProcess(cp, fake, dir);
-    const k = await seedKey(cp.deps);
-    fake.enqueue({ kind: 'ok', outputTokens: 400, eventDelayMs: 50 });
-    const reader = await openStream(proxy.url, k.slug, k.secret);
-    proxy.child.kill('SIGTERM');
-    await proxy.waitForLog('shutting down');
+    const { proxy, reader } = await sigtermMidStream(400);
     proxy.child.kill('SIGTERM');
     expect(await proxy.exited).to.equal(1);
     const cut = await (async () => {
