@@ -108,7 +108,8 @@ async function startProxyProcess(cp: TestControlPlane, fake: FakeUpstream, dir: 
   };
 }
 
-async function openStream(url: string, slug: string, secret: string): Promise<ReadableStreamDefaultReader<Uint8Array>> {
+/** Opens a stream and waits for its first bytes; returns them with the reader for the rest. */
+async function openStream(url: string, slug: string, secret: string): Promise<{ reader: ReadableStreamDefaultReader<Uint8Array>; first: string }> {
   const res = await fetch(`${url}${edgePath('chat', slug)}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
@@ -116,8 +117,8 @@ async function openStream(url: string, slug: string, secret: string): Promise<Re
   });
   expect(res.status).to.equal(200);
   const reader = res.body!.getReader();
-  await reader.read();
-  return reader;
+  const first = await reader.read();
+  return { reader, first: Buffer.from(first.value!).toString() };
 }
 
 describeEachStore('lifecycle: the proxy process drains on SIGTERM', (store) => {
@@ -145,18 +146,18 @@ describeEachStore('lifecycle: the proxy process drains on SIGTERM', (store) => {
     proxy = await startProxyProcess(cp, fake, dir);
     const k = await seedKey(cp.deps);
     fake.enqueue({ kind: 'ok', outputTokens, eventDelayMs: 50 });
-    const reader = await openStream(proxy.url, k.slug, k.secret);
+    const { reader, first } = await openStream(proxy.url, k.slug, k.secret);
     proxy.child.kill('SIGTERM');
     await proxy.waitForLog('shutting down');
-    return { proxy, k, reader };
+    return { proxy, k, reader, first };
   }
 
   it('SIGTERM during a slow stream: the stream completes, new connections are refused, usage is settled, exit 0', async function () {
     this.timeout(60_000);
-    const { proxy, k, reader } = await sigtermMidStream(40);
+    const { proxy, k, reader, first } = await sigtermMidStream(40);
     expect(await refused(proxy.port)).to.equal(true);
 
-    let text = '';
+    let text = first;
     for (let r = await reader.read(); !r.done; r = await reader.read()) text += Buffer.from(r.value).toString();
     expect(text).to.include('data: [DONE]');
     expect(text.match(/"content":"/g)?.length).to.be.greaterThanOrEqual(40);
