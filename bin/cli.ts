@@ -10,7 +10,7 @@ import { AppError } from '../shared/errors.js';
 import { openDatabase } from '../control-plane/db/database.js';
 import { migrate } from '../control-plane/db/migrate.js';
 import { acquireLock, DataDirBusyError, readLock } from '../control-plane/db/data-dir-lock.js';
-import { bootstrapOrg, validateBootstrap, type BootstrapInput, type BootstrapResult } from '../control-plane/services/bootstrap.js';
+import { bootstrapOrg, validateBootstrap, type BootstrapInput, type BootstrapResult } from '../control-plane/services/orgs/bootstrap.js';
 import { LOCAL_SECRET_HEADER } from '../control-plane/local-admin.js';
 
 

@@ -26,6 +26,8 @@ export interface User {
   external_id: string | null;
   given_name: string | null;
   family_name: string | null;
+  /** SCIM name.formatted as the client sent it; null = derive from the parts. */
+  name_formatted: string | null;
   display_name: string | null;
   emails: Email[];
   active: boolean;

@@ -4,7 +4,7 @@ import { safeEqual } from '../shared/secrets.js';
 import { unauthenticated, invalidInput } from '../shared/errors.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { readJson } from './http/body.js';
-import { bootstrapOrg } from './services/bootstrap.js';
+import { bootstrapOrg } from './services/orgs/bootstrap.js';
 
 export const LOCAL_SECRET_HEADER = 'x-tollgate-local-secret';
 

@@ -2,7 +2,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CALL_BUCKETS, FAST_BUCKETS, statusClass } from '../shared/metrics.js';
 import type { Database, Queryable } from './db/database.js';
-import { SSO_CALLBACK_PATH } from './services/sso-login.js';
+import { SSO_CALLBACK_PATH } from './services/sso/login.js';
 
 /**
  * The control plane's Prometheus metrics. Routes are labelled by their

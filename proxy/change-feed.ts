@@ -1,7 +1,7 @@
 import { createParser } from 'eventsource-parser';
-import type { ChangeEvent } from '../control-plane/services/key-resolution.js';
+import { CHANGE_FEED_PAGE_SIZE, changeEventSchema, changeVersionSchema, type ChangeEvent } from '../shared/contract/changes.js';
 import type { Logger } from '../shared/logger.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import { parseAnswer, type ControlPlaneClient } from './control-plane-client.js';
 import type { KeyCache } from './key-cache.js';
 
 /**
@@ -31,7 +31,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
         return;
       }
       const { events } = await client.changesAfter(seen);
-      if (events.length >= 1000) cache.clear();
+      if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
       apply(events);
     } catch {
       /* the control plane is down: cached keys ride out the stale window */
@@ -49,10 +49,10 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
             if (ev.event === 'ready') {
               // Anything may have changed while we were not listening.
               cache.clear();
-              const { version } = JSON.parse(ev.data) as { version: number };
+              const { version } = parseAnswer(changeVersionSchema, ev.data, 'change stream ready');
               seen = Math.max(seen ?? 0, version);
             } else if (ev.event === 'change') {
-              apply([JSON.parse(ev.data) as ChangeEvent]);
+              apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')]);
             }
           },
         });

@@ -1,7 +1,8 @@
 import { Pool } from 'undici';
-import type { KeyResolution } from '../control-plane/services/key-resolution.js';
-import type { UsageReport, UsageResult } from '../control-plane/services/usage.js';
-import type { ChangeEvent } from '../control-plane/services/key-resolution.js';
+import type { z } from 'zod';
+import { changePageSchema, changeVersionSchema } from '../shared/contract/changes.js';
+import { keyResolutionSchema } from '../shared/contract/keys.js';
+import { usageAnswerSchema, type UsageReport } from '../shared/contract/usage.js';
 
 export class ControlPlaneUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -10,14 +11,39 @@ export class ControlPlaneUnavailable extends Error {
   }
 }
 
-/** The proxy's client of /internal, authenticated with DATA_PLANE_TOKEN. */
+/**
+ * Reads one message of the wire contract. An answer that is not what the
+ * contract says (a control plane of another version, a proxy in between
+ * answering HTML) is treated like no answer at all: the caller's fallbacks
+ * (stale keys, retried reports) apply instead of a crash.
+ */
+export function parseAnswer<S extends z.ZodType>(schema: S, text: string, what: string): z.infer<S> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new ControlPlaneUnavailable(`control plane answered ${what} with something other than JSON`, { cause: err });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ControlPlaneUnavailable(`control plane answer to ${what} breaks the contract at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The proxy's client of /internal, authenticated with DATA_PLANE_TOKEN. Every
+ * answer is checked against the wire contract; that costs a parse per key
+ * cache miss, per usage batch and per change event, never per proxied call.
+ */
 export function createControlPlaneClient(baseUrl: string, token: string) {
   const url = new URL(baseUrl);
   const pool = new Pool(url.origin, { connect: { timeout: 1_000 }, headersTimeout: 5_000, bodyTimeout: 5_000 });
   const pathBase = url.pathname.replace(/\/+$/, '');
   const auth = `Bearer ${token}`;
 
-  async function json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async function json<S extends z.ZodType>(schema: S, method: 'GET' | 'POST', path: string, body?: unknown): Promise<z.infer<S>> {
     let res;
     try {
       res = await pool.request({
@@ -36,14 +62,14 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
       throw new ControlPlaneUnavailable(`control plane answered ${res.statusCode} to ${method} ${path}`);
     }
     if (res.statusCode >= 400) throw new Error(`control plane refused ${method} ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
-    return JSON.parse(text) as T;
+    return parseAnswer(schema, text, `${method} ${path}`);
   }
 
   return {
-    resolveKey: (keyHash: string) => json<KeyResolution>('GET', `/internal/keys/${keyHash}`),
-    reportUsage: async (reports: UsageReport[]) => (await json<{ results: UsageResult[] }>('POST', '/internal/usage', { reports })).results,
-    changesAfter: (after: number) => json<{ events: ChangeEvent[] }>('GET', `/internal/changes?after=${after}`),
-    version: async () => (await json<{ version: number }>('GET', '/internal/changes/version')).version,
+    resolveKey: (keyHash: string) => json(keyResolutionSchema, 'GET', `/internal/keys/${keyHash}`),
+    reportUsage: async (reports: UsageReport[]) => (await json(usageAnswerSchema, 'POST', '/internal/usage', { reports })).results,
+    changesAfter: (after: number) => json(changePageSchema, 'GET', `/internal/changes?after=${after}`),
+    version: async () => (await json(changeVersionSchema, 'GET', '/internal/changes/version')).version,
     /** Opens the push stream; the caller owns the returned body. */
     async openChangeStream(signal: AbortSignal) {
       const res = await pool.request({

@@ -1,6 +1,6 @@
 import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
-import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../shared/contract/keys.js';
 
 export type KeyDecision = { ok: true; key: ResolvedKey } | { ok: false; error: AppError };
 export type ModelDecision = { ok: true; model: ModelConfig; provider: ProviderConfig } | { ok: false; error: AppError };

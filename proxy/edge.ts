@@ -5,7 +5,7 @@ import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
-import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
 import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
@@ -195,7 +195,9 @@ export function createEdgeHandler(deps: EdgeDeps) {
     // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
     keepAlive.add(requestId, { workspaceId: resolved.workspace_id, keyId: resolved.id });
     obs.admittedAt = performance.now();
-    const headers = upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length);
+    obs.translated = up.translate !== undefined;
+    obs.upstreamFormat = up.format;
+    const headers = upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders);
     deps.observe.upstream(obs, headers);
     const outcome = await forward(
       {
@@ -205,8 +207,9 @@ export function createEdgeHandler(deps: EdgeDeps) {
         headers,
         timing: obs,
         body: up.body,
-        format: r.format,
+        format: up.format,
         dropUsageChunk: up.dropUsageChunk,
+        translate: up.translate,
         extraHeaders: limitHeaders,
         headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
         idleTimeoutMs: settings.upstreamIdleTimeoutMs,

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, invalidInput } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
+import { translatorFrom, upstreamFormat, type AnswerTranslator } from './translate/index.js';
 import type { WireFormat } from './wire-errors.js';
 
 /** A model call after its format's checks, the same shape for both formats. */
@@ -66,6 +67,12 @@ export interface UpstreamCall {
   authHeader: 'authorization' | 'x-api-key';
   /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
   dropUsageChunk: boolean;
+  /** The format the provider is called in; the usage tap reads the answer in this format. */
+  format: WireFormat;
+  /** Set when the provider lacks the client's format: turns the provider's answer into the client's. */
+  translate: AnswerTranslator | undefined;
+  /** Headers added to the call: the provider entry's own, and what a translated call needs. */
+  extraHeaders: Record<string, string> | undefined;
 }
 
 const endpoints = new Map<string, { origin: string; path: string }>();
@@ -82,23 +89,52 @@ function endpoint(base: string, format: WireFormat): { origin: string; path: str
   return e;
 }
 
-/** Alias → upstream model; for streamed Chat Completions also ask for the usage chunk. */
+/** The Messages API refuses calls without a version; a translated Chat Completions client never sends one. */
+const MESSAGES_VERSION = '2023-06-01';
+
+/**
+ * Alias → upstream model, in the provider's format: unchanged but for the
+ * model (and, for a streamed Chat Completions call, a request for the usage
+ * chunk) when the provider speaks the client's format; translated otherwise.
+ */
 export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
-  const body: Record<string, unknown> = { ...call.body, model: model.upstream_model };
+  const target = upstreamFormat(provider, format);
+  let body: Record<string, unknown>;
   let dropUsageChunk = false;
-  if (format === 'chat' && call.stream) {
-    const options = isObject(body.stream_options) ? body.stream_options : {};
-    if (options.include_usage !== true) {
-      dropUsageChunk = true;
-      body.stream_options = { ...options, include_usage: true };
+  let translate: AnswerTranslator | undefined;
+  let extraHeaders = provider.extra_headers;
+  if (target === format) {
+    body = { ...call.body, model: model.upstream_model };
+    if (format === 'chat' && call.stream) {
+      const options = isObject(body.stream_options) ? body.stream_options : {};
+      if (options.include_usage !== true) {
+        dropUsageChunk = true;
+        body.stream_options = { ...options, include_usage: true };
+      }
     }
+  } else {
+    const translator = translatorFrom(format);
+    body = translator.request(call, model);
+    translate = translator.answer(call);
+    // The client's query string belongs to its own format's API.
+    search = '';
+    if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
   }
-  const target = endpoint(format === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url, format);
+  const url = endpoint((target === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url)!, target);
   const authHeader =
-    format === 'chat'
+    target === 'chat'
       ? (provider.chat_completions_auth_header ?? 'authorization')
       : (provider.messages_auth_header ?? 'x-api-key');
-  return { origin: target.origin, path: `${target.path}${search}`, body: Buffer.from(JSON.stringify(body)), authHeader, dropUsageChunk };
+  return {
+    origin: url.origin,
+    path: `${url.path}${search}`,
+    body: Buffer.from(JSON.stringify(body)),
+    authHeader,
+    dropUsageChunk,
+    format: target,
+    translate,
+    extraHeaders,
+  };
 }
 
 /** `GET …/models` in each provider's list shape. */

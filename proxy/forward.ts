@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
 import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
+import type { AnswerTranslator } from './translate/index.js';
 import { createUsageChunkFilter, createUsageTap, type UsageTap } from './usage-tap.js';
 import type { WireFormat } from './wire-errors.js';
 
@@ -20,8 +21,11 @@ export interface ForwardRequest {
   path: string;
   headers: Record<string, string>;
   body: Buffer;
+  /** The format the provider answers in (what the usage tap reads). */
   format: WireFormat;
   dropUsageChunk: boolean;
+  /** Set when the provider lacks the client's format: the answer is rewritten into the client's. */
+  translate: AnswerTranslator | undefined;
   /** Added to the provider's headers (x-request-id, x-ratelimit-*). */
   extraHeaders: Record<string, string>;
   headersTimeoutMs: number;
@@ -43,6 +47,13 @@ function clientGone(): Error {
   return new Error('client disconnected');
 }
 
+/** The end of a translated answer: a whole body (success or error) rewritten, or a stream's closing events. */
+function translated(t: AnswerTranslator, whole: Buffer[] | undefined, errorStatus: number): Buffer {
+  if (!whole) return t.end();
+  const body = whole.length === 1 ? whole[0]! : Buffer.concat(whole);
+  return errorStatus ? t.error(errorStatus, body) : t.json(body);
+}
+
 /**
  * Sends one call upstream through undici's dispatch and relays the answer as
  * it arrives: bytes unchanged (but for the usage chunk the proxy asked for),
@@ -57,6 +68,10 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
     let errorAnswer = false;
     let tap: UsageTap | undefined;
     let filter: ReturnType<typeof createUsageChunkFilter> | undefined;
+    const translate = req.translate;
+    let eventStream = false;
+    /** A translated whole answer (JSON or error) is rewritten only once complete. */
+    let whole: Buffer[] | undefined;
 
     const done = (o: ForwardOutcome) => {
       if (settled) return;
@@ -82,12 +97,13 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
         // Redirects are relayed, never followed, and, like error answers, not billed.
         errorAnswer = status >= 300;
         const type = headers['content-type'];
-        const eventStream = typeof type === 'string' && type.includes('text/event-stream');
+        eventStream = typeof type === 'string' && type.includes('text/event-stream');
         if (!errorAnswer) {
           tap = createUsageTap(req.format, eventStream);
           if (eventStream && req.dropUsageChunk) filter = createUsageChunkFilter();
         }
-        res.writeHead(status, downstreamHeaders(headers, filter !== undefined, req.extraHeaders));
+        if (translate && (errorAnswer || !eventStream)) whole = [];
+        res.writeHead(status, downstreamHeaders(headers, filter !== undefined || translate !== undefined, req.extraHeaders));
         headersSent = true;
         if (req.timing) {
           req.timing.headAt = performance.now();
@@ -99,18 +115,25 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
       },
       onResponseData(c, chunk) {
         tap?.feed(chunk);
-        const out = filter ? filter.push(chunk) : chunk;
+        if (whole) {
+          whole.push(chunk);
+          return;
+        }
+        const out = translate ? translate.push(chunk) : filter ? filter.push(chunk) : chunk;
         if (out.length && !res.write(out)) {
           c.pause();
           res.once('drain', () => c.resume());
         }
       },
       onResponseEnd() {
-        if (filter) {
-          const rest = filter.flush();
-          if (rest.length) res.write(rest);
+        if (translate) res.end(translated(translate, whole, errorAnswer ? res.statusCode : 0));
+        else {
+          if (filter) {
+            const rest = filter.flush();
+            if (rest.length) res.write(rest);
+          }
+          res.end();
         }
-        res.end();
         done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: tap! });
       },
       onResponseError(_c, err) {
@@ -120,6 +143,8 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
           else done({ kind: 'failed', error: upstreamFailure(err) });
           return;
         }
+        // A translated stream says why in the client's own error event before it breaks off.
+        if (translate && eventStream && !errorAnswer) res.write(translate.fail('The model provider broke off the answer.'));
         // Mid-answer: the client must see a broken response, not a complete-looking one.
         res.destroy(err);
         done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true });

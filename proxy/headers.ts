@@ -12,6 +12,7 @@ export function upstreamHeaders(
   client: IncomingHttpHeaders,
   auth: { header: 'authorization' | 'x-api-key'; secret: string },
   contentLength: number,
+  extra?: Record<string, string>,
 ): Record<string, string> {
   const out: Record<string, string> = {
     'content-type': 'application/json',
@@ -23,9 +24,14 @@ export function upstreamHeaders(
     if (typeof v === 'string') out[name] = v;
     else if (Array.isArray(v)) out[name] = v.join(', ');
   }
+  // The operator's headers for this provider; the body's framing and the credential below always win.
+  if (extra) for (const name in extra) if (!(name in FIXED)) out[name] = extra[name]!;
   out[auth.header] = auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret;
   return out;
 }
+
+/** Headers a provider entry's extra_headers may not set. */
+const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, host: true };
 
 const HOP_BY_HOP = new Set([
   'connection',

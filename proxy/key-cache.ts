@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import type { ResolvedKey } from '../control-plane/services/key-resolution.js';
-import type { ChangeTopic } from '../control-plane/stores/change-feed.js';
+import type { ChangeTopic } from '../shared/contract/changes.js';
+import type { ResolvedKey } from '../shared/contract/keys.js';
 import type { ProxySettings } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { ControlPlaneUnavailable } from './control-plane-client.js';

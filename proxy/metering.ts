@@ -1,4 +1,4 @@
-import type { UsageReport, UsageResult } from '../control-plane/services/usage.js';
+import type { UsageReport, UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
 import type { ControlPlaneClient } from './control-plane-client.js';

@@ -27,6 +27,8 @@ export interface EdgeCall {
   keyId: string | undefined;
   workspaceId: string | undefined;
   translated: boolean;
+  /** The provider's wire format: the client's, unless the call is translated. */
+  upstreamFormat: WireFormat | undefined;
   stream: boolean;
   keyStartAt: number;
   keyAt: number;
@@ -76,6 +78,7 @@ function newCall(requestId: string): EdgeCall {
     keyId: undefined,
     workspaceId: undefined,
     translated: false,
+    upstreamFormat: undefined,
     stream: false,
     keyStartAt: 0,
     keyAt: 0,
@@ -172,7 +175,7 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
   });
   if (model) {
     span.setAttributes({
-      'gen_ai.system': call.format === 'chat' ? 'openai' : 'anthropic',
+      'gen_ai.system': (call.upstreamFormat ?? call.format) === 'chat' ? 'openai' : 'anthropic',
       'gen_ai.provider.name': model.provider,
       'gen_ai.request.model': model.alias,
       'gen_ai.response.model': model.upstream_model,

@@ -1,17 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-/** The operator-owned catalog of providers and model aliases (CONTRACT §1). */
+/**
+ * The operator-owned catalog of providers and model aliases. A provider names
+ * the wire formats it speaks by giving one base URL or both; a call in a
+ * format its provider lacks is translated by the proxy.
+ */
 const providerSchema = z
   .object({
-    chat_completions_base_url: z.url({ protocol: /^https?$/ }),
-    messages_base_url: z.url({ protocol: /^https?$/ }),
+    chat_completions_base_url: z.url({ protocol: /^https?$/ }).optional(),
+    messages_base_url: z.url({ protocol: /^https?$/ }).optional(),
     api_key_env: z.string().min(1),
     /** Overrides the header each format's provider key is sent in. */
     chat_completions_auth_header: z.enum(['authorization', 'x-api-key']).optional(),
     messages_auth_header: z.enum(['authorization', 'x-api-key']).optional(),
+    /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
+    extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
   })
-  .strict();
+  .strict()
+  .refine((p) => p.chat_completions_base_url !== undefined || p.messages_base_url !== undefined, {
+    message: 'a provider needs chat_completions_base_url, messages_base_url, or both',
+  });
 
 const modelSchema = z
   .object({

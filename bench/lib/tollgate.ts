@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { freePort, nodeArgs, readyWhenHealthy, REPO_ROOT, startProcess, type Placement, type Proc } from './procs.js';
-import type { BootstrapResult } from '../../control-plane/services/bootstrap.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -138,8 +137,18 @@ export function removeDataDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** What the bootstrap CLI prints (CONTRACT §1). */
-export type Bootstrapped = BootstrapResult;
+/**
+ * The part of the bootstrap CLI's printed JSON the bench uses. The bench
+ * drives Tollgate from outside, as an operator would, so it reads the CLI's
+ * output rather than importing the control plane's types.
+ */
+export interface Bootstrapped {
+  org_id: string;
+  workspace_id: string;
+  workspace_slug: string;
+  owner_user_id: string;
+  console_token: string;
+}
 
 /** `npm run -s cli -- bootstrap …` against the same store the service uses. */
 export async function bootstrap(tollgate: Tollgate, slug: string): Promise<Bootstrapped> {

@@ -8,7 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import type { ResolvedKey } from '../../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../../shared/contract/keys.js';
 import { createKeyCache } from '../../proxy/key-cache.js';
 
 export interface KeyCacheSpec {

@@ -5,7 +5,7 @@ import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
 import { displayName } from './fields.js';
-import { createKey, listKeys, revokeKey } from '../services/keys.js';
+import { createKey, listKeys, revokeKey } from '../services/workspaces/keys.js';
 
 /** Budgets are numeric(20,9) and limits int4 in the store: bound them so no input reaches SQL that SQL would refuse. */
 const MAX_BUDGET_USD = 1_000_000_000;

@@ -2,39 +2,41 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, authOf, requireSession } from '../http/auth.js';
+import { authOf, requireSession } from '../http/auth.js';
 import { parseValid, readValid } from '../http/body.js';
-import { assertOwnOrg } from '../services/access.js';
-import { changeMemberRole, listMembers } from '../services/members.js';
-import { listAudit } from '../services/audit.js';
+import { changeMemberRole, listMembers } from '../services/orgs/members.js';
+import { listAudit } from '../services/orgs/audit.js';
+import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
 const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
 const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
 
 /** Settings → Members and the org's audit trail: /v1/orgs/:org_id/members, /v1/orgs/:org_id/audit */
+/*
+ * Where a route reads input, it asks the service's access check first, so a
+ * caller who may not act learns nothing from validation errors; the service
+ * checks again, so it is safe from any caller.
+ */
 export function membersRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router();
   const session = requireSession(deps);
 
   router.get('/v1/orgs/:org_id/members', session, async function listOrgMembers(ctx: Context) {
-    const auth = authOf(ctx);
-    assertOwnOrg(auth, ctx.params.org_id);
-    ctx.body = await listMembers(deps, auth);
+    ctx.body = await listMembers(deps, authOf(ctx), ctx.params.org_id);
   });
 
   router.patch('/v1/orgs/:org_id/members/:user_id', session, async function changeRole(ctx: Context) {
     const auth = authOf(ctx);
     assertOwnOrg(auth, ctx.params.org_id);
     const { role } = await readValid(ctx, roleChange);
-    ctx.body = await changeMemberRole(deps, auth, ctx.params.user_id, role);
+    ctx.body = await changeMemberRole(deps, auth, ctx.params.org_id, ctx.params.user_id, role);
   });
 
   router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {
     const auth = authOf(ctx);
-    assertOwnOrg(auth, ctx.params.org_id);
-    assertAdmin(auth);
+    assertOrgAdmin(auth, ctx.params.org_id);
     const { limit } = parseValid(auditQuery, ctx.query);
-    ctx.body = await listAudit(deps, auth, limit);
+    ctx.body = await listAudit(deps, auth, ctx.params.org_id, limit);
   });
 
   return router;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { listModels, setTeamModels, showTeamModels } from '../services/models.js';
+import { listModels, setTeamModels, showTeamModels } from '../services/workspaces/models.js';
 
 const modelAccess = z.object({ models: z.array(z.string().min(1).max(200)).max(1000) }).strict();
 

@@ -2,9 +2,10 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, assertSameOrg, authOf, requireSession } from '../http/auth.js';
+import { authOf, requireSession } from '../http/auth.js';
+import { assertOrgAdmin } from '../services/auth/console-auth.js';
 import { readValid } from '../http/body.js';
-import { rotateScimToken, scimSettings, setScimEnabled } from '../services/scim-tokens.js';
+import { rotateScimToken, scimSettings, setScimEnabled } from '../scim/tokens.js';
 
 const SettingsBody = z.strictObject({ enabled: z.boolean() });
 
@@ -12,11 +13,10 @@ const SettingsBody = z.strictObject({ enabled: z.boolean() });
 export function scimSettingsRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router();
 
+  // The SCIM settings services take an org the caller is known to administer.
   function adminOfOrg(ctx: Context): { orgId: string; userId: string } {
     const auth = authOf(ctx);
-    assertSameOrg(auth, ctx.params.org_id, 'Organization');
-    assertAdmin(auth);
-    return { orgId: auth.orgId, userId: auth.userId };
+    return { orgId: assertOrgAdmin(auth, ctx.params.org_id), userId: auth.userId };
   }
 
   router.get('/v1/orgs/:org_id/scim', requireSession(deps), async function showScimSettings(ctx: Context) {

@@ -1,12 +1,11 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { invalidInput, unauthenticated } from '../../shared/errors.js';
+import { invalidInput } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { setSessionCookie } from '../http/auth.js';
 import { readBody, parseValid } from '../http/body.js';
-import { audit_insert } from '../stores/audit.js';
-import { checkSession, openSession } from '../services/sessions.js';
+import { signInWithConsoleToken } from '../services/auth/sessions.js';
 
 const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
 
@@ -32,28 +31,7 @@ export function sessionRoutes(deps: ControlPlaneDeps): Router {
       throw invalidInput('Request body is not valid JSON.');
     }
     const { token } = parseValid(SignIn, raw);
-    const checked = await checkSession(deps, token.trim());
-    if (!checked.ok) {
-      throw unauthenticated(
-        checked.reason === 'deprovisioned'
-          ? 'Your membership in this organization is inactive, so you cannot sign in.'
-          : 'That console token is not valid or has expired.',
-      );
-    }
-    const { org_id, user_id } = checked.session;
-    const session = await deps.db.transaction(async (tx) => {
-      const opened = await openSession(deps, tx, org_id, user_id);
-      await audit_insert(tx, {
-        org_id,
-        actor: `user:${user_id}`,
-        action: 'session.open',
-        target_type: 'user',
-        target_id: user_id,
-        detail: { method: 'console_token' },
-        now: deps.clock.now(),
-      });
-      return opened;
-    });
+    const session = await signInWithConsoleToken(deps, token.trim());
     setSessionCookie(ctx, deps.config.publicBaseUrl, session);
     ctx.status = 204;
   });

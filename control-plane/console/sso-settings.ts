@@ -3,10 +3,11 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { notFound } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, assertSameOrg, authOf, requireSession } from '../http/auth.js';
+import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { createSecretSealer } from '../services/sso-secrets.js';
-import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso-settings.js';
+import { assertOrgAdmin } from '../services/auth/console-auth.js';
+import { createSecretSealer } from '../services/sso/secrets.js';
+import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso/settings.js';
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -43,27 +44,20 @@ export function ssoSettingsRoutes(deps: ControlPlaneDeps): Router {
   const sealer = createSecretSealer(deps.config);
 
   router.get('/v1/orgs/:org_id/sso', requireSession(deps), async function showSsoSettings(ctx: Context) {
-    const auth = authOf(ctx);
-    assertSameOrg(auth, ctx.params.org_id, 'Organization');
-    assertAdmin(auth);
-    const settings = await findSsoSettings(deps, auth.orgId);
+    const settings = await findSsoSettings(deps, authOf(ctx), ctx.params.org_id);
     if (!settings) throw notFound('SSO configuration');
     ctx.body = settings;
   });
 
   router.put('/v1/orgs/:org_id/sso', requireSession(deps), async function saveSso(ctx: Context) {
     const auth = authOf(ctx);
-    assertSameOrg(auth, ctx.params.org_id, 'Organization');
-    assertAdmin(auth);
+    assertOrgAdmin(auth, ctx.params.org_id); // before the body: see members.ts
     const input = await readValid(ctx, ssoSettingsBody);
-    ctx.body = await saveSsoSettings(deps, sealer, auth.userId, auth.orgId, input);
+    ctx.body = await saveSsoSettings(deps, sealer, auth, ctx.params.org_id, input);
   });
 
   router.delete('/v1/orgs/:org_id/sso', requireSession(deps), async function removeSso(ctx: Context) {
-    const auth = authOf(ctx);
-    assertSameOrg(auth, ctx.params.org_id, 'Organization');
-    assertAdmin(auth);
-    if (!(await removeSsoSettings(deps, auth.userId, auth.orgId))) throw notFound('SSO configuration');
+    if (!(await removeSsoSettings(deps, authOf(ctx), ctx.params.org_id))) throw notFound('SSO configuration');
     ctx.status = 204;
   });
 

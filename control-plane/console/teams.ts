@@ -5,7 +5,7 @@ import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
 import { displayName } from './fields.js';
-import { addTeamMember, createTeam, listTeamMembers, listTeams, removeTeamMember, showTeam } from '../services/teams.js';
+import { addTeamMember, createTeam, listTeamMembers, listTeams, removeTeamMember, showTeam } from '../services/workspaces/teams.js';
 
 const newTeam = z.object({ name: displayName }).strict();
 const newMember = z.object({ user_id: z.guid() }).strict();

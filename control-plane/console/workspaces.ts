@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { assertOwnOrg } from '../services/access.js';
-import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces.js';
+import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces/workspaces.js';
 
 // Balances keep nine decimal places: a smaller credit would be a ledger row that moves nothing.
 const credit = z
@@ -18,9 +17,7 @@ export function workspacesRoutes(deps: ControlPlaneDeps): Router {
   const session = requireSession(deps);
 
   router.get('/v1/orgs/:org_id/workspaces', session, async function listOrgWorkspaces(ctx: Context) {
-    const auth = authOf(ctx);
-    assertOwnOrg(auth, ctx.params.org_id);
-    ctx.body = await listWorkspaces(deps, auth);
+    ctx.body = await listWorkspaces(deps, authOf(ctx), ctx.params.org_id);
   });
 
   router.get('/v1/workspaces/:workspace_id', session, async function showOneWorkspace(ctx: Context) {

@@ -1,20 +1,12 @@
 import type { Context, Next } from 'koa';
-import { forbidden, notFound, unauthenticated } from '../../shared/errors.js';
-import type { Role } from '../domain.js';
+import { unauthenticated } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { checkSession } from '../services/sessions.js';
+import type { ConsoleAuth } from '../services/auth/console-auth.js';
+import { authenticateConsole } from '../services/auth/sessions.js';
 
 export const SESSION_COOKIE = 'tollgate_session';
 
-/** The caller of a console route, once authenticated. */
-export interface ConsoleAuth {
-  sessionId: string;
-  userId: string;
-  orgId: string;
-  role: Role;
-  email: string | null;
-}
-
+/** The authenticated console caller that requireSession put on the context. */
 export function authOf(ctx: Context): ConsoleAuth {
   const auth = (ctx.state as { auth?: ConsoleAuth }).auth;
   if (!auth) throw unauthenticated();
@@ -31,34 +23,9 @@ function presentedToken(ctx: Context): string | undefined {
 /** Console auth: a bearer console token or the session cookie. */
 export function requireSession(deps: ControlPlaneDeps) {
   return async function authenticateSession(ctx: Context, next: Next): Promise<void> {
-    const token = presentedToken(ctx);
-    if (!token) throw unauthenticated('A console token or session is required.');
-    const result = await checkSession(deps, token);
-    if (!result.ok) {
-      throw unauthenticated(
-        result.reason === 'deprovisioned'
-          ? 'Your membership in this organization is inactive; the session has ended.'
-          : 'The console token or session is invalid or has expired.',
-      );
-    }
-    const s = result.session;
-    const auth: ConsoleAuth = { sessionId: s.session_id, userId: s.user_id, orgId: s.org_id, role: s.role, email: s.email };
-    (ctx.state as { auth?: ConsoleAuth }).auth = auth;
+    (ctx.state as { auth?: ConsoleAuth }).auth = await authenticateConsole(deps, presentedToken(ctx));
     await next();
   };
-}
-
-/** Another organization's ids answer 404, never 403: their existence is not disclosed. */
-export function assertSameOrg(auth: ConsoleAuth, orgId: string | undefined, what: string): void {
-  if (!orgId || orgId !== auth.orgId) throw notFound(what);
-}
-
-export function isAdmin(auth: ConsoleAuth): boolean {
-  return auth.role === 'owner' || auth.role === 'admin';
-}
-
-export function assertAdmin(auth: ConsoleAuth): void {
-  if (!isAdmin(auth)) throw forbidden('This action needs the owner or admin role.');
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ControlPlaneDeps } from '../deps.js';
-import { CHANGE_CHANNEL } from '../stores/change-feed.js';
-import { changesSince, changeVersion, type ChangeEvent } from '../services/key-resolution.js';
+import { changesSince, changeVersion, listenForChanges } from '../services/data-plane/key-resolution.js';
+import type { ChangeEvent } from '../../shared/contract/changes.js';
 
 export type ChangeListener = (events: ChangeEvent[]) => void;
 
@@ -53,12 +53,10 @@ export function createChangeHub(deps: ControlPlaneDeps, pollMs = 500) {
       if (!timer) {
         timer = setInterval(tick, pollMs);
         timer.unref();
-        unlisten = deps.db.listen
-          ? deps.db.listen(CHANGE_CHANNEL, tick).catch((err: unknown) => {
-              deps.logger.warn({ err }, 'LISTEN failed; change feed is polled only');
-              return undefined;
-            })
-          : undefined;
+        unlisten = listenForChanges(deps, tick)?.catch((err: unknown) => {
+          deps.logger.warn({ err }, 'LISTEN failed; change feed is polled only');
+          return undefined;
+        });
       }
       return () => {
         listeners.delete(listener);

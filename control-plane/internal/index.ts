@@ -1,38 +1,18 @@
 import Router from '@koa/router';
 import { PassThrough } from 'node:stream';
 import type { Context, Middleware, Next } from 'koa';
-import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { problemErrors } from '../http/problem.js';
 import { parseValid, readJson } from '../http/body.js';
 import { invalidInput, unauthenticated } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/secrets.js';
-import { changesSince, changeVersion, resolveKey } from '../services/key-resolution.js';
-import { recordUsage } from '../services/usage.js';
+import { changesSince, changeVersion, resolveKey } from '../services/data-plane/key-resolution.js';
+import { recordUsage } from '../services/data-plane/usage.js';
 import { createChangeHub } from './change-hub.js';
+import { keyHashSchema } from '../../shared/contract/keys.js';
+import { usageBatchSchema } from '../../shared/contract/usage.js';
 
-const SHA256_HEX = /^[0-9a-f]{64}$/;
 const HEARTBEAT_MS = 15_000;
-
-const usageSchema = z
-  .object({
-    reports: z
-      .array(
-        z
-          .object({
-            request_id: z.string().min(1).max(200),
-            key_id: z.uuid(),
-            model: z.string().min(1).max(200),
-            input_tokens: z.number().int().nonnegative(),
-            output_tokens: z.number().int().nonnegative(),
-            cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-          })
-          .strict(),
-      )
-      .min(1)
-      .max(1000),
-  })
-  .strict();
 
 /** Only a proxy holding DATA_PLANE_TOKEN may call /internal; compared timing-safely. */
 function requireDataPlane(deps: ControlPlaneDeps): Middleware {
@@ -54,12 +34,12 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
 
   router.get('/keys/:hash', async function showKey(ctx: Context) {
     const hash = String(ctx.params.hash);
-    if (!SHA256_HEX.test(hash)) throw invalidInput('The key hash must be 64 lowercase hex characters.');
+    if (!keyHashSchema.safeParse(hash).success) throw invalidInput('The key hash must be 64 lowercase hex characters.');
     ctx.body = await resolveKey(deps, hash);
   });
 
   router.post('/usage', async function reportUsage(ctx: Context) {
-    const { reports } = parseValid(usageSchema, await readJson(ctx));
+    const { reports } = parseValid(usageBatchSchema, await readJson(ctx));
     ctx.body = { results: await recordUsage(deps, reports) };
   });
 

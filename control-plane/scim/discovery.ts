@@ -1,5 +1,5 @@
-import { LIST_RESPONSE_SCHEMA, USER_SCHEMA } from '../services/scim-resource.js';
-import { MAX_PAGE_SIZE } from '../services/scim-users.js';
+import { LIST_RESPONSE_SCHEMA, USER_SCHEMA } from './resource.js';
+import { MAX_PAGE_SIZE } from './users.js';
 
 /**
  * RFC 7643 §5–7 documents describing exactly what this server does: User
@@ -90,7 +90,7 @@ const USER_ATTRIBUTES: Attribute[] = [
     subAttributes: [
       str('givenName', 'Given name.'),
       str('familyName', 'Family name.'),
-      str('formatted', 'givenName and familyName joined by a space; derived, never stored.', { mutability: 'readOnly' }),
+      str('formatted', 'The full name as the client sent it; when none was sent, givenName and familyName joined by a space.'),
     ],
   },
   str('displayName', 'Name for display.'),
@@ -98,7 +98,7 @@ const USER_ATTRIBUTES: Attribute[] = [
     name: 'active',
     type: 'boolean',
     multiValued: false,
-    description: 'false deprovisions: the membership is revoked and console sessions end.',
+    description: 'false deprovisions: the membership is revoked and console sessions end. Unassigned (removed) reads as true.',
     required: false,
     mutability: 'readWrite',
     returned: 'default',

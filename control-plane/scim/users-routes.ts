@@ -1,8 +1,10 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from '../services/scim-users.js';
-import { LIST_RESPONSE_SCHEMA, toScimUser } from '../services/scim-resource.js';
+import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from './users.js';
+import { LIST_RESPONSE_SCHEMA, toScimUser } from './resource.js';
+import { parseProjection, project, type Projection } from './attributes.js';
+import type { User } from '../domain.js';
 import { scimOrgOf } from './auth.js';
 import { readScimJson } from './body.js';
 import { SCIM_MEDIA_TYPE } from './errors.js';
@@ -15,6 +17,11 @@ function queryParam(ctx: Context, name: string): string | undefined {
   return undefined;
 }
 
+/** attributes / excludedAttributes as query parameters: on GET, and on POST, PUT and PATCH answers (RFC 7644 §3.9). */
+function projectionOf(ctx: Context): Projection {
+  return parseProjection(queryParam(ctx, 'attributes'), queryParam(ctx, 'excludedAttributes'));
+}
+
 function reply(ctx: Context, status: number, body: unknown): void {
   ctx.status = status;
   ctx.body = body;
@@ -25,15 +32,17 @@ function reply(ctx: Context, status: number, body: unknown): void {
 export function usersRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router({ prefix: '/v1/scim/v2/orgs/:org_id' });
   const base = () => deps.config.publicBaseUrl;
+  const present = (user: User, projection: Projection) => project(toScimUser(user, base()), projection);
 
   router.post('/Users', async function createScimUser(ctx: Context) {
+    const projection = projectionOf(ctx);
     const user = await createUser(deps, scimOrgOf(ctx), await readScimJson(ctx));
-    const resource = toScimUser(user, base());
-    ctx.set('Location', resource.meta.location);
-    reply(ctx, 201, resource);
+    ctx.set('Location', toScimUser(user, base()).meta.location);
+    reply(ctx, 201, present(user, projection));
   });
 
   router.get('/Users', async function listScimUsers(ctx: Context) {
+    const projection = projectionOf(ctx);
     const page = await listUsers(deps, scimOrgOf(ctx), {
       filter: queryParam(ctx, 'filter'),
       startIndex: queryParam(ctx, 'startIndex'),
@@ -44,22 +53,25 @@ export function usersRoutes(deps: ControlPlaneDeps): Router {
       totalResults: page.total,
       startIndex: page.startIndex,
       itemsPerPage: page.users.length,
-      Resources: page.users.map((u) => toScimUser(u, base())),
+      Resources: page.users.map((u) => present(u, projection)),
     });
   });
 
   router.get('/Users/:id', async function showScimUser(ctx: Context) {
-    reply(ctx, 200, toScimUser(await getUser(deps, scimOrgOf(ctx), ctx.params.id!), base()));
+    const projection = projectionOf(ctx);
+    reply(ctx, 200, present(await getUser(deps, scimOrgOf(ctx), ctx.params.id!), projection));
   });
 
   router.put('/Users/:id', async function replaceScimUser(ctx: Context) {
+    const projection = projectionOf(ctx);
     const user = await replaceUser(deps, scimOrgOf(ctx), ctx.params.id!, await readScimJson(ctx));
-    reply(ctx, 200, toScimUser(user, base()));
+    reply(ctx, 200, present(user, projection));
   });
 
   router.patch('/Users/:id', async function patchScimUser(ctx: Context) {
+    const projection = projectionOf(ctx);
     const user = await patchUser(deps, scimOrgOf(ctx), ctx.params.id!, await readScimJson(ctx));
-    reply(ctx, 200, toScimUser(user, base()));
+    reply(ctx, 200, present(user, projection));
   });
 
   router.delete('/Users/:id', async function deleteScimUser(ctx: Context) {

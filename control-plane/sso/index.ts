@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
 import { setSessionCookie, useSecureCookies } from '../http/auth.js';
-import { createSecretSealer } from '../services/sso-secrets.js';
-import { createSsoLogin, LOGIN_STATE_TTL_MS, SSO_CALLBACK_PATH } from '../services/sso-login.js';
+import { createSecretSealer } from '../services/sso/secrets.js';
+import { createSsoLogin, LOGIN_STATE_TTL_MS, SSO_CALLBACK_PATH } from '../services/sso/login.js';
 import { ssoPages } from './page.js';
 
 /** Binds a pending login to the browser that started it (see migrations/003). */

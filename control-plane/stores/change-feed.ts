@@ -1,10 +1,5 @@
+import type { ChangeTopic } from '../../shared/contract/changes.js';
 import type { Queryable } from '../db/database.js';
-
-/**
- * Topics the proxy's key cache listens to. `subject_id` is the id whose
- * cached decisions are stale: a key, a team, a workspace or a user.
- */
-export type ChangeTopic = 'key' | 'team' | 'workspace' | 'user';
 
 export async function change_feed_insert(q: Queryable, topic: ChangeTopic, subjectId: string): Promise<number> {
   const [row] = await q.query<{ id: number }>(`INSERT INTO change_feed (topic, subject_id) VALUES ($1, $2) RETURNING id`, [
@@ -17,7 +12,7 @@ export async function change_feed_insert(q: Queryable, topic: ChangeTopic, subje
 export async function change_feed_since(
   q: Queryable,
   afterId: number,
-  limit = 1000,
+  limit: number,
 ): Promise<{ id: number; topic: ChangeTopic; subject_id: string }[]> {
   return q.query(`SELECT id, topic, subject_id FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit]);
 }

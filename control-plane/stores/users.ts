@@ -2,13 +2,15 @@ import type { Queryable } from '../db/database.js';
 import type { Email, User, UserSource } from '../domain.js';
 
 const COLUMNS =
-  'id, org_id, user_name, external_id, given_name, family_name, display_name, emails, active, source, created_at, updated_at';
+  'id, org_id, user_name, external_id, given_name, family_name, name_formatted, display_name, emails, active, source, created_at, updated_at';
 
 export interface UserFields {
   user_name: string;
   external_id: string | null;
   given_name: string | null;
   family_name: string | null;
+  /** Left out: a new user has none, an update keeps the stored one. */
+  name_formatted?: string | null;
   display_name: string | null;
   emails: Email[];
   active: boolean;
@@ -22,9 +24,9 @@ export async function user_insert(
   now: Date,
 ): Promise<User> {
   const [row] = await q.query<User>(
-    `INSERT INTO users (org_id, user_name, external_id, given_name, family_name, display_name, emails, active, source, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ${COLUMNS}`,
-    [orgId, f.user_name, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, source, now],
+    `INSERT INTO users (org_id, user_name, external_id, given_name, family_name, name_formatted, display_name, emails, active, source, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ${COLUMNS}`,
+    [orgId, f.user_name, f.external_id, f.given_name, f.family_name, f.name_formatted ?? null, f.display_name, JSON.stringify(f.emails), f.active, source, now],
   );
   return row!;
 }
@@ -98,9 +100,10 @@ export async function user_update(
   now: Date,
 ): Promise<User | undefined> {
   const [row] = await q.query<User>(
-    `UPDATE users SET external_id = $3, given_name = $4, family_name = $5, display_name = $6, emails = $7, active = $8, updated_at = $9
+    `UPDATE users SET external_id = $3, given_name = $4, family_name = $5, display_name = $6, emails = $7, active = $8, updated_at = $9,
+       name_formatted = CASE WHEN $10 THEN $11 ELSE name_formatted END
      WHERE org_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    [orgId, id, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, now],
+    [orgId, id, f.external_id, f.given_name, f.family_name, f.display_name, JSON.stringify(f.emails), f.active, now, f.name_formatted !== undefined, f.name_formatted ?? null],
   );
   return row;
 }

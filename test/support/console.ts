@@ -1,6 +1,6 @@
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
 import type { MembershipStatus, Role } from '../../control-plane/domain.js';
-import { openSession } from '../../control-plane/services/sessions.js';
+import { openSession } from '../../control-plane/services/auth/sessions.js';
 import { membership_insert, membership_set_status } from '../../control-plane/stores/memberships.js';
 import { user_insert } from '../../control-plane/stores/users.js';
 import { call } from './control-plane.js';

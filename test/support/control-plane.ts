@@ -8,7 +8,7 @@ import { systemClock } from '../../shared/clock.js';
 import { createControlPlane } from '../../control-plane/app.js';
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
 import type { Database } from '../../control-plane/db/database.js';
-import { bootstrapOrg, type BootstrapResult } from '../../control-plane/services/bootstrap.js';
+import { bootstrapOrg, type BootstrapResult } from '../../control-plane/services/orgs/bootstrap.js';
 import { createControlPlaneMetrics, instrumentDatabase } from '../../control-plane/metrics.js';
 import type { Registry } from '../../shared/metrics.js';
 

@@ -8,7 +8,7 @@ import { workspace_credit } from '../../control-plane/stores/workspaces.js';
 import { createLogger } from '../../shared/logger.js';
 import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../shared/secrets.js';
 import { startProxy, type RunningProxy } from '../../proxy/runtime.js';
-import { startFakeUpstream, type FakeUpstream } from './fake-upstream/index.js';
+import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream/index.js';
 import { seedOrg, startTestControlPlane, testConfig, type TestControlPlane } from './control-plane.js';
 import type { StoreContext } from './stores.js';
 import { skipped } from './skips.js';
@@ -127,9 +127,10 @@ export async function startTestProxy(
 ): Promise<RunningProxy> {
   const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET, ...env });
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
+  // Each provider keeps the formats the models file gives it (some speak only one).
   for (const p of config.models.providers.values()) {
-    p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
-    p.messages_base_url = upstream.messagesBaseUrl;
+    if (p.chat_completions_base_url !== undefined) p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
+    if (p.messages_base_url !== undefined) p.messages_base_url = upstream.messagesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   return startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
@@ -143,6 +144,8 @@ export interface ProxyOptions {
 }
 
 export interface DataPlaneOptions {
+  /** How the fake provider starts (e.g. speaking only one format). */
+  fake?: FakeUpstreamOptions;
   /** Settings every proxy gets (PROXY_* limits and timeouts, REDIS_URL, …). */
   env?: NodeJS.ProcessEnv;
   /** One entry per proxy to start; by default a single proxy with just `env`. */
@@ -164,7 +167,7 @@ export interface DataPlane {
 
 /** Starts a whole data plane for a suite; what it started is stopped again if a later part fails to start. */
 export async function startDataPlane(store: StoreContext, options: DataPlaneOptions = {}): Promise<DataPlane> {
-  const fake = await startFakeUpstream();
+  const fake = await startFakeUpstream(options.fake);
   const proxies: RunningProxy[] = [];
   let cp: TestControlPlane | undefined;
   const close = async () => {

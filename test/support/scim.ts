@@ -1,5 +1,5 @@
 import { call, seedOrg, type TestControlPlane } from './control-plane.js';
-import type { BootstrapResult } from '../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../control-plane/services/orgs/bootstrap.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember } from '../../support/console.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember, ok } from '../../support/console.js';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 import { change_feed_since } from '../../../control-plane/stores/change-feed.js';
 
 describeEachStore('console: model catalog and team model access', (store) => {
@@ -24,6 +24,8 @@ describeEachStore('console: model catalog and team model access', (store) => {
       { alias: 'tg/sonnet', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
       { alias: 'tg/haiku', input_usd_per_mtok: 1, output_usd_per_mtok: 5 },
       { alias: 'tg/gpt-4o-mini', input_usd_per_mtok: 0.15, output_usd_per_mtok: 0.6 },
+      { alias: 'tg/claude-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
+      { alias: 'tg/gpt-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
     ]);
     expect((await call(`${cp.url}/v1/models`)).status).to.equal(401);
   });

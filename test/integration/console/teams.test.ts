@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember, ok } from '../../support/console.js';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 import { change_feed_latest, change_feed_since } from '../../../control-plane/stores/change-feed.js';
 
 describeEachStore('console: teams and team members', (store) => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { USER_SCHEMA, patchBody, seedScimOrg, userBody, type ScimOrg } from '../../support/scim.js';
-import { openSession } from '../../../control-plane/services/sessions.js';
+import { openSession } from '../../../control-plane/services/auth/sessions.js';
 import { audit_list } from '../../../control-plane/stores/audit.js';
 
 describeEachStore('SCIM: membership, sessions and audit (spec 3)', (store) => {

@@ -69,7 +69,32 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
     res = await patch(id, { op: 'replace', path: 'name', value: { givenName: 'Only' } });
     expect(res.body.name, 'sub-attributes left out are unchanged').to.deep.equal({ givenName: 'Only', familyName: 'F', formatted: 'Only F' });
     res = await patch(id, { op: 'remove', path: 'name' });
-    expect(res.body.name).to.deep.equal({});
+    expect(res.body, 'a name with no part is left out, not answered as {}').not.to.have.property('name');
+  });
+
+  it('remove on active leaves it unassigned, which reads as the default: active', async () => {
+    const { id } = await freshUser({ active: false });
+    const res = await patch(id, { op: 'remove', path: 'active' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.active).to.equal(true);
+    const [membership] = await store.db.query<{ status: string }>('SELECT status FROM memberships WHERE user_id = $1', [id]);
+    expect(membership!.status).to.equal('active');
+  });
+
+  it('name.formatted the client sends is kept; changing a part without it derives it again', async () => {
+    const { id } = await freshUser({ name: { givenName: 'Ada', familyName: 'Lovelace', formatted: 'Ada King, Countess of Lovelace' } });
+    let res = await s.scim('GET', `/Users/${id}`);
+    expect(res.body.name.formatted).to.equal('Ada King, Countess of Lovelace');
+    res = await patch(id, { op: 'replace', path: 'name.formatted', value: 'Lady Lovelace' });
+    expect(res.body.name).to.deep.equal({ givenName: 'Ada', familyName: 'Lovelace', formatted: 'Lady Lovelace' });
+    res = await patch(id, { op: 'replace', path: 'displayName', value: 'Unrelated' });
+    expect(res.body.name.formatted, 'other changes leave it alone').to.equal('Lady Lovelace');
+    res = await patch(id, { op: 'replace', path: 'name', value: { givenName: 'Augusta', formatted: 'Augusta Ada King' } });
+    expect(res.body.name.formatted).to.equal('Augusta Ada King');
+    res = await patch(id, { op: 'replace', path: 'name.familyName', value: 'King' });
+    expect(res.body.name, 'a part changed without formatted: derived again').to.deep.equal({ givenName: 'Augusta', familyName: 'King', formatted: 'Augusta King' });
+    res = await patch(id, { op: 'remove', path: 'name.formatted' });
+    expect(res.body.name.formatted).to.equal('Augusta King');
   });
 
   it('emails[type eq "work"].value replaces the work address, and creates it when there is none', async () => {
@@ -169,7 +194,6 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
       { op: 'replace', path: 'active', value: 'yes' },
       { op: 'replace', path: 'active', value: null },
       { op: 'replace', path: 'active' },
-      { op: 'remove', path: 'active' },
       { op: 'replace', path: 'displayName', value: 5 },
       { op: 'replace', path: 'name', value: 'Full Name' },
       { op: 'replace', path: 'emails[type eq "work"].value', value: '' },

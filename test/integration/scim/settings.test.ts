@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { seedScimOrg, userBody } from '../../support/scim.js';
-import { openSession } from '../../../control-plane/services/sessions.js';
+import { openSession } from '../../../control-plane/services/auth/sessions.js';
 import { audit_list } from '../../../control-plane/stores/audit.js';
 
 describeEachStore('console: Settings → SCIM', (store) => {

@@ -236,6 +236,37 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect(pathless.body.userName).to.equal('patch.imm@example.test');
   });
 
+  it('PUT without userName (RFC 7644 §3.5.1) is 400 invalidValue and changes nothing, active:false included', async () => {
+    const created = await s.scim('POST', '/Users', userBody('put.required@example.test', { displayName: 'Before' }));
+    const activeBefore = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1 AND status = $2', [created.body.id, 'active']);
+    expect(activeBefore[0]!.n).to.equal(1);
+    for (const body of [
+      { schemas: [USER_SCHEMA], active: false, displayName: 'After' },
+      { schemas: [USER_SCHEMA], usrName: 'put.required@example.test', active: false },
+      { schemas: [USER_SCHEMA], userName: null, active: false },
+    ]) {
+      expectScimError(await s.scim('PUT', `/Users/${created.body.id}`, body), 400, 'invalidValue');
+    }
+    const got = await s.scim('GET', `/Users/${created.body.id}`);
+    expect(got.body).to.deep.equal(created.body);
+    const after = await store.db.query<{ status: string }>('SELECT status FROM memberships WHERE user_id = $1', [created.body.id]);
+    expect(after[0]!.status, 'the membership was not deactivated').to.equal('active');
+  });
+
+  it('name.formatted sent on create and PUT is kept; derived from the parts only when none was sent', async () => {
+    const created = await s.scim('POST', '/Users', userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Dupont', formatted: 'M. Jean Dupont' } }));
+    expect(created.body.name).to.deep.equal({ givenName: 'Jean', familyName: 'Dupont', formatted: 'M. Jean Dupont' });
+    const put = await s.scim('PUT', `/Users/${created.body.id}`, userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Martin' } }));
+    expect(put.body.name).to.deep.equal({ givenName: 'Jean', familyName: 'Martin', formatted: 'Jean Martin' });
+  });
+
+  it('a user without any name part has no name attribute at all (never an empty object)', async () => {
+    const res = await s.scim('POST', '/Users', userBody('nameless@example.test', { name: undefined }));
+    expect(res.status).to.equal(201);
+    expect(res.body).not.to.have.property('name');
+    expect((await s.scim('GET', `/Users/${res.body.id}`)).body).not.to.have.property('name');
+  });
+
   it('PUT validates like create: 400 for garbage, nothing changes', async () => {
     const created = await s.scim('POST', '/Users', userBody('put.garbage@example.test'));
     expectScimError(await s.scim('PUT', `/Users/${created.body.id}`, '[]'), 400, 'invalidSyntax');

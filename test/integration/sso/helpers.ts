@@ -3,7 +3,7 @@ import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
 import type { Role, UserSource } from '../../../control-plane/domain.js';
 import { membership_insert } from '../../../control-plane/stores/memberships.js';
 import { user_insert } from '../../../control-plane/stores/users.js';
-import { openSession } from '../../../control-plane/services/sessions.js';
+import { openSession } from '../../../control-plane/services/auth/sessions.js';
 import { call, type TestControlPlane } from '../../support/control-plane.js';
 import type { TestIdp } from '../../support/oidc-provider.js';
 import type { Hop } from './browser.js';

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
-import { createSecretSealer } from '../../../control-plane/services/sso-secrets.js';
-import { clientSecretContext } from '../../../control-plane/services/sso-settings.js';
+import { createSecretSealer } from '../../../control-plane/services/sso/secrets.js';
+import { clientSecretContext } from '../../../control-plane/services/sso/settings.js';
 import { seedUser } from './helpers.js';
 
 const VALID = { issuer: 'https://idp.example.com/oauth2/default', client_id: 'tollgate-console', client_secret: 'S3cr3t-value-that-must-never-leak' };
@@ -34,6 +34,16 @@ describeEachStore('sso: settings API', (store) => {
     await put(org.org_id, org.console_token, { ...VALID, external_id_claim: 'oid' });
     const res = await put(org.org_id, org.console_token, { ...VALID, client_id: 'renamed' });
     expect(res.body).to.deep.equal({ issuer: VALID.issuer, client_id: 'renamed', external_id_claim: 'sub' });
+  });
+
+  it('an org id in upper case names the same org on /sso, /scim, /members and /workspaces', async () => {
+    const org = await seedOrg(cp.deps);
+    const upper = org.org_id.toUpperCase();
+    expect((await put(upper, org.console_token, VALID)).status).to.equal(200);
+    for (const path of ['sso', 'scim', 'members', 'workspaces']) {
+      const res = await call(`${cp.url}/v1/orgs/${upper}/${path}`, { token: org.console_token });
+      expect(res.status, path).to.equal(200);
+    }
   });
 
   it('404 problem+json from GET when SSO is not configured', async () => {

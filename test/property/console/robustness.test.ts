@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { addMember, ok, type TestMember } from '../../support/console.js';
-import type { BootstrapResult } from '../../../control-plane/services/bootstrap.js';
+import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
 import type { Database } from '../../../control-plane/db/database.js';
 
 /**

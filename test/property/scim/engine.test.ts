@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { AppError } from '../../../shared/errors.js';
-import { parseFilter } from '../../../control-plane/services/scim-filter.js';
-import { applyPatch } from '../../../control-plane/services/scim-patch.js';
-import { parseUserBody, type MutableUser } from '../../../control-plane/services/scim-resource.js';
-import { MAX_EMAILS, MAX_STRING } from '../../../control-plane/services/scim-values.js';
+import { parseFilter } from '../../../control-plane/scim/filter.js';
+import { applyPatch } from '../../../control-plane/scim/patch.js';
+import { parseUserBody, type MutableUser } from '../../../control-plane/scim/resource.js';
+import { MAX_EMAILS, MAX_STRING } from '../../../control-plane/scim/values.js';
 
 /**
  * The pure halves of SCIM — filter parsing, PATCH application, body
@@ -62,6 +62,7 @@ const start: MutableUser = {
   external_id: 'ext',
   given_name: 'G',
   family_name: 'F',
+  name_formatted: null,
   display_name: 'D',
   emails: [{ value: 'w@example.test', type: 'work', primary: true }, { value: 'h@example.test', type: 'home' }],
   active: true,
@@ -125,7 +126,7 @@ describe('SCIM engine properties (in-process)', () => {
         try {
           const u = parseUserBody(raw);
           if (u.userName !== undefined) expectStorable(u.userName, what);
-          expectInvariants({ external_id: u.externalId ?? null, given_name: u.givenName, family_name: u.familyName, display_name: u.displayName, emails: u.emails, active: u.active ?? true }, what);
+          expectInvariants({ external_id: u.externalId ?? null, given_name: u.givenName, family_name: u.familyName, name_formatted: u.formatted, display_name: u.displayName, emails: u.emails, active: u.active ?? true }, what);
         } catch (err) {
           expectBadRequest(err, ['invalidSyntax', 'invalidValue'], what);
         }

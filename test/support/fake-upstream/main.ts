@@ -1,7 +1,7 @@
 /**
  * Runs the fake upstream alone, for demos and benchmarks:
  *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
- *     [--output-tokens 12] [--event-delay-ms 0]
+ *     [--output-tokens 12] [--event-delay-ms 0] [--formats both|chat|messages]
  */
 import { parseArgs } from 'node:util';
 import { startFakeUpstream } from './server.js';
@@ -23,8 +23,15 @@ const { values } = parseArgs({
     host: { type: 'string' },
     'output-tokens': { type: 'string' },
     'event-delay-ms': { type: 'string' },
+    formats: { type: 'string' },
   },
 });
+
+const formats = values.formats ?? 'both';
+if (formats !== 'both' && formats !== 'chat' && formats !== 'messages') {
+  process.stderr.write(`--formats must be both, chat or messages, got ${JSON.stringify(formats)}\n`);
+  process.exit(2);
+}
 
 const defaultBehavior: OkBehavior = {
   kind: 'ok',
@@ -36,6 +43,7 @@ const fake = await startFakeUpstream({
   host: values.host ?? '127.0.0.1',
   defaultBehavior,
   recordRequests: false,
+  formats,
 });
 process.stdout.write(`fake upstream listening on ${fake.url}\n`);
 

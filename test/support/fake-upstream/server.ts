@@ -36,6 +36,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const host = options.host ?? '127.0.0.1';
   const defaultBehavior: OkBehavior = options.defaultBehavior ?? { kind: 'ok' };
   const recordRequests = options.recordRequests ?? true;
+  const formats = options.formats ?? 'both';
+  const speaks = (dialect: Dialect) => formats === 'both' || (formats === 'chat') === (dialect === 'openai');
   const requests: RecordedRequest[] = [];
   const queue: Behavior[] = [];
   const requestWaiters: { count: number; resolve: () => void }[] = [];
@@ -74,10 +76,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   function route(record: RecordedRequest, r: Responder): void {
     const { method, path } = record;
     const reply: Reply = { r, dialect: dialectOf(path), requestId: ids.next('req_') };
-    if (method === 'POST' && (path === '/v1/chat/completions' || path === '/anthropic/v1/messages')) {
-      return modelRequest(reply, record);
+    if (speaks(reply.dialect)) {
+      if (method === 'POST' && (path === '/v1/chat/completions' || path === '/anthropic/v1/messages')) {
+        return modelRequest(reply, record);
+      }
+      if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
     }
-    if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
     sendJson(reply, 404, errorBody(reply.dialect, 404, `Invalid URL (${method} ${path})`, null));
   }
 

@@ -38,9 +38,14 @@ export interface FakeUpstream {
   idle(): Promise<void>;
 }
 
+/** Which wire formats the fake speaks: a real provider mostly speaks one. */
+export type FakeFormats = 'both' | 'chat' | 'messages';
+
 export interface FakeUpstreamOptions {
   port?: number;
   host?: string;
+  /** 'chat' or 'messages': the other format's paths answer 404, as a provider without that API does (default 'both'). */
+  formats?: FakeFormats;
   /** What an empty queue answers with; `{ kind: 'ok' }` unless given. */
   defaultBehavior?: OkBehavior;
   /**

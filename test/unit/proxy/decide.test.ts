@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { decideCall } from '../../../proxy/decide.js';
-import type { ResolvedKey } from '../../../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import { testConfig } from '../../support/control-plane.js';
 
 const catalog = testConfig().models;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createKeyCache } from '../../../proxy/key-cache.js';
 import { ControlPlaneUnavailable } from '../../../proxy/control-plane-client.js';
-import type { ResolvedKey } from '../../../control-plane/services/key-resolution.js';
+import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import { testConfig } from '../../support/control-plane.js';
 import { createLogger } from '../../../shared/logger.js';
 

@@ -1,9 +1,10 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import type { SsoSettings } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { sso_login_state_delete_for_org } from '../stores/sso-login-states.js';
-import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../stores/sso-settings.js';
-import type { SecretSealer } from './sso-secrets.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { SsoSettings } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { sso_login_state_delete_for_org } from '../../stores/sso-login-states.js';
+import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../../stores/sso-settings.js';
+import { actorOf, assertOrgAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import type { SecretSealer } from './secrets.js';
 
 /** What the console sees of an org's OIDC settings: never the client secret. */
 export interface SsoSettingsView {
@@ -25,7 +26,8 @@ export function viewOf(s: SsoSettings): SsoSettingsView {
   return { issuer: s.issuer, client_id: s.client_id, external_id_claim: s.external_id_claim };
 }
 
-export async function findSsoSettings(deps: ControlPlaneDeps, orgId: string): Promise<SsoSettingsView | undefined> {
+export async function findSsoSettings(deps: ControlPlaneDeps, auth: ConsoleAuth, rawOrgId: string | undefined): Promise<SsoSettingsView | undefined> {
+  const orgId = assertOrgAdmin(auth, rawOrgId);
   const s = await sso_settings_find(deps.db, orgId);
   return s && viewOf(s);
 }
@@ -33,10 +35,11 @@ export async function findSsoSettings(deps: ControlPlaneDeps, orgId: string): Pr
 export async function saveSsoSettings(
   deps: ControlPlaneDeps,
   sealer: SecretSealer,
-  actorUserId: string,
-  orgId: string,
+  auth: ConsoleAuth,
+  rawOrgId: string | undefined,
   input: SsoSettingsInput,
 ): Promise<SsoSettingsView> {
+  const orgId = assertOrgAdmin(auth, rawOrgId);
   // Sealed before the transaction: a missing SECRETS_KEY refuses the request without touching the store.
   const client_secret_sealed = sealer.seal(input.client_secret, clientSecretContext(orgId));
   const now = deps.clock.now();
@@ -49,7 +52,7 @@ export async function saveSsoSettings(
     );
     await audit_insert(tx, {
       org_id: orgId,
-      actor: `user:${actorUserId}`,
+      actor: actorOf(auth),
       action: previous ? 'sso.settings_update' : 'sso.settings_create',
       target_type: 'org',
       target_id: orgId,
@@ -65,7 +68,8 @@ export async function saveSsoSettings(
  * flight are dropped. Existing console sessions are left alone; deprovision
  * people to end theirs. Returns false when SSO was not configured.
  */
-export async function removeSsoSettings(deps: ControlPlaneDeps, actorUserId: string, orgId: string): Promise<boolean> {
+export async function removeSsoSettings(deps: ControlPlaneDeps, auth: ConsoleAuth, rawOrgId: string | undefined): Promise<boolean> {
+  const orgId = assertOrgAdmin(auth, rawOrgId);
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const removed = await sso_settings_delete(tx, orgId);
@@ -73,7 +77,7 @@ export async function removeSsoSettings(deps: ControlPlaneDeps, actorUserId: str
     await sso_login_state_delete_for_org(tx, orgId);
     await audit_insert(tx, {
       org_id: orgId,
-      actor: `user:${actorUserId}`,
+      actor: actorOf(auth),
       action: 'sso.settings_delete',
       target_type: 'org',
       target_id: orgId,

@@ -1,10 +1,10 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import type { Workspace } from '../domain.js';
-import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
-import { audit_insert } from '../stores/audit.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { workspace_credit, workspace_list_for_org } from '../stores/workspaces.js';
-import { actorOf, loadWorkspace } from './access.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { Workspace } from '../../domain.js';
+import { actorOf, assertAdmin, assertOwnOrg, type ConsoleAuth } from '../auth/console-auth.js';
+import { audit_insert } from '../../stores/audit.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { workspace_credit, workspace_list_for_org } from '../../stores/workspaces.js';
+import { loadWorkspace } from '../auth/access.js';
 
 /** One credit is capped so a typo (an extra few zeros) cannot mint a fortune. */
 export const MAX_CREDIT_USD = 1_000_000;
@@ -24,7 +24,8 @@ function summary(w: Workspace): WorkspaceSummary {
   return { id: w.id, slug: w.slug, balance_usd: w.balance_usd };
 }
 
-export async function listWorkspaces(deps: ControlPlaneDeps, auth: ConsoleAuth): Promise<WorkspaceSummary[]> {
+export async function listWorkspaces(deps: ControlPlaneDeps, auth: ConsoleAuth, rawOrgId: string | undefined): Promise<WorkspaceSummary[]> {
+  assertOwnOrg(auth, rawOrgId);
   return (await workspace_list_for_org(deps.db, auth.orgId)).map(summary);
 }
 

@@ -1,10 +1,9 @@
-import { conflict, forbidden, notFound } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { Role } from '../domain.js';
-import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
-import { audit_insert } from '../stores/audit.js';
-import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../stores/memberships.js';
-import { actorOf, normalizeId } from './access.js';
+import { conflict, forbidden, notFound } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { Role } from '../../domain.js';
+import { actorOf, assertAdmin, assertOwnOrg, normalizeId, type ConsoleAuth } from '../auth/console-auth.js';
+import { audit_insert } from '../../stores/audit.js';
+import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../../stores/memberships.js';
 
 /** Settings → Members, as CONTRACT §2 shapes it. */
 export interface MemberView {
@@ -23,7 +22,8 @@ function memberView(m: MemberRow): MemberView {
   return { user_id: m.user_id, user_name: m.user_name, name, email: m.email, role: m.role, status: m.status, source: m.source };
 }
 
-export async function listMembers(deps: ControlPlaneDeps, auth: ConsoleAuth): Promise<MemberView[]> {
+export async function listMembers(deps: ControlPlaneDeps, auth: ConsoleAuth, rawOrgId: string | undefined): Promise<MemberView[]> {
+  assertOwnOrg(auth, rawOrgId);
   return (await member_list(deps.db, auth.orgId)).map(memberView);
 }
 
@@ -35,9 +35,11 @@ export async function listMembers(deps: ControlPlaneDeps, auth: ConsoleAuth): Pr
 export async function changeMemberRole(
   deps: ControlPlaneDeps,
   auth: ConsoleAuth,
+  rawOrgId: string | undefined,
   rawUserId: string | undefined,
   role: Role,
 ): Promise<MemberView> {
+  assertOwnOrg(auth, rawOrgId);
   assertAdmin(auth);
   const userId = normalizeId(rawUserId, 'Member');
   const now = deps.clock.now();

@@ -1,26 +1,7 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { ledger_record_usage_batch, usage_money_for_keys } from '../stores/workspaces.js';
-
-export interface UsageReport {
-  request_id: string;
-  key_id: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cost_micros: number;
-}
-
-export interface UsageResult {
-  request_id: string;
-  /** False for a repeat of a request id already in the ledger, or for an unknown key. */
-  recorded: boolean;
-  workspace_id: string | null;
-  balance_micros: number;
-  balance_version: number;
-  key_remaining_micros: number | null;
-  key_version: number;
-}
+import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { ledger_record_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
 /** Integer micro-dollars as exact decimal text for the numeric column. */
 function microsToDecimal(micros: number): string {

@@ -1,10 +1,10 @@
-import { conflict, invalidInput, isUniqueViolation, notFound } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
-import { api_key_revoke_personal_in_team } from '../stores/api-keys.js';
-import { audit_insert } from '../stores/audit.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { member_find } from '../stores/memberships.js';
+import { conflict, invalidInput, isUniqueViolation, notFound } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { actorOf, assertAdmin, normalizeId, type ConsoleAuth } from '../auth/console-auth.js';
+import { api_key_revoke_personal_in_team } from '../../stores/api-keys.js';
+import { audit_insert } from '../../stores/audit.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { member_find } from '../../stores/memberships.js';
 import {
   team_insert,
   team_list_for_workspace,
@@ -12,8 +12,8 @@ import {
   team_member_exists,
   team_member_list,
   team_member_remove,
-} from '../stores/teams.js';
-import { actorOf, loadTeam, loadWorkspace, normalizeId } from './access.js';
+} from '../../stores/teams.js';
+import { loadTeam, loadWorkspace } from '../auth/access.js';
 
 export async function createTeam(
   deps: ControlPlaneDeps,

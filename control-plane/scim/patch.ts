@@ -1,7 +1,7 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email } from '../domain.js';
-import type { MutableUser } from './scim-resource.js';
-import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKeys, optionalString } from './scim-values.js';
+import type { MutableUser } from './resource.js';
+import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKeys, MAX_FORMATTED, optionalString } from './values.js';
 
 /**
  * RFC 7644 §3.5.2 PATCH on a User, as Okta and Entra ID send it. Operations
@@ -10,7 +10,7 @@ import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKe
  *
  * Supported paths (case-insensitive, optionally prefixed by the core User
  * schema URN and ":"): active, externalId, displayName, name,
- * name.givenName, name.familyName, emails, emails[<f>], emails[<f>].value,
+ * name.givenName, name.familyName, name.formatted, emails, emails[<f>], emails[<f>].value,
  * emails[<f>].type, emails[<f>].primary where <f> is `type eq "…"`,
  * `value eq "…"` or `primary eq true|false`. userName is accepted and kept
  * unchanged (spec 2.1). Attributes of the core User schema and the
@@ -29,18 +29,21 @@ const IGNORED_CORE = new Set([
   'nickname', 'profileurl', 'title', 'usertype', 'preferredlanguage', 'locale', 'timezone', 'password',
   'phonenumbers', 'ims', 'photos', 'addresses', 'entitlements', 'roles', 'x509certificates', 'groups',
 ]);
-const IGNORED_NAME_PARTS = new Set(['formatted', 'middlename', 'honorificprefix', 'honorificsuffix']);
+const IGNORED_NAME_PARTS = new Set(['middlename', 'honorificprefix', 'honorificsuffix']);
 const ENTERPRISE_ATTRIBUTES = new Set(['employeenumber', 'costcenter', 'organization', 'division', 'department', 'manager']);
 const READ_ONLY = new Set(['id', 'meta', 'schemas']);
 
 type Op = 'add' | 'replace' | 'remove';
+type NamePart = 'given_name' | 'family_name' | 'name_formatted';
+/** The user being patched, and whether an operation wrote name.formatted itself. */
+type PatchState = MutableUser & { formattedWritten?: boolean };
 interface EmailFilter {
   attr: 'type' | 'value' | 'primary';
   value: string | boolean;
 }
 type Target =
   | { kind: 'active' | 'externalId' | 'displayName' | 'userName' | 'ignored' }
-  | { kind: 'name'; part: 'given_name' | 'family_name' | 'ignored' | undefined }
+  | { kind: 'name'; part: NamePart | 'ignored' | undefined }
   | { kind: 'emails'; filter: EmailFilter | undefined; sub: 'value' | 'type' | 'primary' | 'display' | undefined }
   | { kind: 'readOnly'; attr: string };
 
@@ -91,6 +94,7 @@ export function parsePath(path: string): Target {
     if (sub === undefined) return { kind: 'name', part: undefined };
     if (sub === 'givenname') return { kind: 'name', part: 'given_name' };
     if (sub === 'familyname') return { kind: 'name', part: 'family_name' };
+    if (sub === 'formatted') return { kind: 'name', part: 'name_formatted' };
     if (IGNORED_NAME_PARTS.has(sub)) return { kind: 'name', part: 'ignored' };
     throw invalidPath(path, `name has no sub-attribute "${m[3]}".`);
   }
@@ -185,18 +189,21 @@ function applyEmails(state: MutableUser, op: Op, t: Extract<Target, { kind: 'ema
   }
 }
 
-function applyName(state: MutableUser, op: Op, part: 'given_name' | 'family_name' | 'ignored' | undefined, value: unknown, path: string): void {
+function applyName(state: PatchState, op: Op, part: NamePart | 'ignored' | undefined, value: unknown, path: string): void {
   if (part === 'ignored') {
-    if (op !== 'remove') optionalString(value, path, 1024);
+    if (op !== 'remove') optionalString(value, path, MAX_FORMATTED);
     return;
   }
   if (part) {
-    state[part] = op === 'remove' ? null : optionalString(value, path);
+    state[part] = op === 'remove' ? null : optionalString(value, path, part === 'name_formatted' ? MAX_FORMATTED : undefined);
+    if (part === 'name_formatted') state.formattedWritten = true;
     return;
   }
   if (op === 'remove' || value === null) {
     state.given_name = null;
     state.family_name = null;
+    state.name_formatted = null;
+    state.formattedWritten = true;
     return;
   }
   if (!isObject(value)) throw invalidInput(`"${path}" needs an object as its value.`, 'invalidValue');
@@ -204,10 +211,13 @@ function applyName(state: MutableUser, op: Op, part: 'given_name' | 'family_name
   const m = lowerKeys(value);
   if (m.has('givenname')) state.given_name = optionalString(m.get('givenname'), `${path}.givenName`);
   if (m.has('familyname')) state.family_name = optionalString(m.get('familyname'), `${path}.familyName`);
-  optionalString(m.get('formatted'), `${path}.formatted`, 1024);
+  if (m.has('formatted')) {
+    state.name_formatted = optionalString(m.get('formatted'), `${path}.formatted`, MAX_FORMATTED);
+    state.formattedWritten = true;
+  }
 }
 
-function applyOne(state: MutableUser, op: Op, path: string, value: unknown): void {
+function applyOne(state: PatchState, op: Op, path: string, value: unknown): void {
   const t = parsePath(path);
   if (op !== 'remove' && value === undefined) throw invalidInput(`The "${op}" of "${path}" has no value.`, 'invalidValue');
   switch (t.kind) {
@@ -217,8 +227,8 @@ function applyOne(state: MutableUser, op: Op, path: string, value: unknown): voi
     case 'ignored':
       return;
     case 'active':
-      if (op === 'remove') throw invalidInput('"active" cannot be removed; replace it with true or false.', 'invalidValue');
-      state.active = booleanValue(value, path);
+      // RFC 7644 §3.5.2.2: removing leaves it unassigned, which reads as the default, true.
+      state.active = op === 'remove' ? true : booleanValue(value, path);
       return;
     case 'externalId': {
       const s = op === 'remove' ? null : optionalString(value, path);
@@ -238,7 +248,7 @@ function applyOne(state: MutableUser, op: Op, path: string, value: unknown): voi
 }
 
 /** A path-less add/replace: each member of the value object is an operation on that attribute. */
-function applyPathless(state: MutableUser, op: Op, value: unknown): void {
+function applyPathless(state: PatchState, op: Op, value: unknown): void {
   if (op === 'remove') throw invalidInput('A "remove" needs a path.', 'noTarget');
   if (!isObject(value)) throw invalidInput(`A path-less "${op}" needs an object as its value.`, 'invalidValue');
   for (const [key, v] of Object.entries(value)) {
@@ -253,7 +263,7 @@ function applyPathless(state: MutableUser, op: Op, value: unknown): void {
   }
 }
 
-function cloneUser(u: MutableUser): MutableUser {
+function cloneUser(u: MutableUser): PatchState {
   return { ...u, emails: u.emails.map((e) => ({ ...e })) };
 }
 
@@ -277,5 +287,9 @@ export function applyPatch(current: MutableUser, body: unknown): MutableUser {
     else applyPathless(state, op, m.get('value'));
   }
   checkEmailCount(state.emails);
-  return state;
+  const { formattedWritten, ...next } = state;
+  // A client that sent name.formatted owns it until it changes a part without sending it again: then it is derived.
+  const partsChanged = next.given_name !== current.given_name || next.family_name !== current.family_name;
+  if (partsChanged && !formattedWritten) next.name_formatted = null;
+  return next;
 }

@@ -1,11 +1,11 @@
-import { conflict, invalidInput, isUniqueViolation } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { audit_insert } from '../stores/audit.js';
-import { membership_insert } from '../stores/memberships.js';
-import { org_find_by_slug, org_insert } from '../stores/orgs.js';
-import { user_insert } from '../stores/users.js';
-import { workspace_find_by_slug, workspace_insert } from '../stores/workspaces.js';
-import { openSession } from './sessions.js';
+import { conflict, invalidInput, isUniqueViolation } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { audit_insert } from '../../stores/audit.js';
+import { membership_insert } from '../../stores/memberships.js';
+import { org_find_by_slug, org_insert } from '../../stores/orgs.js';
+import { user_insert } from '../../stores/users.js';
+import { workspace_find_by_slug, workspace_insert } from '../../stores/workspaces.js';
+import { openSession } from '../auth/sessions.js';
 
 export interface BootstrapInput {
   slug: string;

@@ -1,19 +1,19 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { AppError, forbidden, isUniqueViolation } from '../../shared/errors.js';
-import { SealError, seal, unseal } from '../../shared/seal.js';
-import { sha256Hex } from '../../shared/secrets.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { SsoSettings } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { org_find_by_id, org_find_by_slug } from '../stores/orgs.js';
-import { sso_login_state_delete_expired, sso_login_state_insert, sso_login_state_take } from '../stores/sso-login-states.js';
-import { sso_settings_find } from '../stores/sso-settings.js';
-import { createSsoOidc, type OidcClientSettings, type SsoOidc } from './sso-oidc.js';
-import type { SecretSealer } from './sso-secrets.js';
-import { clientSecretContext } from './sso-settings.js';
-import { identityOf, resolveSsoUser } from './sso-users.js';
-import { openSession } from './sessions.js';
+import { AppError, forbidden, isUniqueViolation } from '../../../shared/errors.js';
+import { SealError, seal, unseal } from '../../../shared/seal.js';
+import { sha256Hex } from '../../../shared/secrets.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { SsoSettings } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { org_find_by_id, org_find_by_slug } from '../../stores/orgs.js';
+import { sso_login_state_delete_expired, sso_login_state_insert, sso_login_state_take } from '../../stores/sso-login-states.js';
+import { sso_settings_find } from '../../stores/sso-settings.js';
+import { createSsoOidc, type OidcClientSettings, type SsoOidc } from './oidc.js';
+import type { SecretSealer } from './secrets.js';
+import { clientSecretContext } from './settings.js';
+import { identityOf, resolveSsoUser } from './users.js';
+import { openSession } from '../auth/sessions.js';
 
 export const SSO_CALLBACK_PATH = '/v1/auth/sso/callback';
 /** How long a user may spend at the identity provider before the login must start again. */

@@ -1,34 +1,8 @@
-import type { ControlPlaneDeps } from '../deps.js';
-import { api_key_resolve } from '../stores/api-keys.js';
-import { change_feed_latest, change_feed_since, type ChangeTopic } from '../stores/change-feed.js';
-
-/**
- * A key as the proxy sees it. Money is integer micro-dollars with the row
- * version it was read at, so a proxy can tell a newer snapshot from an older.
- */
-export interface ResolvedKey {
-  id: string;
-  org_id: string;
-  workspace_id: string;
-  workspace_slug: string;
-  team_id: string;
-  owner_user_id: string | null;
-  revoked: boolean;
-  expires_at: string | null;
-  rpm: number | null;
-  tpm: number | null;
-  models: string[];
-  key_remaining_micros: number | null;
-  key_version: number;
-  balance_micros: number;
-  balance_version: number;
-}
-
-export interface KeyResolution {
-  key: ResolvedKey | null;
-  /** Change-feed position this answer is at least as new as. */
-  version: number;
-}
+import type { ControlPlaneDeps } from '../../deps.js';
+import { api_key_resolve } from '../../stores/api-keys.js';
+import { CHANGE_CHANNEL, change_feed_latest, change_feed_since } from '../../stores/change-feed.js';
+import { CHANGE_FEED_PAGE_SIZE, type ChangeEvent } from '../../../shared/contract/changes.js';
+import type { KeyResolution } from '../../../shared/contract/keys.js';
 
 /** Looks a key up by the SHA-256 of its secret; the secret itself never reaches the control plane. */
 export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promise<KeyResolution> {
@@ -57,17 +31,20 @@ export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promi
   };
 }
 
-export interface ChangeEvent {
-  id: number;
-  topic: ChangeTopic;
-  subject_id: string;
-}
-
 export async function changesSince(deps: ControlPlaneDeps, afterId: number): Promise<ChangeEvent[]> {
-  const rows = await change_feed_since(deps.db, afterId);
+  const rows = await change_feed_since(deps.db, afterId, CHANGE_FEED_PAGE_SIZE);
   return rows.map((r) => ({ id: Number(r.id), topic: r.topic, subject_id: r.subject_id }));
 }
 
 export async function changeVersion(deps: ControlPlaneDeps): Promise<number> {
   return change_feed_latest(deps.db);
+}
+
+/**
+ * Calls `onCommit` whenever a change-feed row commits (the store's NOTIFY,
+ * heard by every control-plane replica). Undefined when the store cannot
+ * notify (then callers poll only); resolves to the function that stops it.
+ */
+export function listenForChanges(deps: ControlPlaneDeps, onCommit: () => void): Promise<() => Promise<void>> | undefined {
+  return deps.db.listen?.(CHANGE_CHANNEL, onCommit);
 }

@@ -12,6 +12,8 @@ export const MAX_STRING = 256;
 /** Half of a UTF-16 surrogate pair on its own: not Unicode text, and jsonb refuses its escape. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 export const MAX_EMAILS = 20;
+/** name.formatted is not indexed, and some directories build long ones (titles, several given names). */
+export const MAX_FORMATTED = 1024;
 const MAX_EMAIL_TYPE = 64;
 
 export function isObject(v: unknown): v is Record<string, unknown> {

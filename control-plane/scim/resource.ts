@@ -1,7 +1,7 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email, User } from '../domain.js';
 import type { UserFields } from '../stores/users.js';
-import { booleanValue, emailList, isObject, lowerKeys, optionalString, userNameValue } from './scim-values.js';
+import { booleanValue, emailList, isObject, lowerKeys, MAX_FORMATTED, optionalString, userNameValue } from './values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
@@ -10,14 +10,14 @@ export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 /** The attributes SCIM may change; user_name is set once, at creation. */
-export type MutableUser = Omit<UserFields, 'user_name'>;
+export type MutableUser = Omit<UserFields, 'user_name' | 'name_formatted'> & { name_formatted: string | null };
 
 export interface ScimUser {
   schemas: string[];
   id: string;
   userName: string;
   externalId?: string;
-  name: { givenName?: string; familyName?: string; formatted?: string };
+  name?: { givenName?: string; familyName?: string; formatted?: string };
   displayName?: string;
   active: boolean;
   emails: Email[];
@@ -40,18 +40,29 @@ export function canonicalEmail(e: Email): Email {
   return out;
 }
 
-/** Unassigned attributes are omitted (RFC 7643 §2.5); nothing outside this list is ever echoed. */
+/** name.formatted as answered: what the client sent, else given and family name joined by a space. */
+export function formattedName(u: Pick<User, 'given_name' | 'family_name' | 'name_formatted'>): string | null {
+  if (u.name_formatted !== null) return u.name_formatted;
+  return [u.given_name, u.family_name].filter((p) => p !== null && p !== '').join(' ') || null;
+}
+
+/**
+ * Unassigned attributes are omitted (RFC 7643 §2.5), `name` included when
+ * it has no part: an empty `name: {}` trips clients that read
+ * `name.givenName` as soon as `name` exists. Nothing outside this list is
+ * ever echoed.
+ */
 export function toScimUser(user: User, publicBaseUrl: string): ScimUser {
-  const name: ScimUser['name'] = {};
+  const name: NonNullable<ScimUser['name']> = {};
   if (user.given_name !== null) name.givenName = user.given_name;
   if (user.family_name !== null) name.familyName = user.family_name;
-  const formatted = [user.given_name, user.family_name].filter((p) => p !== null && p !== '').join(' ');
-  if (formatted) name.formatted = formatted;
+  const formatted = formattedName(user);
+  if (formatted !== null) name.formatted = formatted;
   const out: ScimUser = {
     schemas: [USER_SCHEMA],
     id: user.id,
     userName: user.user_name,
-    name,
+    ...(Object.keys(name).length ? { name } : {}),
     active: user.active,
     emails: user.emails.map(canonicalEmail),
     meta: {
@@ -72,6 +83,7 @@ export interface UserBody {
   externalId: string | null | undefined;
   givenName: string | null;
   familyName: string | null;
+  formatted: string | null;
   displayName: string | null;
   emails: Email[];
   active: boolean | undefined;
@@ -90,7 +102,6 @@ export function parseUserBody(raw: unknown): UserBody {
   const name = m.get('name');
   if (name !== null && name !== undefined && !isObject(name)) throw invalidInput('"name" must be an object.', 'invalidValue');
   const nameKeys = isObject(name) ? lowerKeys(name) : new Map<string, unknown>();
-  optionalString(nameKeys.get('formatted'), 'name.formatted', 1024);
   const active = m.get('active');
   const externalId = m.get('externalid');
   return {
@@ -98,6 +109,7 @@ export function parseUserBody(raw: unknown): UserBody {
     externalId: externalId === null || externalId === undefined ? undefined : optionalString(externalId, 'externalId'),
     givenName: optionalString(nameKeys.get('givenname'), 'name.givenName'),
     familyName: optionalString(nameKeys.get('familyname'), 'name.familyName'),
+    formatted: optionalString(nameKeys.get('formatted'), 'name.formatted', MAX_FORMATTED),
     displayName: optionalString(m.get('displayname'), 'displayName'),
     emails: emailList(m.get('emails')),
     active: active === null || active === undefined ? undefined : booleanValue(active, 'active'),

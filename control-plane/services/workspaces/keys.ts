@@ -1,13 +1,13 @@
-import { forbidden, invalidInput } from '../../shared/errors.js';
-import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../shared/secrets.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { ApiKey, KeyKind } from '../domain.js';
-import { isAdmin, type ConsoleAuth } from '../http/auth.js';
-import { api_key_insert, api_key_list_for_team, api_key_revoke } from '../stores/api-keys.js';
-import { audit_insert } from '../stores/audit.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { team_member_exists, team_member_lock } from '../stores/teams.js';
-import { actorOf, loadKey, loadTeam } from './access.js';
+import { forbidden, invalidInput } from '../../../shared/errors.js';
+import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../../shared/secrets.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { ApiKey, KeyKind } from '../../domain.js';
+import { actorOf, isAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import { api_key_insert, api_key_list_for_team, api_key_revoke } from '../../stores/api-keys.js';
+import { audit_insert } from '../../stores/audit.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { team_member_exists, team_member_lock } from '../../stores/teams.js';
+import { loadKey, loadTeam } from '../auth/access.js';
 
 export interface NewKeyInput {
   kind: KeyKind;

@@ -1,10 +1,10 @@
-import { AppError, forbidden } from '../../shared/errors.js';
-import type { Queryable } from '../db/database.js';
-import type { Org, User } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { membership_find, membership_insert } from '../stores/memberships.js';
-import { user_find_by_external_id, user_find_by_user_name, user_insert, user_update } from '../stores/users.js';
-import type { IdentityClaims } from './sso-oidc.js';
+import { AppError, forbidden } from '../../../shared/errors.js';
+import type { Queryable } from '../../db/database.js';
+import type { Org, User } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { membership_find, membership_insert } from '../../stores/memberships.js';
+import { user_find_by_external_id, user_find_by_user_name, user_insert, user_update } from '../../stores/users.js';
+import type { IdentityClaims } from './oidc.js';
 
 /** Who the identity provider says signed in, reduced to what user matching needs. */
 export interface SsoIdentity {

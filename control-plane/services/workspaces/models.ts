@@ -1,10 +1,10 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { assertAdmin, type ConsoleAuth } from '../http/auth.js';
-import { audit_insert } from '../stores/audit.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { team_models_list, team_models_replace } from '../stores/teams.js';
-import { actorOf, loadTeam } from './access.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { actorOf, assertAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import { audit_insert } from '../../stores/audit.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { team_models_list, team_models_replace } from '../../stores/teams.js';
+import { loadTeam } from '../auth/access.js';
 
 export interface ModelPrice {
   alias: string;

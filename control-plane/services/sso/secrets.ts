@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AppError, conflict } from '../../shared/errors.js';
-import { parseSecretsKey, type Config } from '../../shared/config.js';
-import { SealError, seal, unseal } from '../../shared/seal.js';
+import { AppError, conflict } from '../../../shared/errors.js';
+import { parseSecretsKey, type Config } from '../../../shared/config.js';
+import { SealError, seal, unseal } from '../../../shared/seal.js';
 
 /** Seals and opens stored secrets under the service's SECRETS_KEY. */
 export interface SecretSealer {

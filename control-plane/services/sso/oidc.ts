@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import { LRUCache } from 'lru-cache';
-import { AppError } from '../../shared/errors.js';
-import type { Logger } from '../../shared/logger.js';
+import { AppError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
 
 /** The claims the login uses, from the validated ID token merged with UserInfo. */
 export type IdentityClaims = Record<string, unknown> & { sub: string };

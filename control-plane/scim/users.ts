@@ -7,9 +7,9 @@ import { change_feed_publish } from '../stores/change-feed.js';
 import { membership_find, membership_insert, membership_set_status } from '../stores/memberships.js';
 import { session_revoke_all_for_user } from '../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
-import { parseFilter, type ParsedFilter } from './scim-filter.js';
-import { applyPatch } from './scim-patch.js';
-import { canonicalEmail, parseUserBody, type MutableUser } from './scim-resource.js';
+import { parseFilter, type ParsedFilter } from './filter.js';
+import { applyPatch } from './patch.js';
+import { canonicalEmail, parseUserBody, type MutableUser } from './resource.js';
 
 /**
  * The User lifecycle as the identity provider drives it (spec 3). Every
@@ -29,7 +29,7 @@ function assertId(id: string): void {
   if (!UUID.test(id)) throw userNotFound();
 }
 
-const FIELDS = ['external_id', 'given_name', 'family_name', 'display_name', 'emails', 'active'] as const;
+const FIELDS = ['external_id', 'given_name', 'family_name', 'name_formatted', 'display_name', 'emails', 'active'] as const;
 
 function changedFields(before: MutableUser, after: MutableUser): string[] {
   const canonical = (u: MutableUser, f: (typeof FIELDS)[number]) => JSON.stringify(f === 'emails' ? u.emails.map(canonicalEmail) : u[f]);
@@ -55,6 +55,7 @@ export async function createUser(deps: ControlPlaneDeps, orgId: string, raw: unk
           external_id: body.externalId === '' ? null : (body.externalId ?? null),
           given_name: body.givenName,
           family_name: body.familyName,
+          name_formatted: body.formatted,
           display_name: body.displayName,
           emails: body.emails,
           active,
@@ -157,16 +158,20 @@ async function updateLocked(
 
 /**
  * PUT replaces name, displayName and emails (absent means cleared). userName
- * keeps its original value (spec 2.1); externalId and active are kept when
- * the body leaves them out, because losing either would unlink the SSO
+ * is required like on create (RFC 7644 §3.5.1: a PUT lacking a required
+ * attribute is refused whole, so a misspelt body never deactivates anyone)
+ * and keeps its original value (spec 2.1); externalId and active are kept
+ * when the body leaves them out, because losing either would unlink the SSO
  * identity or change access without the connector asking for it.
  */
 export async function replaceUser(deps: ControlPlaneDeps, orgId: string, id: string, raw: unknown): Promise<User> {
   const body = parseUserBody(raw);
+  if (body.userName === undefined) throw invalidInput('"userName" is required in a PUT; nothing was changed.', 'invalidValue');
   return updateLocked(deps, orgId, id, 'put', (current) => ({
     external_id: body.externalId === undefined ? current.external_id : body.externalId === '' ? null : body.externalId,
     given_name: body.givenName,
     family_name: body.familyName,
+    name_formatted: body.formatted,
     display_name: body.displayName,
     emails: body.emails,
     active: body.active ?? current.active,

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+/**
+ * What a change-feed row names: `subject_id` is the id whose cached key
+ * decisions are stale — a key, a team, a workspace or a user.
+ */
+export const changeTopicSchema = z.enum(['key', 'team', 'workspace', 'user']);
+export type ChangeTopic = z.infer<typeof changeTopicSchema>;
+
+export const changeEventSchema = z.object({
+  id: z.number().int().positive(),
+  topic: changeTopicSchema,
+  subject_id: z.string(),
+});
+export type ChangeEvent = z.infer<typeof changeEventSchema>;
+
+/**
+ * Most events one `GET /internal/changes` answers. A proxy that receives a
+ * full page cannot know what it missed beyond it and drops its whole cache.
+ */
+export const CHANGE_FEED_PAGE_SIZE = 1000;
+
+/** `GET /internal/changes?after=n`: the events after n, oldest first, at most a page. */
+export const changePageSchema = z.object({ events: z.array(changeEventSchema).max(CHANGE_FEED_PAGE_SIZE) });
+export type ChangePage = z.infer<typeof changePageSchema>;
+
+/** `GET /internal/changes/version`, and the `ready` frame that opens the push stream. */
+export const changeVersionSchema = z.object({ version: z.number().int().nonnegative() });
+export type ChangeVersion = z.infer<typeof changeVersionSchema>;

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+
+/** Most reports one `POST /internal/usage` may carry. */
+export const USAGE_BATCH_MAX = 1000;
+
+/** One settled call, reported by the proxy. Money is integer micro-dollars. */
+export const usageReportSchema = z.strictObject({
+  request_id: z.string().min(1).max(200),
+  key_id: z.uuid(),
+  model: z.string().min(1).max(200),
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+});
+export type UsageReport = z.infer<typeof usageReportSchema>;
+
+/** `POST /internal/usage` body. */
+export const usageBatchSchema = z.strictObject({ reports: z.array(usageReportSchema).min(1).max(USAGE_BATCH_MAX) });
+export type UsageBatch = z.infer<typeof usageBatchSchema>;
+
+/** The control plane's answer per report: the key's money after the batch, with row versions. */
+export const usageResultSchema = z.object({
+  request_id: z.string(),
+  /** False for a repeat of a request id already in the ledger, or for an unknown key. */
+  recorded: z.boolean(),
+  workspace_id: z.string().nullable(),
+  balance_micros: z.number().int(),
+  balance_version: z.number().int(),
+  key_remaining_micros: z.number().int().nullable(),
+  key_version: z.number().int(),
+});
+export type UsageResult = z.infer<typeof usageResultSchema>;
+
+/** `POST /internal/usage` answer: one result per report, in order. */
+export const usageAnswerSchema = z.object({ results: z.array(usageResultSchema) });
+export type UsageAnswer = z.infer<typeof usageAnswerSchema>;

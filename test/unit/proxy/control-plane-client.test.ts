@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ControlPlaneUnavailable, createControlPlaneClient } from '../../../proxy/control-plane-client.js';
+
+/** A stand-in control plane on loopback that answers every request with `body`. */
+async function answering(body: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const HASH = 'a'.repeat(64);
+const KEY = {
+  id: 'k', org_id: 'o', workspace_id: 'w', workspace_slug: 's', team_id: 't', owner_user_id: null, revoked: false, expires_at: null,
+  rpm: null, tpm: null, models: ['tg/x'], key_remaining_micros: null, key_version: 1, balance_micros: 5, balance_version: 1,
+};
+
+describe('proxy: control-plane client checks answers against the wire contract', () => {
+  const servers: Server[] = [];
+  after(() => servers.forEach((s) => s.close()));
+
+  async function clientAnswering(body: unknown) {
+    const { server, url } = await answering(typeof body === 'string' ? body : JSON.stringify(body));
+    servers.push(server);
+    return createControlPlaneClient(url, 'token');
+  }
+
+  it('returns a key resolution that matches the contract', async () => {
+    const client = await clientAnswering({ key: KEY, version: 3 });
+    expect(await client.resolveKey(HASH)).to.deep.equal({ key: KEY, version: 3 });
+    await client.close();
+  });
+
+  it('treats a key resolution missing a field as the control plane being unavailable', async () => {
+    const { balance_micros: _dropped, ...partial } = KEY;
+    const client = await clientAnswering({ key: partial, version: 3 });
+    const err = await client.resolveKey(HASH).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(ControlPlaneUnavailable);
+    expect((err as Error).message).to.include('key.balance_micros');
+    await client.close();
+  });
+
+  it('treats an answer that is not JSON as the control plane being unavailable', async () => {
+    const client = await clientAnswering('<html>gateway timeout</html>');
+    expect(await client.version().catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
+    await client.close();
+  });
+
+  it('refuses a change page with an unknown topic', async () => {
+    const client = await clientAnswering({ events: [{ id: 1, topic: 'galaxy', subject_id: 'x' }] });
+    expect(await client.changesAfter(0).catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
+    await client.close();
+  });
+
+  it('refuses usage results whose money is not integer micro-dollars', async () => {
+    const result = { request_id: 'r', recorded: true, workspace_id: 'w', balance_micros: '12', balance_version: 1, key_remaining_micros: null, key_version: 1 };
+    const client = await clientAnswering({ results: [result] });
+    const report = { request_id: 'r', key_id: '00000000-0000-4000-8000-000000000000', model: 'tg/x', input_tokens: 1, output_tokens: 1, cost_micros: 1 };
+    expect(await client.reportUsage([report]).catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
+    await client.close();
+  });
+});
