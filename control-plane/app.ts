@@ -4,6 +4,7 @@ import type { ControlPlaneDeps } from './deps.js';
 import { problemErrors } from './http/problem.js';
 import { surface } from './http/surface.js';
 import { consoleRouters } from './console/index.js';
+import { openApiRoutes } from './console/openapi.js';
 import { scimSurface } from './scim/index.js';
 import { ssoRouters } from './sso/index.js';
 import { internalSurface } from './internal/index.js';
@@ -54,7 +55,9 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
   const internal = internalSurface(deps);
   app.use(surface('/v1/scim/', scim.errors, scim.routers));
   app.use(surface('/internal/', internal.errors, internal.routers));
-  app.use(surface('/v1/', problemErrors(deps.logger), [...ssoRouters(deps), ...consoleRouters(deps), localAdminRoutes(deps, options.localSecret)]));
+  const consoleApi = [...ssoRouters(deps), ...consoleRouters(deps)];
+  const openApi = openApiRoutes(() => consoleApi, deps.config.publicBaseUrl);
+  app.use(surface('/v1/', problemErrors(deps.logger), [...consoleApi, openApi, localAdminRoutes(deps, options.localSecret)]));
   for (const router of webRouters(deps)) app.use(router.routes()).use(router.allowedMethods());
 
   return {

@@ -23,7 +23,7 @@ function isIssuer(raw: string): boolean {
   return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname));
 }
 
-const ssoSettingsBody = z.strictObject({
+export const ssoSettingsBody = z.strictObject({
   issuer: z
     .string()
     .trim()
