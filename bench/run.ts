@@ -17,12 +17,13 @@ import { Report } from './lib/report.js';
 import type { Shape } from './lib/tollgate.js';
 import { coldKeysScenario } from './scenarios/cold-keys.js';
 import { keyCacheScenario } from './scenarios/key-cache.js';
+import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
 import { soakScenario } from './scenarios/soak.js';
 import { streamingScenario } from './scenarios/streaming.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'peer', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
+const SCENARIOS = ['overhead', 'streaming', 'peer', 'observability', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
       await run(args.only.has('overhead') ? 'overhead' : 'peer', () => overheadScenario(ctx, { portkey: args.only.has('peer') }));
     }
     await run('streaming', () => streamingScenario(ctx));
+    await run('observability', () => observabilityScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));

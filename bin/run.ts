@@ -8,6 +8,20 @@ export interface Running {
   close(graceMs: number): Promise<void>;
 }
 
+/** The metrics listener; a default port already taken only costs the listener, an explicit one is fatal. */
+async function serveMetrics(config: Config, logger: Logger, registry: Registry): Promise<MetricsServer | undefined> {
+  const { metricsHost: host, metricsPort: port, metricsToken: token } = config.ops;
+  try {
+    const server = await startMetricsServer(registry, { host, port, token });
+    logger.info({ host, port: server.port }, 'metrics listening');
+    return server;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || config.ops.metricsPortSet) throw err;
+    logger.warn({ host, port }, 'metrics port in use: /metrics is not served (set METRICS_PORT)');
+    return undefined;
+  }
+}
+
 /**
  * Shared start-up for the entry points: config once, clear failure, the
  * metrics listener, and shutdown. The first SIGTERM/SIGINT drains (the
@@ -31,10 +45,7 @@ export async function run(mode: ConfigMode, start: (config: Config, logger: Logg
   try {
     const registry = config.ops.metricsEnabled ? createMetricsRegistry() : undefined;
     running = await start(config, logger, registry);
-    if (registry) {
-      metricsServer = await startMetricsServer(registry, { host: config.ops.metricsHost, port: config.ops.metricsPort, token: config.ops.metricsToken });
-      logger.info({ host: config.ops.metricsHost, port: config.ops.metricsPort }, 'metrics listening');
-    }
+    if (registry) metricsServer = await serveMetrics(config, logger, registry);
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);

@@ -10,16 +10,25 @@ import type { KeyCache } from './key-cache.js';
  * whenever the stream (re)connects, since events may have been missed; and a
  * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
  */
-export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, logger: Logger, pollMs: number, push = true) {
+export function startChangeFeed(
+  client: ControlPlaneClient,
+  cache: KeyCache,
+  logger: Logger,
+  pollMs: number,
+  push = true,
+  /** Told of each change applied, how it came and when it was recorded (metrics). */
+  onApplied?: (via: 'push' | 'poll', recordedAt: number | undefined) => void,
+) {
   let seen: number | undefined;
   let stopped = false;
   const abort = new AbortController();
 
-  const apply = (events: ChangeEvent[]) => {
+  const apply = (events: ChangeEvent[], via: 'push' | 'poll') => {
     for (const e of events) {
       if (seen !== undefined && e.id <= seen) continue;
       cache.invalidate(e.topic, e.subject_id);
       seen = e.id;
+      onApplied?.(via, e.at);
     }
   };
 
@@ -32,7 +41,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
       }
       const { events } = await client.changesAfter(seen);
       if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
-      apply(events);
+      apply(events, 'poll');
     } catch {
       /* the control plane is down: cached keys ride out the stale window */
     }
@@ -52,7 +61,7 @@ export function startChangeFeed(client: ControlPlaneClient, cache: KeyCache, log
               const { version } = parseAnswer(changeVersionSchema, ev.data, 'change stream ready');
               seen = Math.max(seen ?? 0, version);
             } else if (ev.event === 'change') {
-              apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')]);
+              apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')], 'push');
             }
           },
         });

@@ -134,7 +134,10 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
         `x-request-id: req_${randomUUID().replace(/-/g, '')}\r\nconnection: close\r\n\r\n${body}`,
     );
   });
-  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true);
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, (via, at) => {
+    metrics?.invalidations.labels(via).inc();
+    if (at !== undefined) metrics?.invalidationLag.labels(via).observe(Math.max(0, Date.now() - at) / 1000);
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

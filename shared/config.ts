@@ -37,6 +37,8 @@ export interface OpsSettings {
   /** Where `GET /metrics` is served: its own listener, loopback by default, apart from the public ports. */
   metricsHost: string;
   metricsPort: number;
+  /** Whether METRICS_PORT was given: only then is a port already taken fatal. */
+  metricsPortSet: boolean;
   /** When set, `/metrics` also wants `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** ACCESS_LOG: one `info` line per edge request (default on). */
@@ -180,7 +182,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const ops: OpsSettings = {
     metricsEnabled: flag('METRICS_ENABLED', true),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
-    metricsPort: port('METRICS_PORT', 9464),
+    // Apart per half, so both can run on one host with the defaults.
+    metricsPort: port('METRICS_PORT', mode === 'control-plane' ? 9465 : 9464),
+    metricsPortSet: Boolean(env.METRICS_PORT),
     metricsToken,
     accessLog: flag('ACCESS_LOG', true),
     shutdownGraceMs: positiveInt('SHUTDOWN_GRACE_SECONDS', 25) * 1000,

@@ -36,6 +36,7 @@ export interface MetricsServerOptions {
 
 export interface MetricsServer {
   server: Server;
+  port: number;
   url: string;
   close(): Promise<void>;
 }
@@ -79,6 +80,7 @@ export async function startMetricsServer(registry: Registry, options: MetricsSer
   const { port } = server.address() as AddressInfo;
   return {
     server,
+    port,
     url: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve) => {

@@ -13,8 +13,11 @@ export async function change_feed_since(
   q: Queryable,
   afterId: number,
   limit: number,
-): Promise<{ id: number; topic: ChangeTopic; subject_id: string }[]> {
-  return q.query(`SELECT id, topic, subject_id FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit]);
+): Promise<{ id: number; topic: ChangeTopic; subject_id: string; at: number }[]> {
+  return q.query(
+    `SELECT id, topic, subject_id, (extract(epoch FROM created_at) * 1000)::float8 AS at FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`,
+    [afterId, limit],
+  );
 }
 
 export async function change_feed_latest(q: Queryable): Promise<number> {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer } from '../../../shared/metrics.js';
 import { describeEachStore } from '../../support/stores.js';
-import { moneyOf, seedAnotherKey, seedKey, startDataPlane, UPSTREAM_SECRET, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+import { creditWorkspace, moneyOf, seedAnotherKey, seedKey, startDataPlane, UPSTREAM_SECRET, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 import { call } from '../../support/control-plane.js';
 import { seedScimOrg, userBody } from '../../support/scim.js';
@@ -18,6 +18,7 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
   let tight: SeededKey;
   let slow: SeededKey;
   let proxy: Sample[];
+  let afterChange: Sample[];
   let cp: Sample[];
   let scimToken: string;
 
@@ -45,6 +46,14 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     expect((await edgeCall(dp.proxy.url, 'chat', key.slug, slow.secret, modelBody('chat'))).status).to.equal(200);
     expect((await edgeCall(dp.proxy.url, 'chat', key.slug, slow.secret, modelBody('chat'))).status).to.equal(429);
     await dp.proxy.drain();
+    proxy = await scrape(proxyMetrics.url, TOKEN);
+    // A change the proxy hears of (pushed, or polled within a second); wait until it has.
+    await creditWorkspace(dp.cp.deps, key.workspaceId, 1);
+    afterChange = await scrape(proxyMetrics.url, TOKEN);
+    for (let i = 0; i < 50 && total(afterChange, 'tollgate_proxy_key_invalidations_total') === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      afterChange = await scrape(proxyMetrics.url, TOKEN);
+    }
 
     const scimOrg = await seedScimOrg(dp.cp);
     scimToken = scimOrg.token;
@@ -53,7 +62,6 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     // A callback with no login behind it is a failed sign-in.
     expect((await call(`${dp.cp.url}/v1/auth/sso/callback?state=nothing&code=nothing`)).status).to.be.greaterThanOrEqual(400);
 
-    proxy = await scrape(proxyMetrics.url, TOKEN);
     cp = await scrape(cpMetrics.url);
   });
   after(async () => {
@@ -112,6 +120,13 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     expect(total(proxy, 'tollgate_proxy_settlement_queue_depth')).to.equal(0);
     expect(total(proxy, 'tollgate_proxy_holds_outstanding')).to.equal(0);
     expect(total(proxy, 'tollgate_proxy_control_plane_up')).to.equal(1);
+  });
+
+  it('counts change events applied to the key cache, with how late they arrived', () => {
+    expect(total(afterChange, 'tollgate_proxy_key_invalidations_total')).to.be.greaterThanOrEqual(1);
+    expect(total(afterChange, 'tollgate_proxy_invalidation_lag_seconds_count')).to.equal(total(afterChange, 'tollgate_proxy_key_invalidations_total'));
+    // The workspace's keys were dropped from the cache.
+    expect(total(afterChange, 'tollgate_proxy_key_cache_entries')).to.be.lessThan(total(proxy, 'tollgate_proxy_key_cache_entries'));
   });
 
   it('reports key cache hits, misses and size', () => {
