@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from '../shared/fast-metrics.js';
 import { CALL_BUCKETS, FAST_BUCKETS } from '../shared/metrics.js';
 import type { HoldOutcome, HoldStore } from './holds.js';
 
@@ -24,35 +25,31 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
   const callLabels = ['format', 'route', 'model', 'provider', 'status_class'] as const;
   const modelLabels = ['format', 'model', 'provider'] as const;
   return {
-    requests: new Counter({ name: 'tollgate_proxy_requests_total', help: 'Edge requests answered', labelNames: callLabels, registers }),
-    duration: new Histogram({
+    requests: new FastCounter(registry, { name: 'tollgate_proxy_requests_total', help: 'Edge requests answered', labelNames: callLabels }),
+    duration: new FastHistogram(registry, {
       name: 'tollgate_proxy_request_duration_seconds',
       help: 'Edge request duration, first byte in to last byte out',
       labelNames: callLabels,
       buckets: CALL_BUCKETS,
-      registers,
     }),
-    ttfb: new Histogram({
+    ttfb: new FastHistogram(registry, {
       name: 'tollgate_proxy_time_to_first_byte_seconds',
       help: "Request in to the provider's response head relayed to the client",
       labelNames: [...modelLabels, 'stream'],
       buckets: CALL_BUCKETS,
-      registers,
     }),
-    upstream: new Histogram({
+    upstream: new FastHistogram(registry, {
       name: 'tollgate_proxy_upstream_duration_seconds',
       help: 'Upstream call, dispatch to end of the answer, by how it ended',
       labelNames: [...modelLabels, 'outcome'],
       buckets: CALL_BUCKETS,
-      registers,
     }),
-    tokens: new Counter({ name: 'tollgate_proxy_tokens_total', help: 'Tokens billed', labelNames: [...modelLabels, 'direction'], registers }),
-    spend: new Counter({ name: 'tollgate_proxy_spend_micros_total', help: 'Cost billed, in micro-dollars', labelNames: modelLabels, registers }),
-    refusals: new Counter({
+    tokens: new FastCounter(registry, { name: 'tollgate_proxy_tokens_total', help: 'Tokens billed', labelNames: [...modelLabels, 'direction'] }),
+    spend: new FastCounter(registry, { name: 'tollgate_proxy_spend_micros_total', help: 'Cost billed, in micro-dollars', labelNames: modelLabels }),
+    refusals: new FastCounter(registry, {
       name: 'tollgate_proxy_refusals_total',
-      help: 'Requests refused by the proxy itself (not the provider), by reason',
+      help: 'Requests answered with an error of the proxy itself (refusals, provider unreachable or slow), by reason',
       labelNames: ['format', 'reason'],
-      registers,
     }),
     keyLookups: new Counter({
       name: 'tollgate_proxy_key_cache_lookups_total',
@@ -116,6 +113,65 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
 }
 
 export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
+
+/** The series one kind of request lands in, resolved once per label set. */
+export interface CallSeries {
+  requests: CounterSeries;
+  duration: HistogramSeries;
+}
+
+/** The series of one model on one format. */
+export interface ModelSeries {
+  /** Not streamed, streamed. */
+  ttfb: [HistogramSeries, HistogramSeries];
+  upstream: Map<string, HistogramSeries>;
+  input: CounterSeries;
+  output: CounterSeries;
+  spend: CounterSeries;
+}
+
+/** Per-request lookups of the hot metrics: one key and one map read per kind of request. */
+export function createSeriesCache(m: ProxyMetrics) {
+  const calls = new Map<string, CallSeries>();
+  const models = new Map<string, ModelSeries>();
+  return {
+    call(format: string, route: string, model: string, provider: string, statusClass: string): CallSeries {
+      const key = `${format} ${route} ${model} ${provider} ${statusClass}`;
+      let s = calls.get(key);
+      if (!s) {
+        s = { requests: m.requests.series(format, route, model, provider, statusClass), duration: m.duration.series(format, route, model, provider, statusClass) };
+        calls.set(key, s);
+      }
+      return s;
+    },
+    model(format: string, model: string, provider: string): ModelSeries {
+      const key = `${format} ${model} ${provider}`;
+      let s = models.get(key);
+      if (!s) {
+        s = {
+          ttfb: [m.ttfb.series(format, model, provider, 'false'), m.ttfb.series(format, model, provider, 'true')],
+          upstream: new Map(),
+          input: m.tokens.series(format, model, provider, 'input'),
+          output: m.tokens.series(format, model, provider, 'output'),
+          spend: m.spend.series(format, model, provider),
+        };
+        models.set(key, s);
+      }
+      return s;
+    },
+    refusal: (format: string, reason: string): CounterSeries => m.refusals.series(format, reason),
+    upstream(s: ModelSeries, format: string, model: string, provider: string, outcome: string): HistogramSeries {
+      let h = s.upstream.get(outcome);
+      if (!h) {
+        h = m.upstream.series(format, model, provider, outcome);
+        s.upstream.set(outcome, h);
+      }
+      return h;
+    },
+  };
+}
+
+export type SeriesCache = ReturnType<typeof createSeriesCache>;
 
 /** The hold store, counting this proxy's holds outstanding on the way through. */
 export function countHolds(store: HoldStore, metrics: ProxyMetrics): HoldStore {

@@ -5,7 +5,7 @@ import type { Logger } from '../shared/logger.js';
 import { statusClass } from '../shared/metrics.js';
 import type { ModelConfig } from '../shared/models.js';
 import type { Tracing } from '../shared/tracing.js';
-import type { ProxyMetrics } from './metrics.js';
+import { createSeriesCache, type ProxyMetrics, type SeriesCache } from './metrics.js';
 import type { SettlementWatch } from './settlement-watch.js';
 import type { WireFormat } from './wire-errors.js';
 
@@ -107,22 +107,24 @@ export function refusalReason(call: EdgeCall): string | undefined {
   return call.detail ? `${call.error.kind}_${call.detail}` : call.error.kind;
 }
 
-function recordMetrics(m: ProxyMetrics, call: EdgeCall, status: number, now: number): void {
+function recordMetrics(series: SeriesCache, call: EdgeCall, status: number, now: number): void {
   const format = call.format;
   const model = call.model?.alias ?? 'none';
   const provider = call.model?.provider ?? 'none';
-  const sc = statusClass(status);
-  m.requests.labels(format, call.route, model, provider, sc).inc();
-  m.duration.labels(format, call.route, model, provider, sc).observe((now - call.startedAt) / 1000);
-  if (call.error) m.refusals.labels(format, refusalReason(call)!).inc();
+  const c = series.call(format, call.route, model, provider, statusClass(status));
+  c.requests.inc();
+  c.duration.observe((now - call.startedAt) / 1000);
+  if (call.error) series.refusal(format, refusalReason(call)!).inc();
+  if (!call.upstreamAt && !call.settledAt) return;
+  const m = series.model(format, model, provider);
   if (call.upstreamAt) {
-    if (call.headAt) m.ttfb.labels(format, model, provider, call.stream ? 'true' : 'false').observe((call.headAt - call.startedAt) / 1000);
-    m.upstream.labels(format, model, provider, call.outcome ?? 'unknown').observe(((call.upstreamEndAt || now) - call.upstreamAt) / 1000);
+    if (call.headAt) m.ttfb[call.stream ? 1 : 0].observe((call.headAt - call.startedAt) / 1000);
+    series.upstream(m, format, model, provider, call.outcome ?? 'unknown').observe(((call.upstreamEndAt || now) - call.upstreamAt) / 1000);
   }
   if (call.settledAt) {
-    m.tokens.labels(format, model, provider, 'input').inc(call.inputTokens);
-    m.tokens.labels(format, model, provider, 'output').inc(call.outputTokens);
-    m.spend.labels(format, model, provider).inc(call.costMicros);
+    m.input.inc(call.inputTokens);
+    m.output.inc(call.outputTokens);
+    m.spend.inc(call.costMicros);
   }
 }
 
@@ -197,6 +199,7 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
 /** Makes the per-request observer from the parts that are switched on; with none, `end` does nothing. */
 export function createEdgeObserver(parts: ObserverParts): EdgeObserver {
   const { metrics, accessLog, tracing, settlements } = parts;
+  const series = metrics ? createSeriesCache(metrics) : undefined;
   const watchSettlement = metrics !== undefined || tracing !== undefined;
   return {
     begin(req, requestId) {
@@ -220,7 +223,7 @@ export function createEdgeObserver(parts: ObserverParts): EdgeObserver {
     },
     end(call, status) {
       const now = performance.now();
-      if (metrics) recordMetrics(metrics, call, status, now);
+      if (series) recordMetrics(series, call, status, now);
       if (accessLog) writeAccessLog(accessLog, call, status, now);
       if (call.settledAt && watchSettlement) settlements?.watch(call.requestId, call.settledAt);
       if (tracing && call.span) finishSpans(tracing, call, status, now, settlements);

@@ -26,7 +26,8 @@ export function createTracing(endpoint: string | undefined, serviceName: string)
   return {
     tracer: provider.getTracer('tollgate'),
     propagator: new W3CTraceContextPropagator(),
-    close: () => provider.shutdown(),
+    // A collector that is down must not fail shutdown: those spans are lost, nothing else.
+    close: () => provider.shutdown().catch(() => undefined),
   };
 }
 

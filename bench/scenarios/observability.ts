@@ -1,8 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { runChild } from '../lib/load.js';
+import { REPO_ROOT } from '../lib/procs.js';
 import { tollgateRequest, type BenchContext, type Format, type System } from '../lib/context.js';
 import { fmtMs, fmtNum, ratio } from '../lib/report.js';
 import { startProxyVariant } from '../lib/tollgate.js';
+import type { ObserverResult, ObserverSpec } from './observer-child.js';
 import { measureLoad, type LoadFigures } from './overhead.js';
 
 /** The same proxy four ways; only what differs from the shipped defaults is set. */
@@ -38,6 +42,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function observabilityScenario(ctx: BenchContext): Promise<void> {
   const { tollgate, provisioned } = await ctx.tollgate();
   const sink = await startSpanSink();
+  try {
+    await observerCost(ctx, sink.url);
+  } catch (err) {
+    ctx.log(`observability: the in-process observer measurement failed: ${(err as Error).message}`);
+  }
   const systems: { name: string; system: System }[] = [];
   try {
     for (const v of VARIANTS) {
@@ -92,3 +101,33 @@ export async function observabilityScenario(ctx: BenchContext): Promise<void> {
     sink.close();
   }
 }
+
+/** The observer alone, in a child on the proxy's core: CPU per request of each part, against end-to-end CPU per request. */
+async function observerCost(ctx: BenchContext, sink: string): Promise<void> {
+  const spec: ObserverSpec = { calls: ctx.profile.name === 'quick' ? 100_000 : 300_000, sink };
+  ctx.log('observability: the observer in-process');
+  const args = ['--import', 'tsx', join(REPO_ROOT, 'bench/scenarios/observer-child.ts'), JSON.stringify(spec)];
+  const results = JSON.parse(await runChild(process.execPath, args, ctx.placement.sut, 'BENCH_RESULT', 300_000)) as ObserverResult[];
+  ctx.report.data.observerCost = results;
+  // The end-to-end figure the added cost is a share of: the overhead scenario's, when it ran.
+  const overhead = (ctx.report.data.overhead as LoadFigures[] | undefined)?.find((f) => f.system === 'tollgate' && f.format === 'chat' && f.connections === 50);
+  const perRequest = overhead?.cpuUsPerRequest ?? REFERENCE_CPU_US;
+  const base = results.find((r) => r.variant === 'nothing on')!.cpuUsPerRequest;
+  const table = ctx.report.section('Observer cost in-process (proxy/observe.ts per answered call)', ['variant', 'CPU µs/req', 'added µs', 'added ÷ proxy CPU/req']);
+  for (const r of results) {
+    const added = r.cpuUsPerRequest - base;
+    table.row(r.variant, r.cpuUsPerRequest.toFixed(2), added.toFixed(2), `${((added / perRequest) * 100).toFixed(1)}%`);
+  }
+  table.note(`Proxy CPU/req for the share: ${overhead ? 'this run\'s overhead scenario (chat, 50 conns)' : 'the quiet-machine reference in docs/bench.md'}, ${perRequest.toFixed(0)} µs.`);
+  const metricsAdded = results.find((r) => r.variant === 'metrics')!.cpuUsPerRequest - base;
+  ctx.report.check({
+    scenario: 'observability',
+    figure: 'metrics CPU added ÷ proxy CPU/req (in-process)',
+    value: metricsAdded / perRequest,
+    target: '≤ 0.05',
+    pass: metricsAdded / perRequest <= 0.05,
+  });
+}
+
+/** Proxy CPU per non-streamed request on the quiet-machine full run (docs/bench.md). */
+const REFERENCE_CPU_US = 119;
