@@ -11,6 +11,7 @@ import { internalSurface } from './internal/index.js';
 import { webRouters } from './web/index.js';
 import { localAdminRoutes } from './local-admin.js';
 import { httpMetrics, type ControlPlaneMetrics } from './metrics.js';
+import { probes } from './http/probes.js';
 
 export interface ControlPlane {
   app: Koa;
@@ -28,27 +29,15 @@ export interface ControlPlaneOptions {
   localSecret?: string;
   /** Counts and times requests (absent with METRICS_ENABLED=false). */
   metrics?: ControlPlaneMetrics;
-  /** What /readyz reports; without it the control plane is ready once listening. */
-  readiness?: () => Promise<{ ready: boolean; checks: Record<string, boolean> }>;
+  /** True once shutdown has begun: /readyz then says not ready. */
+  closing?: () => boolean;
 }
 
 export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlaneOptions = {}): ControlPlane {
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  app.use(async function probes(ctx, next) {
-    if (ctx.path === '/healthz' && ctx.method === 'GET') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    if (ctx.path === '/readyz' && ctx.method === 'GET') {
-      const r = options.readiness ? await options.readiness() : { ready: true, checks: {} };
-      ctx.status = r.ready ? 200 : 503;
-      ctx.body = { status: r.ready ? 'ready' : 'not ready', checks: r.checks };
-      return;
-    }
-    await next();
-  });
+  app.use(probes(deps, options.closing ?? (() => false)));
   if (options.metrics) app.use(httpMetrics(options.metrics));
 
   const scim = scimSurface(deps);
@@ -56,7 +45,7 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
   app.use(surface('/v1/scim/', scim.errors, scim.routers));
   app.use(surface('/internal/', internal.errors, internal.routers));
   const consoleApi = [...ssoRouters(deps), ...consoleRouters(deps)];
-  const openApi = openApiRoutes(() => consoleApi, deps.config.publicBaseUrl);
+  const openApi = openApiRoutes(() => consoleApi, deps.config);
   app.use(surface('/v1/', problemErrors(deps.logger), [...consoleApi, openApi, localAdminRoutes(deps, options.localSecret)]));
   for (const router of webRouters(deps)) app.use(router.routes()).use(router.allowedMethods());
 

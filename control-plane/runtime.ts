@@ -11,9 +11,6 @@ import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { createControlPlaneMetrics, instrumentDatabase } from './metrics.js';
 
-/** A store that does not answer `SELECT 1` within this is not ready. */
-const READY_QUERY_TIMEOUT_MS = 2_000;
-
 export interface RunningControlPlane {
   server: Server;
   db: Database;
@@ -44,22 +41,7 @@ export async function startControlPlane(
     const metrics = registry ? createControlPlaneMetrics(registry, () => raw) : undefined;
     if (metrics) db = instrumentDatabase(db, metrics);
     let closing = false;
-    const store = db;
-    const readiness = async () => {
-      const checks = {
-        accepting: !closing,
-        models: config.models.models.size > 0,
-        store: await Promise.race([
-          store.query('SELECT 1').then(
-            () => true,
-            () => false,
-          ),
-          new Promise<boolean>((r) => setTimeout(r, READY_QUERY_TIMEOUT_MS, false).unref()),
-        ]),
-      };
-      return { ready: Object.values(checks).every(Boolean), checks };
-    };
-    const controlPlane = createControlPlane({ db, config, clock: options.clock ?? systemClock, logger }, { localSecret, metrics, readiness });
+    const controlPlane = createControlPlane({ db, config, clock: options.clock ?? systemClock, logger }, { localSecret, metrics, closing: () => closing });
     const server = await controlPlane.listen(options.port ?? config.controlPlanePort, options.host ?? config.host);
     const { port } = server.address() as AddressInfo;
     const url = `http://127.0.0.1:${port}`;

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { AppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { statusClass } from '../shared/metrics.js';
@@ -213,7 +213,7 @@ export function createEdgeObserver(parts: ObserverParts): EdgeObserver {
     upstream(call, headers) {
       call.upstreamAt = performance.now();
       if (call.span && tracing) {
-        const parent = trace.setSpan(context.active(), call.span);
+        const parent = trace.setSpan(ROOT_CONTEXT, call.span);
         call.upstreamSpan = tracing.tracer.startSpan('upstream call', { kind: SpanKind.CLIENT, startTime: call.upstreamAt }, parent);
         if (call.model) {
           call.upstreamSpan.setAttributes({ 'gen_ai.provider.name': call.model.provider, 'gen_ai.request.model': call.model.upstream_model });

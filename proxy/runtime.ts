@@ -107,11 +107,13 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     const checks: Record<string, boolean> = {
       accepting: !closing,
       models: config.models.models.size > 0,
-      // A warm cache keeps serving known keys through a control-plane outage.
-      keys: settlements.controlPlaneReachable() || keys.size() > 0,
+      controlPlane: settlements.controlPlaneReachable(),
+      keyCacheWarm: keys.size() > 0,
     };
     if (redis) checks.redis = redis.status === 'ready';
-    return { ready: Object.values(checks).every(Boolean), checks };
+    // A warm cache keeps serving known keys through a control-plane outage.
+    const ready = checks.accepting! && checks.models! && (checks.controlPlane! || checks.keyCacheWarm!) && checks.redis !== false;
+    return { ready, checks };
   };
 
   const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, observe });

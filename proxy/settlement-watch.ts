@@ -2,6 +2,9 @@ import type { Span } from '@opentelemetry/api';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import type { ProxyMetrics } from './metrics.js';
 
+/** A report metering gave up on never comes back: past this many, the oldest are forgotten. */
+const MAX_PENDING = 100_000;
+
 interface Pending {
   settledAt: number;
   span: Span | undefined;
@@ -32,7 +35,9 @@ export function createSettlementWatch(metrics: ProxyMetrics | undefined) {
 
   return {
     watch(requestId: string, settledAt: number): void {
-      if (!pending.has(requestId)) pending.set(requestId, { settledAt, span: undefined });
+      if (pending.has(requestId)) return;
+      if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+      pending.set(requestId, { settledAt, span: undefined });
     },
     traceSettlement(requestId: string, span: Span): void {
       const p = pending.get(requestId);

@@ -156,11 +156,11 @@ export function openApiDocument(routers: Router[], serverUrl: string): Record<st
 }
 
 /** `GET /v1/openapi.json`: the document of the routers it is given (itself included), built once. */
-export function openApiRoutes(routers: () => Router[], serverUrl: string): Router {
+export function openApiRoutes(routers: () => Router[], config: { publicBaseUrl: string }): Router {
   const router = new Router();
   let document: string | undefined;
   router.get('/v1/openapi.json', async function showOpenApi(ctx: Context) {
-    document ??= JSON.stringify(openApiDocument([...routers(), router], serverUrl));
+    document ??= JSON.stringify(openApiDocument([...routers(), router], config.publicBaseUrl));
     ctx.type = 'application/json';
     ctx.body = document;
   });

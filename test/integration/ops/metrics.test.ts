@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { createMetricsRegistry, startMetricsServer, type MetricsServer } from '../../../shared/metrics.js';
+import { readFileSync } from 'node:fs';
+import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../../../shared/metrics.js';
 import { describeEachStore } from '../../support/stores.js';
 import { creditWorkspace, moneyOf, seedAnotherKey, seedKey, startDataPlane, UPSTREAM_SECRET, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
@@ -21,10 +22,11 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
   let afterChange: Sample[];
   let cp: Sample[];
   let scimToken: string;
+  let cpRegistry: Registry;
 
   before(async function () {
     this.timeout(60_000);
-    const cpRegistry = createMetricsRegistry();
+    cpRegistry = createMetricsRegistry();
     dp = await startDataPlane(store, { controlPlaneRegistry: cpRegistry });
     proxyMetrics = await startMetricsServer(dp.proxy.metrics!, { host: '127.0.0.1', port: 0, token: TOKEN });
     cpMetrics = await startMetricsServer(cpRegistry, { host: '127.0.0.1', port: 0, token: undefined });
@@ -133,6 +135,14 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     expect(total(proxy, 'tollgate_proxy_key_cache_lookups_total', { result: 'miss' })).to.be.greaterThanOrEqual(3);
     expect(total(proxy, 'tollgate_proxy_key_cache_lookups_total', { result: 'hit' })).to.be.greaterThan(0);
     expect(total(proxy, 'tollgate_proxy_key_cache_entries')).to.be.greaterThanOrEqual(3);
+  });
+
+  it('every metric the Grafana dashboard queries is one the halves export', async () => {
+    const dashboard = readFileSync(new URL('../../../deploy/grafana/tollgate.json', import.meta.url), 'utf8');
+    const queried = new Set([...dashboard.matchAll(/tollgate_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, '')));
+    const exported = new Set([...(await dp.proxy.metrics!.getMetricsAsJSON()), ...(await cpRegistry.getMetricsAsJSON())].map((m) => m.name));
+    expect(queried.size).to.be.greaterThan(15);
+    for (const name of queried) expect(exported.has(name), name).to.equal(true);
   });
 
   it('no label value holds a key, a token, an id or the prompt', () => {
