@@ -52,7 +52,10 @@ function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefi
     process.exit(0);
   }
   const only = new Set<Scenario>();
-  for (const name of (values.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of (values.only ?? SCENARIOS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!(SCENARIOS as readonly string[]).includes(name)) {
       process.stderr.write(`unknown scenario "${name}"\n${USAGE}\n`);
       process.exit(2);
@@ -86,10 +89,12 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Tollgate bench (${profile.name}) — ${cpus().length} cores, Node ${process.version}, load generator ${tool}, Tollgate ${args.shape}${args.cpNice ? ` (control plane at nice ${args.cpNice})` : ''}\n` +
       `placement: ${placement.note}\n` +
-      `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+      `load average at start: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
   );
   const failures: Record<string, string> = {};
-  let placed: { name: string; pid: number; cores: string }[] = [];
+  let placed: { name: string; pid: number; cores: string }[] | undefined;
   const run = async (name: Scenario, fn: () => Promise<void>) => {
     if (!args.only.has(name)) return;
     const t0 = Date.now();
@@ -121,7 +126,7 @@ async function main(): Promise<void> {
   }
   const where = report.section('Placement (affinity read back from /proc/<pid>/status)', ['process', 'pid', 'cores']);
   const seen = new Set<string>();
-  for (const p of placed) {
+  for (const p of placed ?? []) {
     if (seen.has(`${p.name} ${p.cores}`)) continue; // restarts of the same role on the same cores
     seen.add(`${p.name} ${p.cores}`);
     where.row(p.name, String(p.pid), p.cores);
@@ -156,8 +161,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${report.render()}\n\n`);
   for (const [name, stack] of Object.entries(failures)) process.stdout.write(`scenario ${name} failed: ${stack.split('\n')[0]}\n`);
   process.stdout.write(
-    `took ${results.meta.seconds.toFixed(0)}s; load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')} ` +
-      `(anything else running on these cores makes the numbers noisy)\nwrote ${args.out}\n`,
+    `took ${results.meta.seconds.toFixed(0)}s; load average at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} ` + `(anything else running on these cores makes the numbers noisy)\nwrote ${args.out}\n`,
   );
 }
 

@@ -28,7 +28,10 @@ async function serveMetrics(config: Config, logger: Logger, registry: Registry):
  * listener stops, requests and streams in flight get SHUTDOWN_GRACE_SECONDS,
  * usage is settled) and exits 0; a second one exits at once.
  */
-export async function run(mode: ConfigMode, start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>): Promise<void> {
+export async function run(
+  mode: ConfigMode,
+  start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>,
+): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(process.env, mode);
@@ -62,9 +65,10 @@ export async function run(mode: ConfigMode, start: (config: Config, logger: Logg
       process.exit(1);
     }
     stopping = true;
+    // close() stops the listener before its first await, so once this line is out new connections are refused.
+    const closed = running.close(config.ops.shutdownGraceMs);
     logger.info({ signal, graceMs: config.ops.shutdownGraceMs }, 'shutting down: draining requests in flight');
-    running
-      .close(config.ops.shutdownGraceMs)
+    closed
       .then(() => metricsServer?.close())
       .then(
         () => {

@@ -19,11 +19,6 @@ export interface ControlPlane {
   listen(port: number, host?: string): Promise<Server>;
 }
 
-/**
- * Builds the control plane. Each surface has its own dialect: SCIM errors
- * under /v1/scim, problem+json for the rest of /v1, the proxy's internal
- * API under /internal, and the web console's pages everywhere else.
- */
 export interface ControlPlaneOptions {
   /** Secret of the CLI's local bootstrap route (embedded store only). */
   localSecret?: string;
@@ -33,6 +28,11 @@ export interface ControlPlaneOptions {
   closing?: () => boolean;
 }
 
+/**
+ * Builds the control plane. Each surface has its own dialect: SCIM errors
+ * under /v1/scim, problem+json for the rest of /v1, the proxy's internal
+ * API under /internal, and the web console's pages everywhere else.
+ */
 export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlaneOptions = {}): ControlPlane {
   const app = new Koa({ proxy: false });
   app.silent = true;

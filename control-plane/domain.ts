@@ -1,6 +1,5 @@
 /** Domain rows as the services see them (money as JS numbers in USD). */
 export type Role = 'owner' | 'admin' | 'member';
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 export type MembershipStatus = 'active' | 'inactive';
 export type UserSource = 'scim' | 'sso' | 'bootstrap';
 export type KeyKind = 'personal' | 'team';

@@ -31,7 +31,12 @@ export function createControlPlaneMetrics(registry: Registry, db: () => Database
       labelNames: ['method', 'resource', 'outcome'],
       registers,
     }),
-    sso: new Counter({ name: 'tollgate_cp_sso_logins_total', help: 'SSO sign-ins finished, by outcome (success, failure)', labelNames: ['outcome'], registers }),
+    sso: new Counter({
+      name: 'tollgate_cp_sso_logins_total',
+      help: 'SSO sign-ins finished, by outcome (success, failure)',
+      labelNames: ['outcome'],
+      registers,
+    }),
     query: new Histogram({
       name: 'tollgate_cp_db_query_duration_seconds',
       help: 'Store statements and transactions, by what they are (select, insert, update, delete, transaction, other)',

@@ -41,7 +41,10 @@ export async function startControlPlane(
     const metrics = registry ? createControlPlaneMetrics(registry, () => raw) : undefined;
     if (metrics) db = instrumentDatabase(db, metrics);
     let closing = false;
-    const controlPlane = createControlPlane({ db, config, clock: options.clock ?? systemClock, logger }, { localSecret, metrics, closing: () => closing });
+    const controlPlane = createControlPlane(
+      { db, config, clock: options.clock ?? systemClock, logger },
+      { localSecret, metrics, closing: () => closing },
+    );
     const server = await controlPlane.listen(options.port ?? config.controlPlanePort, options.host ?? config.host);
     const { port } = server.address() as AddressInfo;
     const url = `http://127.0.0.1:${port}`;

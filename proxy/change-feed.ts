@@ -5,7 +5,7 @@ import { parseAnswer, type ControlPlaneClient } from './control-plane-client.js'
 import type { KeyCache } from './key-cache.js';
 
 /**
- * Keeps the key cache honest (DESIGN 4): a push stream from the control
+ * Keeps the key cache honest: a push stream from the control
  * plane drops changed entries within milliseconds; the cache is flushed
  * whenever the stream (re)connects, since events may have been missed; and a
  * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
@@ -21,6 +21,8 @@ export function startChangeFeed(
 ) {
   let seen: number | undefined;
   let stopped = false;
+  // An outage is logged once when it starts, not on every poll while it lasts.
+  let pollFailing = false;
   const abort = new AbortController();
 
   const apply = (events: ChangeEvent[], via: 'push' | 'poll') => {
@@ -37,13 +39,17 @@ export function startChangeFeed(
       if (seen === undefined) {
         seen = await client.version();
         cache.clear();
-        return;
+      } else {
+        const { events } = await client.changesAfter(seen);
+        if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
+        apply(events, 'poll');
       }
-      const { events } = await client.changesAfter(seen);
-      if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
-      apply(events, 'poll');
-    } catch {
-      /* the control plane is down: cached keys ride out the stale window */
+      if (pollFailing) logger.info('change feed poll recovered');
+      pollFailing = false;
+    } catch (err) {
+      // The control plane is down or answering nonsense: cached keys ride out the stale window.
+      if (!pollFailing) logger.warn({ err: (err as Error).message }, 'change feed poll failed; cached keys stay until their stale window ends');
+      pollFailing = true;
     }
   }
 

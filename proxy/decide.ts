@@ -2,6 +2,13 @@ import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
 
+/*
+ * The edge's refusals, in the order it makes them (proxy/edge.ts modelCall):
+ * decideKey (401) → the body is parsed (400) → decideModel (404 → 403 → 402)
+ * → rate limits (429) → the hold of the worst-case cost (402). The model
+ * list asks decideKey only.
+ */
+
 export type KeyDecision = { ok: true; key: ResolvedKey } | { ok: false; error: AppError };
 export type ModelDecision = { ok: true; model: ModelConfig; provider: ProviderConfig } | { ok: false; error: AppError };
 
@@ -40,21 +47,6 @@ export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatal
     return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
   }
   return { ok: true, model, provider: catalog.providers.get(model.provider)! };
-}
-
-/**
- * The one enforcement decision for a model call, whatever the wire format:
- * the key, then the model and the money. Rate limits and the hold follow.
- */
-export function decideCall(
-  key: ResolvedKey | null,
-  workspaceSlug: string,
-  alias: string,
-  catalog: ModelCatalog,
-  nowMs: number,
-): ModelDecision {
-  const k = decideKey(key, workspaceSlug, nowMs);
-  return k.ok ? decideModel(k.key, alias, catalog) : k;
 }
 
 /** The aliases a key may call: on its team's list and in the catalog. */

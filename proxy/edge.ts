@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'undici';
+import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -28,6 +29,7 @@ export interface EdgeDeps {
   metering: Metering;
   pool(origin: string): Pool;
   observe: EdgeObserver;
+  now: NowMs;
 }
 
 type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
@@ -116,7 +118,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
   async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, call: EdgeCall): Promise<void> {
     const requestId = call.requestId;
     const key = await lookupKey(req, r.format, call);
-    const verdict = decideKey(key, r.slug, Date.now());
+    const verdict = decideKey(key, r.slug, deps.now());
     if (!verdict.ok) throw verdict.error;
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
@@ -125,7 +127,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const requestId = obs.requestId;
     const raw = await readBody(req, settings.maxBodyBytes);
     const key = await lookupKey(req, r.format, obs);
-    const k = decideKey(key, r.slug, Date.now());
+    const k = decideKey(key, r.slug, deps.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
     obs.keyId = resolved.id;
@@ -293,14 +295,17 @@ export function createEdgeHandler(deps: EdgeDeps) {
       return;
     }
     const work = r.action === 'models' ? listModels(req, res, r, obs) : modelCall(req, res, r, search, obs);
-    work.then(null, (thrown: unknown) => {
-      const err = toAppError(thrown);
-      obs.error = err;
-      if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
-      // A refused body is not read on: close the connection rather than drain it.
-      const extra: Record<string, string> = { 'x-request-id': requestId };
-      if (err.kind === 'too_large') extra.connection = 'close';
-      sendError(res, format, err, extra);
-    }).then(() => deps.observe.end(obs, res.statusCode));
+    work
+      .then(null, (thrown: unknown) => {
+        const err = toAppError(thrown);
+        obs.error = err;
+        if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
+        // A refused body is not read on: close the connection rather than drain it.
+        const extra: Record<string, string> = { 'x-request-id': requestId };
+        if (err.kind === 'too_large') extra.connection = 'close';
+        sendError(res, format, err, extra);
+      })
+      .then(() => deps.observe.end(obs, res.statusCode))
+      .catch((err: unknown) => logger.error({ err, requestId }, 'recording the request failed'));
   };
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { NowMs } from '../shared/clock.js';
 import type { HoldStore, MoneySnapshot } from './holds.js';
 
 /*
@@ -107,7 +108,7 @@ interface HoldCommands {
 }
 
 /** Holds shared by all proxies on one Redis. Errors propagate: the caller fails closed. */
-export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number): HoldStore {
+export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number, now: NowMs = Date.now): HoldStore {
   redis.defineCommand('tgHold', { numberOfKeys: 6, lua: HOLD });
   redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
   redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
@@ -121,7 +122,7 @@ export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number
     async hold(requestId, s: MoneySnapshot, amount) {
       const r = await commands.tgHold(
         ...keys(s.workspaceId, s.keyId),
-        Date.now(),
+        now(),
         ttlMs,
         amount,
         requestId,
@@ -149,7 +150,7 @@ export function createRedisHoldStore(redis: Redis, prefix: string, ttlMs: number
       );
     },
     async extend(requestId, ids) {
-      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, Date.now(), ttlMs);
+      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, now(), ttlMs);
     },
     async close() {},
   };

@@ -9,6 +9,8 @@
  * control plane answered; so every committed cost is either inside the
  * snapshot or still held, and the check never sees more money than exists.
  */
+import type { NowMs } from '../shared/clock.js';
+
 export interface MoneySnapshot {
   workspaceId: string;
   balanceMicros: number;
@@ -40,7 +42,7 @@ interface Account {
 }
 
 /** One process's holds: exact for a single proxy (REDIS_URL unset). */
-export function createMemoryHoldStore(ttlMs: number, now: () => number = Date.now): HoldStore {
+export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): HoldStore {
   const accounts = new Map<string, Account>();
 
   const account = (id: string): Account => {

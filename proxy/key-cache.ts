@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ChangeTopic } from '../shared/contract/changes.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
+import type { NowMs } from '../shared/clock.js';
 import type { ProxySettings } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { ControlPlaneUnavailable } from './control-plane-client.js';
@@ -23,7 +24,7 @@ export interface KeyCacheSource {
  * after it was last confirmed, and anything else is "unavailable" (503).
  * Change events drop the entries they touch; concurrent misses share one fetch.
  */
-export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: () => number = Date.now) {
+export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: NowMs = Date.now) {
   const cache = new LRUCache<string, Entry>({ max: settings.keyCacheSize });
   const inflight = new Map<string, Promise<Lookup>>();
   // Bumped by every invalidation: a fetch that raced one must not be cached.

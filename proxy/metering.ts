@@ -90,6 +90,11 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
     }
   }
 
+  /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
+  function tokenWindowNotCorrected(call: HeldCall) {
+    return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
+  }
+
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
@@ -126,10 +131,17 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
       // The hold is the ceiling: the key was promised no more than this.
       const cost = Math.min(full, call.holdMicros);
       if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
-      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(() => undefined);
+      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(tokenWindowNotCorrected(call));
       queue.push({
         call,
-        report: { request_id: call.requestId, key_id: call.keyId, model: call.model.alias, input_tokens: input, output_tokens: output, cost_micros: cost },
+        report: {
+          request_id: call.requestId,
+          key_id: call.keyId,
+          model: call.model.alias,
+          input_tokens: input,
+          output_tokens: output,
+          cost_micros: cost,
+        },
       });
       schedule();
       return cost;
@@ -138,7 +150,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
     release(call: HeldCall): void {
       track(
         (async () => {
-          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(() => undefined);
+          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));
           await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );

@@ -139,7 +139,10 @@ export function createSeriesCache(m: ProxyMetrics) {
       const key = `${format} ${route} ${model} ${provider} ${statusClass}`;
       let s = calls.get(key);
       if (!s) {
-        s = { requests: m.requests.series(format, route, model, provider, statusClass), duration: m.duration.series(format, route, model, provider, statusClass) };
+        s = {
+          requests: m.requests.series(format, route, model, provider, statusClass),
+          duration: m.duration.series(format, route, model, provider, statusClass),
+        };
         calls.set(key, s);
       }
       return s;

@@ -24,6 +24,3 @@ export function estimateInputTokens(bodyBytes: number): number {
   return Math.max(1, Math.ceil(bodyBytes / 3));
 }
 
-export function microsToUsd(micros: number): number {
-  return micros / 1_000_000;
-}

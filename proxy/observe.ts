@@ -1,5 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { AppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { statusClass } from '../shared/metrics.js';
@@ -185,7 +194,11 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
   }
   if (call.finishReasons?.length) span.setAttribute('gen_ai.response.finish_reasons', call.finishReasons);
   if (call.settledAt) {
-    span.setAttributes({ 'gen_ai.usage.input_tokens': call.inputTokens, 'gen_ai.usage.output_tokens': call.outputTokens, 'tollgate.cost_micros': call.costMicros });
+    span.setAttributes({
+      'gen_ai.usage.input_tokens': call.inputTokens,
+      'gen_ai.usage.output_tokens': call.outputTokens,
+      'tollgate.cost_micros': call.costMicros,
+    });
   }
   if (call.error) span.setAttribute('error.type', refusalReason(call)!);
   if (status >= 500 || call.outcome === 'cut') span.setStatus({ code: SpanStatusCode.ERROR });

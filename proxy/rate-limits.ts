@@ -25,7 +25,7 @@ function state(limit: number, res: RateLimiterRes): LimitState {
 /**
  * Per-key RPM and TPM with rate-limiter-flexible's atomic limiters: in
  * process, or in Redis shared by every proxy. On a Redis failure a limiter
- * falls back to its in-process insurance twin (DESIGN 2: limits degrade to
+ * falls back to its in-process insurance twin (limits degrade to
  * per process, they do not fail open or closed).
  */
 export function createRateLimits(redis: Redis | undefined, prefix: string): RateLimits {

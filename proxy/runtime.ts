@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
+import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
@@ -43,9 +44,11 @@ export interface ProxyOptions {
   changePush?: boolean;
   /** The process's metrics registry (bin/ serves it); one of its own is made when metrics are on and none is given. */
   registry?: Registry;
+  /** The proxy's one clock (default Date.now); every part that reads the time gets this one. */
+  now?: NowMs;
 }
 
-/** Why the proxy is not ready, or an empty list. */
+/** What /readyz answers: ready, and each check by name. */
 export interface Readiness {
   ready: boolean;
   checks: Record<string, boolean>;
@@ -59,7 +62,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const metrics = registry ? createProxyMetrics(registry, gauges) : undefined;
   const settlements = createSettlementWatch(metrics);
   const cp = settlements.wrap(createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken));
-  const keys = createKeyCache(cp, settings, logger);
+  const now = options.now ?? Date.now;
+  const keys = createKeyCache(cp, settings, logger, now);
 
   let redis: Redis | undefined;
   if (config.redisUrl) {
@@ -70,7 +74,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     await redis.connect();
   }
   const ttlMs = settings.holdTtlSeconds * 1000;
-  const store: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs) : createMemoryHoldStore(ttlMs);
+  const store: HoldStore = redis ? createRedisHoldStore(redis, settings.redisPrefix, ttlMs, now) : createMemoryHoldStore(ttlMs, now);
   const holds = metrics ? countHolds(store, metrics) : store;
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering(cp, holds, limits, logger);
@@ -116,7 +120,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return { ready, checks };
   };
 
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, observe });
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now, observe });
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
       const r = readiness();

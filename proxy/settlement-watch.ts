@@ -49,7 +49,8 @@ export function createSettlementWatch(metrics: ProxyMetrics | undefined) {
     controlPlaneReachable: () => reachable,
     /** The client, with reachability and settlement recorded on the way through. */
     wrap(cp: ControlPlaneClient): ControlPlaneClient {
-      const track = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+      const track =
+        <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
         async (...args: A): Promise<R> => {
           try {
             const r = await fn(...args);

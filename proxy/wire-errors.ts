@@ -2,7 +2,7 @@ import type { ErrorKind } from '../shared/errors.js';
 
 export type WireFormat = 'chat' | 'messages';
 
-/** CONTRACT §4: the `error.type` each outcome has in each format. */
+/** The `error.type` each outcome has in each wire format. */
 const CHAT_TYPES: Record<ErrorKind, string> = {
   invalid_input: 'invalid_request_error',
   unauthenticated: 'invalid_request_error',

@@ -4,3 +4,6 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
+
+/** Milliseconds since the epoch: the proxy's clock, a plain function so that reading it allocates nothing. */
+export type NowMs = () => number;

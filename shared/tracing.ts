@@ -1,4 +1,4 @@
-import { trace, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -31,4 +31,3 @@ export function createTracing(endpoint: string | undefined, serviceName: string)
   };
 }
 
-export { trace };

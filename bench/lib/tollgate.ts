@@ -22,7 +22,12 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
     api_key_env: UPSTREAM_KEY_ENV,
   });
   const model = (alias: string, provider: string) => ({
-    alias, provider, upstream_model: 'bench-model', input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 64000,
+    alias,
+    provider,
+    upstream_model: 'bench-model',
+    input_usd_per_mtok: 3,
+    output_usd_per_mtok: 15,
+    max_output_tokens: 64000,
   });
   const file = join(dir, 'models.json');
   writeFileSync(
@@ -209,7 +214,12 @@ export async function createTeamKey(call: ConsoleCall, teamId: string, name: str
  * One more proxy process over a running Tollgate's control plane, with its
  * own port and `env` on top of the shared settings (e.g. metrics off).
  */
-export async function startProxyVariant(tollgate: Tollgate, name: string, env: NodeJS.ProcessEnv, placement: Placement): Promise<{ proxy: Proc; edgeUrl: string }> {
+export async function startProxyVariant(
+  tollgate: Tollgate,
+  name: string,
+  env: NodeJS.ProcessEnv,
+  placement: Placement,
+): Promise<{ proxy: Proc; edgeUrl: string }> {
   const proxyPort = await freePort();
   const edgeUrl = `http://127.0.0.1:${proxyPort}`;
   const [node, args] = nodeArgs('bin/proxy.ts');

@@ -76,7 +76,14 @@ export async function observabilityScenario(ctx: BenchContext): Promise<void> {
     }
     ctx.report.data.observability = runs;
     const table = ctx.report.section('Observability cost (non-streamed, 50 conns, median of rounds)', [
-      'variant', 'format', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', '÷ metrics off', 'errors',
+      'variant',
+      'format',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'CPU µs/req',
+      '÷ metrics off',
+      'errors',
     ]);
     for (const format of ['chat', 'messages'] as Format[]) {
       const of = (variant: string) => runs.filter((r) => r.format === format && r.variant === variant);
@@ -86,17 +93,37 @@ export async function observabilityScenario(ctx: BenchContext): Promise<void> {
         const rs = of(v.name);
         const errors = rs.reduce((n, r) => n + r.errors, 0);
         table.row(
-          v.name, format, fmtNum(median(rs.map((r) => r.rps))), fmtMs(median(rs.map((r) => r.latencyUs.p50))), fmtMs(median(rs.map((r) => r.latencyUs.p99))),
-          fmtNum(cpu(v.name)), `${ratio(cpu(v.name), base).toFixed(3)}×`, errors ? `${errors}/${rs.reduce((n, r) => n + r.requests, 0)}` : '0',
+          v.name,
+          format,
+          fmtNum(median(rs.map((r) => r.rps))),
+          fmtMs(median(rs.map((r) => r.latencyUs.p50))),
+          fmtMs(median(rs.map((r) => r.latencyUs.p99))),
+          fmtNum(cpu(v.name)),
+          `${ratio(cpu(v.name), base).toFixed(3)}×`,
+          errors ? `${errors}/${rs.reduce((n, r) => n + r.requests, 0)}` : '0',
         );
       }
       const on = ratio(cpu('metrics on'), base);
-      ctx.report.check({ scenario: `observability ${format}`, figure: 'proxy CPU/req, metrics on ÷ off', value: on, target: '≤ 1.05×', pass: Number.isFinite(on) ? on <= 1.05 : undefined });
+      ctx.report.check({
+        scenario: `observability ${format}`,
+        figure: 'proxy CPU/req, metrics on ÷ off',
+        value: on,
+        target: '≤ 1.05×',
+        pass: Number.isFinite(on) ? on <= 1.05 : undefined,
+      });
       const traced = ratio(cpu('metrics + tracing'), base);
-      ctx.report.check({ scenario: `observability ${format}`, figure: 'proxy CPU/req, tracing on ÷ metrics off', value: traced, target: '(report)', pass: undefined });
+      ctx.report.check({
+        scenario: `observability ${format}`,
+        figure: 'proxy CPU/req, tracing on ÷ metrics off',
+        value: traced,
+        target: '(report)',
+        pass: undefined,
+      });
     }
     table.note(`Each variant is its own proxy process on the SUT core; ${ROUNDS} rounds of the four in turn, medians shown.`);
-    table.note('Access log: one info line per request to stdout (a pipe read by the bench). Tracing: every request traced, exported over OTLP/HTTP to a sink in the bench process.');
+    table.note(
+      'Access log: one info line per request to stdout (a pipe read by the bench). Tracing: every request traced, exported over OTLP/HTTP to a sink in the bench process.',
+    );
   } finally {
     sink.close();
   }
@@ -110,15 +137,24 @@ async function observerCost(ctx: BenchContext, sink: string): Promise<void> {
   const results = JSON.parse(await runChild(process.execPath, args, ctx.placement.sut, 'BENCH_RESULT', 300_000)) as ObserverResult[];
   ctx.report.data.observerCost = results;
   // The end-to-end figure the added cost is a share of: the overhead scenario's, when it ran.
-  const overhead = (ctx.report.data.overhead as LoadFigures[] | undefined)?.find((f) => f.system === 'tollgate' && f.format === 'chat' && f.connections === 50);
+  const overhead = (ctx.report.data.overhead as LoadFigures[] | undefined)?.find(
+    (f) => f.system === 'tollgate' && f.format === 'chat' && f.connections === 50,
+  );
   const perRequest = overhead?.cpuUsPerRequest ?? REFERENCE_CPU_US;
   const base = results.find((r) => r.variant === 'nothing on')!.cpuUsPerRequest;
-  const table = ctx.report.section('Observer cost in-process (proxy/observe.ts per answered call)', ['variant', 'CPU µs/req', 'added µs', 'added ÷ proxy CPU/req']);
+  const table = ctx.report.section('Observer cost in-process (proxy/observe.ts per answered call)', [
+    'variant',
+    'CPU µs/req',
+    'added µs',
+    'added ÷ proxy CPU/req',
+  ]);
   for (const r of results) {
     const added = r.cpuUsPerRequest - base;
     table.row(r.variant, r.cpuUsPerRequest.toFixed(2), added.toFixed(2), `${((added / perRequest) * 100).toFixed(1)}%`);
   }
-  table.note(`Proxy CPU/req for the share: ${overhead ? 'this run\'s overhead scenario (chat, 50 conns)' : 'the quiet-machine reference in docs/bench.md'}, ${perRequest.toFixed(0)} µs.`);
+  table.note(
+    `Proxy CPU/req for the share: ${overhead ? "this run's overhead scenario (chat, 50 conns)" : 'the quiet-machine reference in docs/bench.md'}, ${perRequest.toFixed(0)} µs.`,
+  );
   const metricsAdded = results.find((r) => r.variant === 'metrics')!.cpuUsPerRequest - base;
   ctx.report.check({
     scenario: 'observability',

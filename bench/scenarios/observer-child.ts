@@ -27,7 +27,14 @@ export interface ObserverResult {
   cpuUsPerRequest: number;
 }
 
-const MODEL: ModelConfig = { alias: 'tg/bench', provider: 'primary', upstream_model: 'bench-model', input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 4096 } as ModelConfig;
+const MODEL: ModelConfig = {
+  alias: 'tg/bench',
+  provider: 'primary',
+  upstream_model: 'bench-model',
+  input_usd_per_mtok: 3,
+  output_usd_per_mtok: 15,
+  max_output_tokens: 4096,
+} as ModelConfig;
 const REQUEST = { headers: { 'content-type': 'application/json', authorization: 'Bearer x' } } as unknown as IncomingMessage;
 
 /** One answered non-streamed call, with the stamps and fields the edge sets. */
@@ -65,20 +72,29 @@ async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as ObserverSpec;
   const variants: [string, () => ObserverParts][] = [
     ['nothing on', () => ({})],
-    ['metrics', () => {
-      const metrics = createProxyMetrics(createMetricsRegistry(), {});
-      return { metrics, settlements: createSettlementWatch(metrics) };
-    }],
-    ['metrics + access log', () => {
-      const metrics = createProxyMetrics(createMetricsRegistry(), {});
-      // The access log as the proxy writes it, into /dev/null so the pipe's reader is not measured.
-      const accessLog = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true }));
-      return { metrics, settlements: createSettlementWatch(metrics), accessLog };
-    }],
-    ['metrics + tracing', () => {
-      const metrics = createProxyMetrics(createMetricsRegistry(), {});
-      return { metrics, settlements: createSettlementWatch(metrics), tracing: createTracing(`${spec.sink}/v1/traces`, 'bench') };
-    }],
+    [
+      'metrics',
+      () => {
+        const metrics = createProxyMetrics(createMetricsRegistry(), {});
+        return { metrics, settlements: createSettlementWatch(metrics) };
+      },
+    ],
+    [
+      'metrics + access log',
+      () => {
+        const metrics = createProxyMetrics(createMetricsRegistry(), {});
+        // The access log as the proxy writes it, into /dev/null so the pipe's reader is not measured.
+        const accessLog = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true }));
+        return { metrics, settlements: createSettlementWatch(metrics), accessLog };
+      },
+    ],
+    [
+      'metrics + tracing',
+      () => {
+        const metrics = createProxyMetrics(createMetricsRegistry(), {});
+        return { metrics, settlements: createSettlementWatch(metrics), tracing: createTracing(`${spec.sink}/v1/traces`, 'bench') };
+      },
+    ],
   ];
   const results: ObserverResult[] = [];
   for (const [variant, parts] of variants) {

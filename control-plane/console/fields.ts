@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 // C0/C1 control characters (NUL cannot even be stored in PostgreSQL text) and
 // unpaired UTF-16 surrogates (silently replaced on the way to UTF-8).
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

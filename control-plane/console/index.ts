@@ -10,7 +10,7 @@ import { scimSettingsRoutes } from './scim-settings.js';
 import { ssoSettingsRoutes } from './sso-settings.js';
 import { sessionRoutes } from './session.js';
 
-/** Every console API router (CONTRACT §2), mounted under /v1 with problem+json errors. */
+/** Every console API router, mounted under /v1 with problem+json errors. */
 export function consoleRouters(deps: ControlPlaneDeps): Router[] {
   return [
     meRoutes(deps),

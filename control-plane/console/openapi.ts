@@ -118,7 +118,8 @@ export function openApiDocument(routers: Router[], serverUrl: string): Record<st
       }
     }
     const status = String(notes.status ?? 200);
-    const success = status === '200' || status === '201' ? { description: 'OK', content: { 'application/json': { schema: {} } } } : { description: 'Done' };
+    const success =
+      status === '200' || status === '201' ? { description: 'OK', content: { 'application/json': { schema: {} } } } : { description: 'Done' };
     paths[path] ??= {};
     paths[path][route.method] = {
       operationId: route.handler,

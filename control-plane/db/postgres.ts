@@ -5,9 +5,9 @@ const INT8_OID = 20;
 
 /** int8 as a JS number, like PGlite: counts and ids here stay far below 2^53. */
 const types = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
     if (oid === INT8_OID) return (value: string) => Number(value);
-    return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
+    return (format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text')) as (value: string) => unknown;
   },
 };
 

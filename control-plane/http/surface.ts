@@ -8,8 +8,8 @@ import type { Context, Middleware, Next } from 'koa';
  */
 export function surface(prefix: string, errors: Middleware, routers: Router[]): Middleware {
   const stack = compose([errors, ...routers.flatMap((r) => [r.routes(), r.allowedMethods()])] as Middleware[]);
-  return async function mountSurface(ctx: Context, next: Next) {
-    if (!ctx.path.startsWith(prefix)) return next();
-    return stack(ctx, async () => undefined);
+  return async function mountSurface(ctx: Context, next: Next): Promise<void> {
+    if (ctx.path.startsWith(prefix)) await stack(ctx, async () => undefined);
+    else await next();
   };
 }

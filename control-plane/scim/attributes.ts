@@ -17,8 +17,6 @@ export interface Projection {
   excluded: string[][] | undefined;
 }
 
-export const NO_PROJECTION: Projection = { attributes: undefined, excluded: undefined };
-
 const CORE_PREFIX = 'urn:ietf:params:scim:schemas:core:2.0:user:';
 const ALWAYS = new Set(['id', 'schemas', 'username']);
 const MAX_NAMES = 64;

@@ -48,9 +48,9 @@ function tokenize(text: string): Token[] {
       }
       tokens.push({ kind: 'string', value: value as string });
       i = j + 1;
-    } else if (/[A-Za-z0-9_:.$\-]/.test(c)) {
+    } else if (/[A-Za-z0-9_:.$-]/.test(c)) {
       let j = i;
-      while (j < text.length && /[A-Za-z0-9_:.$\-]/.test(text[j]!)) j += 1;
+      while (j < text.length && /[A-Za-z0-9_:.$-]/.test(text[j]!)) j += 1;
       tokens.push({ kind: 'word', text: text.slice(i, j) });
       i = j;
     } else {

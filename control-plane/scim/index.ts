@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { ControlPlaneDeps } from '../deps.js';
 import { requireScimToken } from './auth.js';
 import { discoveryRoutes } from './discovery-routes.js';

@@ -4,9 +4,7 @@ import type { UserFields } from '../stores/users.js';
 import { booleanValue, emailList, isObject, lowerKeys, MAX_FORMATTED, optionalString, userNameValue } from './values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
-export const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
 export const LIST_RESPONSE_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 /** The attributes SCIM may change; user_name is set once, at creation. */

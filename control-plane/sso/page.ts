@@ -32,7 +32,7 @@ export function writePage(ctx: Context, status: number, title: string, message: 
 
 /**
  * The SSO routes' dialect: a person's browser is on these URLs, so a refusal
- * is an HTML page saying why (CONTRACT §2), not problem+json. Runs inside the
+ * is an HTML page saying why, not problem+json. Runs inside the
  * /v1 surface and answers before its problem+json handler sees the error.
  */
 export function ssoPages(logger: Logger) {

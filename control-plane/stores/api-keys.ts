@@ -1,27 +1,15 @@
 import type { Queryable } from '../db/database.js';
-import type { ApiKey, KeyKind } from '../domain.js';
+import type { ResolvedKey } from '../../shared/contract/keys.js';
+import type { ApiKey } from '../domain.js';
 
 const COLUMNS = `id, org_id, workspace_id, team_id, kind, owner_user_id, name, prefix, last4,
   budget_usd::float8 AS budget_usd, rpm, tpm, expires_at, spend_usd::float8 AS spend_usd,
   last_used_at, revoked_at, created_at`;
 
-export interface NewApiKey {
-  org_id: string;
-  workspace_id: string;
-  team_id: string;
-  kind: KeyKind;
-  owner_user_id: string | null;
-  name: string;
-  key_hash: string;
-  prefix: string;
-  last4: string;
-  budget_usd: number | null;
-  rpm: number | null;
-  tpm: number | null;
-  expires_at: Date | null;
-  created_by: string | null;
-  now: Date;
-}
+export type NewApiKey = Pick<
+  ApiKey,
+  'org_id' | 'workspace_id' | 'team_id' | 'kind' | 'owner_user_id' | 'name' | 'prefix' | 'last4' | 'budget_usd' | 'rpm' | 'tpm' | 'expires_at'
+> & { key_hash: string; created_by: string | null; now: Date };
 
 export async function api_key_insert(q: Queryable, k: NewApiKey): Promise<ApiKey> {
   const [row] = await q.query<ApiKey>(
@@ -56,7 +44,7 @@ export async function api_key_revoke(q: Queryable, id: string, now: Date): Promi
   return row;
 }
 
-/** A personal key dies with its owner's team membership (CONTRACT §2). */
+/** A personal key dies with its owner's team membership. */
 export async function api_key_revoke_personal_in_team(
   q: Queryable,
   teamId: string,
@@ -71,23 +59,8 @@ export async function api_key_revoke_personal_in_team(
 }
 
 /** What the proxy needs to decide on a key, in integer micro-dollars (floored: never more than there is). */
-export interface KeyResolutionRow {
-  id: string;
-  org_id: string;
-  workspace_id: string;
-  workspace_slug: string;
-  team_id: string;
-  owner_user_id: string | null;
-  revoked_at: Date | null;
-  expires_at: Date | null;
-  rpm: number | null;
-  tpm: number | null;
-  key_remaining_micros: number | null;
-  key_version: number;
-  balance_micros: number;
-  balance_version: number;
-  models: string[];
-}
+export type KeyResolutionRow = Pick<ApiKey, 'id' | 'org_id' | 'workspace_id' | 'team_id' | 'owner_user_id' | 'revoked_at' | 'expires_at' | 'rpm' | 'tpm'> &
+  Pick<ResolvedKey, 'workspace_slug' | 'key_remaining_micros' | 'key_version' | 'balance_micros' | 'balance_version' | 'models'>;
 
 export async function api_key_resolve(q: Queryable, keyHash: string): Promise<KeyResolutionRow | undefined> {
   const [row] = await q.query<KeyResolutionRow>(

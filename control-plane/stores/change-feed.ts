@@ -2,10 +2,7 @@ import type { ChangeTopic } from '../../shared/contract/changes.js';
 import type { Queryable } from '../db/database.js';
 
 export async function change_feed_insert(q: Queryable, topic: ChangeTopic, subjectId: string): Promise<number> {
-  const [row] = await q.query<{ id: number }>(`INSERT INTO change_feed (topic, subject_id) VALUES ($1, $2) RETURNING id`, [
-    topic,
-    subjectId,
-  ]);
+  const [row] = await q.query<{ id: number }>(`INSERT INTO change_feed (topic, subject_id) VALUES ($1, $2) RETURNING id`, [topic, subjectId]);
   return row!.id;
 }
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { Membership, MembershipStatus, Role, UserSource } from '../domain.js';
+import type { Membership, MembershipStatus, Role, User } from '../domain.js';
 
 const COLUMNS = 'org_id, user_id, role, status';
 
@@ -54,14 +54,6 @@ export async function membership_set_role(
   return row;
 }
 
-export async function membership_count_active_owners(q: Queryable, orgId: string): Promise<number> {
-  const [row] = await q.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role = 'owner' AND status = 'active'`,
-    [orgId],
-  );
-  return row!.n;
-}
-
 /**
  * Locks the org's active owner rows and returns their user ids, so that two
  * concurrent demotions cannot both see "another owner remains".
@@ -74,17 +66,9 @@ export async function membership_lock_active_owners(q: Queryable, orgId: string)
   return rows.map((r) => r.user_id);
 }
 
-export interface MemberRow {
-  user_id: string;
-  user_name: string;
-  given_name: string | null;
-  family_name: string | null;
-  display_name: string | null;
-  email: string | null;
-  role: Role;
-  status: MembershipStatus;
-  source: UserSource;
-}
+/** A member as Settings → Members lists them: the membership, the person, and their primary email. */
+export type MemberRow = Pick<Membership, 'user_id' | 'role' | 'status'> &
+  Pick<User, 'user_name' | 'given_name' | 'family_name' | 'display_name' | 'source'> & { email: string | null };
 
 const MEMBER_SELECT = `SELECT m.user_id, u.user_name, u.given_name, u.family_name, u.display_name,
        COALESCE((SELECT e->>'value' FROM jsonb_array_elements(u.emails) e ORDER BY (e->>'primary')::boolean IS TRUE DESC LIMIT 1), NULL) AS email,

@@ -25,7 +25,7 @@ export interface AuthenticatedSession {
 
 /**
  * Resolves a live session together with the membership it acts through, so
- * a deprovisioned user is refused on the very next call (spec 3).
+ * a deprovisioned user is refused on the very next call.
  */
 export async function session_authenticate(q: Queryable, tokenHash: string, now: Date): Promise<AuthenticatedSession | undefined> {
   const [row] = await q.query<AuthenticatedSession>(
@@ -44,7 +44,7 @@ export async function session_revoke(q: Queryable, sessionId: string, now: Date)
   await q.query(`UPDATE console_sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [sessionId, now]);
 }
 
-/** Ends every console session of a user: deprovisioning (spec 3). */
+/** Ends every console session of a user: deprovisioning. */
 export async function session_revoke_all_for_user(q: Queryable, orgId: string, userId: string, now: Date): Promise<number> {
   const rows = await q.query(
     `UPDATE console_sessions SET revoked_at = $3 WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id`,

@@ -1,20 +1,14 @@
 import type { Queryable } from '../db/database.js';
-import type { Email, User, UserSource } from '../domain.js';
+import type { User, UserSource } from '../domain.js';
 
 const COLUMNS =
   'id, org_id, user_name, external_id, given_name, family_name, name_formatted, display_name, emails, active, source, created_at, updated_at';
 
-export interface UserFields {
-  user_name: string;
-  external_id: string | null;
-  given_name: string | null;
-  family_name: string | null;
+/** What a SCIM client or an IdP says about a person: a user row less what the store decides. */
+export type UserFields = Pick<User, 'user_name' | 'external_id' | 'given_name' | 'family_name' | 'display_name' | 'emails' | 'active'> & {
   /** Left out: a new user has none, an update keeps the stored one. */
   name_formatted?: string | null;
-  display_name: string | null;
-  emails: Email[];
-  active: boolean;
-}
+};
 
 export async function user_insert(
   q: Queryable,
@@ -91,7 +85,7 @@ export async function user_search(
   return { total: count!.n, users };
 }
 
-/** Replaces the mutable attributes; user_name is immutable (spec 2.1) and never written here. */
+/** Replaces the mutable attributes; user_name is immutable and never written here. */
 export async function user_update(
   q: Queryable,
   orgId: string,

@@ -41,38 +41,6 @@ export async function workspace_credit(
   return row!.balance_usd;
 }
 
-export interface UsageEntry {
-  workspace_id: string;
-  key_id: string;
-  request_id: string;
-  model: string;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  now: Date;
-}
-
-/**
- * Records one request's usage exactly once: a retried report with the same
- * request id inserts nothing and moves no balance. Returns false on a repeat.
- */
-export async function ledger_record_usage(q: Queryable, u: UsageEntry): Promise<boolean> {
-  const inserted = await q.query(
-    `INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
-     VALUES ($1, 'usage', -$2::numeric, $3, $4, $5, $6, $7, $8)
-     ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING RETURNING id`,
-    [u.workspace_id, u.cost_usd, u.key_id, u.request_id, u.model, u.input_tokens, u.output_tokens, u.now],
-  );
-  if (!inserted.length) return false;
-  await q.query(`UPDATE workspaces SET balance_usd = balance_usd - $2 WHERE id = $1`, [u.workspace_id, u.cost_usd]);
-  await q.query(`UPDATE api_keys SET spend_usd = spend_usd + $2, last_used_at = $3 WHERE id = $1`, [
-    u.key_id,
-    u.cost_usd,
-    u.now,
-  ]);
-  return true;
-}
-
 export async function ledger_sum(q: Queryable, workspaceId: string): Promise<number> {
   const [row] = await q.query<{ total: number }>(
     `SELECT COALESCE(sum(amount_usd), 0)::float8 AS total FROM ledger_entries WHERE workspace_id = $1`,

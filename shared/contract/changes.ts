@@ -24,8 +24,6 @@ export const CHANGE_FEED_PAGE_SIZE = 1000;
 
 /** `GET /internal/changes?after=n`: the events after n, oldest first, at most a page. */
 export const changePageSchema = z.object({ events: z.array(changeEventSchema).max(CHANGE_FEED_PAGE_SIZE) });
-export type ChangePage = z.infer<typeof changePageSchema>;
 
 /** `GET /internal/changes/version`, and the `ready` frame that opens the push stream. */
 export const changeVersionSchema = z.object({ version: z.number().int().nonnegative() });
-export type ChangeVersion = z.infer<typeof changeVersionSchema>;

@@ -16,7 +16,6 @@ export type UsageReport = z.infer<typeof usageReportSchema>;
 
 /** `POST /internal/usage` body. */
 export const usageBatchSchema = z.strictObject({ reports: z.array(usageReportSchema).min(1).max(USAGE_BATCH_MAX) });
-export type UsageBatch = z.infer<typeof usageBatchSchema>;
 
 /** The control plane's answer per report: the key's money after the batch, with row versions. */
 export const usageResultSchema = z.object({
@@ -33,4 +32,3 @@ export type UsageResult = z.infer<typeof usageResultSchema>;
 
 /** `POST /internal/usage` answer: one result per report, in order. */
 export const usageAnswerSchema = z.object({ results: z.array(usageResultSchema) });
-export type UsageAnswer = z.infer<typeof usageAnswerSchema>;

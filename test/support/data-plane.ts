@@ -198,7 +198,7 @@ export async function redisForTests(what: string): Promise<string | undefined> {
     await probe.ping();
     return `tollgate-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   } catch (err) {
-    if (process.env.CI) throw new Error(`Redis is required in CI but unreachable at ${TEST_REDIS_URL}: ${(err as Error).message}`);
+    if (process.env.CI) throw new Error(`Redis is required in CI but unreachable at ${TEST_REDIS_URL}: ${(err as Error).message}`, { cause: err });
     skipped(what, `no Redis at ${TEST_REDIS_URL}`);
     return undefined;
   } finally {

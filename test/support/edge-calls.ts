@@ -53,7 +53,7 @@ export async function edgeCall(
   return { status: res.status, headers: res.headers, text, body: parsed };
 }
 
-/** The CONTRACT §4 error type of an answer, whichever format it is in. */
+/** The error type of an answer, whichever wire format it is in. */
 export function errorType(format: WireFormat, answer: EdgeAnswer): string | undefined {
   return format === 'chat' ? answer.body?.error?.type : answer.body?.type === 'error' ? answer.body.error?.type : undefined;
 }

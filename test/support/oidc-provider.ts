@@ -126,7 +126,7 @@ export async function startTestIdp(
       return;
     }
     const grant = new provider.Grant({ accountId: next.sub, clientId: String(details.params.client_id) });
-    grant.addOIDCScope(String(details.params.scope ?? 'openid'));
+    grant.addOIDCScope(typeof details.params.scope === 'string' ? details.params.scope : 'openid');
     const grantId = await grant.save();
     await provider.interactionFinished(req, res, { login: { accountId: next.sub }, consent: { grantId } });
   }
@@ -139,7 +139,7 @@ export async function startTestIdp(
       });
       return;
     }
-    oidcCallback(req, res);
+    void oidcCallback(req, res);
   };
 
   return {

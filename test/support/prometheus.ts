@@ -20,9 +20,7 @@ export function parseMetrics(text: string): Sample[] {
 
 /** The sum of the samples named `name` whose labels include every one of `labels`. */
 export function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
 }
 
 /** GET /metrics with the bearer token; throws unless it answers 200. */

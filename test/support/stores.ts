@@ -24,7 +24,7 @@ async function openTestPostgres(): Promise<Database | undefined> {
     await admin.connect();
   } catch (err) {
     if (process.env.CI) {
-      throw new Error(`PostgreSQL is required in CI but unreachable at ${TEST_POSTGRES_URL}: ${(err as Error).message}`);
+      throw new Error(`PostgreSQL is required in CI but unreachable at ${TEST_POSTGRES_URL}: ${(err as Error).message}`, { cause: err });
     }
     return undefined;
   }

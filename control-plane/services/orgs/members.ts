@@ -5,7 +5,7 @@ import { actorOf, assertAdmin, assertOwnOrg, normalizeId, type ConsoleAuth } fro
 import { audit_insert } from '../../stores/audit.js';
 import { member_find, member_list, membership_lock_active_owners, membership_set_role, type MemberRow } from '../../stores/memberships.js';
 
-/** Settings → Members, as CONTRACT §2 shapes it. */
+/** One row of Settings → Members. */
 export interface MemberView {
   user_id: string;
   user_name: string;

@@ -66,10 +66,13 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
   return {
     async start(orgSlug, existingSecret) {
       const org = await org_find_by_slug(deps.db, orgSlug);
-      if (!org) throw new AppError('not_found', `There is no organization "${orgSlug}" here. Check the sign-in link.`);
-      const settings = await sso_settings_find(deps.db, org.id);
-      if (!settings) {
-        throw new AppError('not_found', `Single sign-on is not configured for ${org.name}. An owner or admin can set it up in Settings → SSO.`);
+      const settings = org && (await sso_settings_find(deps.db, org.id));
+      // One answer for an unknown slug and an org without SSO: the link must not tell who is a customer, nor their name.
+      if (!org || !settings) {
+        throw new AppError(
+          'not_found',
+          `Single sign-on is not available at "${orgSlug}". Check the sign-in link; if it is right, an owner or admin can set up SSO in Settings → SSO.`,
+        );
       }
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();

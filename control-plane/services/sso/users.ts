@@ -1,4 +1,4 @@
-import { AppError, forbidden } from '../../../shared/errors.js';
+import { type AppError, forbidden } from '../../../shared/errors.js';
 import type { Queryable } from '../../db/database.js';
 import type { Org, User } from '../../domain.js';
 import { audit_insert } from '../../stores/audit.js';
@@ -57,7 +57,7 @@ function deactivated(org: Org): AppError {
 }
 
 /**
- * Resolves an SSO identity to the org's user (spec 1, 3): by external id
+ * Resolves an SSO identity to the org's user: by external id
  * first, then by userName = email. With SCIM in use only provisioned users
  * may sign in; without it the first login creates the user (source `sso`,
  * role member). Inactive users and memberships are refused either way.

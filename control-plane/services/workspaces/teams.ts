@@ -91,8 +91,8 @@ export async function addTeamMember(
 }
 
 /**
- * Removes a user from a team and revokes their personal keys in it (CONTRACT
- * §2); team keys survive. Removing someone who is not in the team is a no-op,
+ * Removes a user from a team and revokes their personal keys in it; team
+ * keys survive. Removing someone who is not in the team is a no-op,
  * so a retried DELETE answers the same.
  */
 export async function removeTeamMember(

@@ -140,7 +140,7 @@ describeEachStore('web console', (store) => {
     await snap(page, `01-signin`);
     await page.getByLabel('Console token').fill('tgs_not-a-real-token');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
+    expect(await page.getByRole('alert').first().textContent()).to.match(/not valid/);
   });
 
   it('signs in with the console token into an httpOnly cookie and keeps no secret in browser storage', async () => {
@@ -330,7 +330,7 @@ describeEachStore('web console', (store) => {
         token: apiKey,
         body: { model: 'tg/sonnet', messages: [{ role: 'user', content: 'again' }] },
       });
-    // CONTRACT §2: refused at every proxy within 2 s; poll (bounded) rather than sleep.
+    // A revoked key is refused at every proxy within 2 s; poll (bounded) rather than sleep.
     let res = await attempt();
     for (let i = 0; i < 50 && res.status !== 401; i++) {
       await new Promise((r) => setTimeout(r, 100));

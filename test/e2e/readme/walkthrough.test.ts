@@ -111,7 +111,7 @@ describe('README: the five-minute walk-through works as written against npm star
       }));
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${serviceOutput}`);
+      throw new Error(`walk-through failed:\n${e.stdout}\n${e.stderr}\nservice:\n${serviceOutput}`, { cause: err });
     }
     const token = /^TOKEN=(\S+)$/m.exec(stdout)?.[1];
     const team = /^TEAM=(\S+)$/m.exec(stdout)?.[1];

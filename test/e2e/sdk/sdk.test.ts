@@ -5,7 +5,7 @@ import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 
 /**
- * The official clients with only the base URL changed (spec 4.2): the same
+ * The official clients with only the base URL changed: the same
  * key on both, streamed and not, and their typed errors for our refusals.
  */
 describeEachStore('SDKs through the proxy: openai and @anthropic-ai/sdk with only the base URL changed', (store) => {

@@ -6,7 +6,13 @@ import { ssoRouters } from '../../../control-plane/sso/index.js';
 import { describeEachStore } from '../../support/stores.js';
 import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; security?: unknown[] }>> };
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: Record<string, unknown> }> }; security?: unknown[] }>
+  >;
+};
 
 describeEachStore('console API: /v1/openapi.json is the document of the routes that run', (store) => {
   let cp: TestControlPlane;
@@ -30,7 +36,9 @@ describeEachStore('console API: /v1/openapi.json is the document of the routes t
       (r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')} ${r.handler}`,
     );
     registered.push('get /v1/openapi.json showOpenApi');
-    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => `${method} ${path} ${op.operationId}`));
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => `${method} ${path} ${op.operationId}`),
+    );
     expect(documented.sort()).to.deep.equal(registered.sort());
     expect(Object.keys(OPERATIONS).sort()).to.deep.equal(documented.map((d) => d.split(' ')[2]).sort());
   });
@@ -39,7 +47,9 @@ describeEachStore('console API: /v1/openapi.json is the document of the routes t
     const schema = doc.paths['/v1/workspaces/{workspace_id}/teams']!.post!.requestBody!.content['application/json']!.schema;
     expect(schema).to.include({ type: 'object', additionalProperties: false });
     expect(schema.required).to.deep.equal(['name']);
-    const keySchema = doc.paths['/v1/teams/{team_id}/keys']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, unknown> };
+    const keySchema = doc.paths['/v1/teams/{team_id}/keys']!.post!.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, unknown>;
+    };
     expect(Object.keys(keySchema.properties).sort()).to.deep.equal(['budget_usd', 'expires_at', 'kind', 'name', 'rpm', 'tpm']);
 
     const org = await seedOrg(cp.deps);

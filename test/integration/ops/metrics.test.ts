@@ -2,7 +2,16 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../../../shared/metrics.js';
 import { describeEachStore } from '../../support/stores.js';
-import { creditWorkspace, moneyOf, seedAnotherKey, seedKey, startDataPlane, UPSTREAM_SECRET, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+import {
+  creditWorkspace,
+  moneyOf,
+  seedAnotherKey,
+  seedKey,
+  startDataPlane,
+  UPSTREAM_SECRET,
+  type DataPlane,
+  type SeededKey,
+} from '../../support/data-plane.js';
 import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 import { call } from '../../support/control-plane.js';
 import { seedScimOrg, userBody } from '../../support/scim.js';
@@ -126,7 +135,9 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
 
   it('counts change events applied to the key cache, with how late they arrived', () => {
     expect(total(afterChange, 'tollgate_proxy_key_invalidations_total')).to.be.greaterThanOrEqual(1);
-    expect(total(afterChange, 'tollgate_proxy_invalidation_lag_seconds_count')).to.equal(total(afterChange, 'tollgate_proxy_key_invalidations_total'));
+    expect(total(afterChange, 'tollgate_proxy_invalidation_lag_seconds_count')).to.equal(
+      total(afterChange, 'tollgate_proxy_key_invalidations_total'),
+    );
     // The workspace's keys were dropped from the cache.
     expect(total(afterChange, 'tollgate_proxy_key_cache_entries')).to.be.lessThan(total(proxy, 'tollgate_proxy_key_cache_entries'));
   });
@@ -163,7 +174,9 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     expect(total(cp, 'tollgate_cp_scim_operations_total', { method: 'POST', resource: 'Users', outcome: 'client_error' })).to.equal(1);
     expect(total(cp, 'tollgate_cp_sso_logins_total', { outcome: 'failure' })).to.equal(1);
     expect(total(cp, 'tollgate_cp_http_requests_total', { surface: 'console', method: 'PUT', status_class: '2xx' })).to.be.greaterThanOrEqual(1);
-    expect(total(cp, 'tollgate_cp_http_requests_total', { surface: 'internal', route: '/internal/usage', status_class: '2xx' })).to.be.greaterThanOrEqual(1);
+    expect(
+      total(cp, 'tollgate_cp_http_requests_total', { surface: 'internal', route: '/internal/usage', status_class: '2xx' }),
+    ).to.be.greaterThanOrEqual(1);
     expect(total(cp, 'tollgate_cp_db_query_duration_seconds_count', { statement: 'select', outcome: 'ok' })).to.be.greaterThan(0);
     expect(total(cp, 'tollgate_cp_db_query_duration_seconds_count', { statement: 'transaction', outcome: 'ok' })).to.be.greaterThan(0);
     if (store.name === 'postgres') expect(total(cp, 'tollgate_cp_db_pool_connections', { state: 'total' })).to.be.greaterThan(0);

@@ -14,7 +14,10 @@ interface OtlpSpan {
   kind: number;
   startTimeUnixNano: string;
   endTimeUnixNano: string;
-  attributes: { key: string; value: { stringValue?: string; intValue?: string | number; boolValue?: boolean; arrayValue?: { values: { stringValue: string }[] } } }[];
+  attributes: {
+    key: string;
+    value: { stringValue?: string; intValue?: string | number; boolValue?: boolean; arrayValue?: { values: { stringValue: string }[] } };
+  }[];
 }
 
 /** An OTLP/HTTP receiver in the test process: keeps every span it is sent (JSON encoding). */

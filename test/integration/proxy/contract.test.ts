@@ -6,7 +6,7 @@ import { edgeCall, errorType, FORMATS, modelBody, type EdgeAnswer } from '../../
 import type { WireFormat } from '../../../proxy/wire-errors.js';
 import { generateSecret } from '../../../shared/secrets.js';
 
-/** CONTRACT §4's table: status and error.type per format. */
+/** Each refusal's status and error.type, per wire format. */
 const TYPES = {
   401: { chat: 'invalid_request_error', messages: 'authentication_error' },
   400: { chat: 'invalid_request_error', messages: 'invalid_request_error' },
@@ -36,7 +36,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describeEachStore('proxy: CONTRACT §4 outcomes, identical on both formats', (store) => {
+describeEachStore('proxy: every outcome, identical on both formats', (store) => {
   let dp: DataPlane;
   before(async () => {
     dp = await startDataPlane(store, { env: { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1500' } });

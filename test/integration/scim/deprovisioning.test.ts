@@ -5,7 +5,7 @@ import { USER_SCHEMA, patchBody, seedScimOrg, userBody, type ScimOrg } from '../
 import { openSession } from '../../../control-plane/services/auth/sessions.js';
 import { audit_list } from '../../../control-plane/stores/audit.js';
 
-describeEachStore('SCIM: membership, sessions and audit (spec 3)', (store) => {
+describeEachStore('SCIM: membership, sessions and audit', (store) => {
   let cp: TestControlPlane;
   let s: ScimOrg;
   let n = 0;
@@ -126,7 +126,7 @@ describeEachStore('SCIM: membership, sessions and audit (spec 3)', (store) => {
     }
     const keys = await store.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE owner_user_id = $1', [id]);
     expect(keys).to.have.length(1);
-    expect(keys[0]!.revoked_at, 'spec 2.3: deprovisioning does not revoke keys').to.equal(null);
+    expect(keys[0]!.revoked_at, 'deprovisioning does not revoke keys').to.equal(null);
     expect((await auditFor(id)).map((a) => [a.actor, a.action])).to.deep.include(['scim', 'scim.user.delete']);
     expect(await feedFor(id)).to.include('user');
   });

@@ -268,10 +268,14 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
     expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`), 502, /could not load the openid configuration/i);
   });
 
-  it('404 page for an unknown org slug and for an org without SSO', async () => {
-    expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/no-such-org/login`), 404, /no organization &#34;no-such-org&#34;/);
+  it('the same 404 page for an unknown org slug as for an org without SSO, never naming the org', async () => {
+    const unknown = await new TestBrowser().get(`${cp.url}/v1/auth/sso/no-such-org/login`);
+    expectPage(unknown, 404, /not available at &#34;no-such-org&#34;/);
     const org = await seedOrg(cp.deps);
-    expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`), 404, /not configured/);
+    const withoutSso = await new TestBrowser().get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`);
+    expectPage(withoutSso, 404, /not available/);
+    expect(withoutSso.text).not.to.include(`Org ${org.org_slug}`);
+    expect(withoutSso.text.replaceAll(org.org_slug, 'no-such-org')).to.equal(unknown.text);
   });
 });
 

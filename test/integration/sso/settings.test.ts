@@ -92,7 +92,7 @@ describeEachStore('sso: settings API', (store) => {
     expect((await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { token: org.console_token })).status).to.equal(404);
     const login = await fetch(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, { redirect: 'manual' });
     expect(login.status).to.equal(404);
-    expect(await login.text()).to.include('not configured');
+    expect(await login.text()).to.include('Single sign-on is not available');
     expect((await del()).status).to.equal(404);
     const actions = await store.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND action LIKE 'sso.%' ORDER BY id`, [org.org_id]);
     expect(actions.map((a) => a.action)).to.deep.equal(['sso.settings_create', 'sso.settings_delete']);

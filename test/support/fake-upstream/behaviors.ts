@@ -47,7 +47,7 @@ export function stall(reply: Reply, answer: Answer, when: 'before-headers' | 'af
   if (when === 'before-headers') return;
   if (answer.stream) {
     startStream(reply);
-    reply.r.write(answer.frames[0]!);
+    void reply.r.write(answer.frames[0]!);
     return;
   }
   reply.r.res.writeHead(200, {

@@ -3,5 +3,5 @@
  * Messages on the wire, with scriptable failures. See docs/fake-upstream.md.
  */
 export { startFakeUpstream } from './server.js';
-export type { Behavior, FakeUpstream, FakeUpstreamOptions, OkBehavior, RecordedRequest } from './types.js';
-export { countInputTokens, DEFAULT_OUTPUT_TOKENS, tokenText } from './usage.js';
+export type { FakeUpstream, FakeUpstreamOptions } from './types.js';
+export { countInputTokens } from './usage.js';

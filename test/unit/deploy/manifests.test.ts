@@ -131,7 +131,7 @@ describe('deploy/kubernetes: the manifests are valid Kubernetes objects wired to
     }
   });
 
-  it("the models ConfigMap holds a models file Tollgate accepts, at the path the containers read", () => {
+  it('the models ConfigMap holds a models file Tollgate accepts, at the path the containers read', () => {
     const configMap = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'tollgate-models')!;
     const { catalog, problems } = parseModelCatalog(JSON.parse(configMap.data!['models.json']!), { PRIMARY_API_KEY: 'x' });
     expect(problems).to.deep.equal([]);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { decideCall } from '../../../proxy/decide.js';
+import { decideKey, decideModel } from '../../../proxy/decide.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import { testConfig } from '../../support/control-plane.js';
 
@@ -27,12 +27,15 @@ function key(over: Partial<ResolvedKey> = {}): ResolvedKey {
   };
 }
 
+/** The two decisions as the edge chains them for a model call (the body is parsed between them). */
 const statusOf = (k: ResolvedKey | null, slug = 'acme', alias = 'tg/sonnet') => {
-  const d = decideCall(k, slug, alias, catalog, NOW);
-  return d.ok ? 200 : d.error.status;
+  const byKey = decideKey(k, slug, NOW);
+  if (!byKey.ok) return byKey.error.status;
+  const byModel = decideModel(byKey.key, alias, catalog);
+  return byModel.ok ? 200 : byModel.error.status;
 };
 
-describe('proxy: the one enforcement decision', () => {
+describe('proxy: key and model decisions, in the order the edge makes them', () => {
   it('200 for an active key of this workspace calling an allowed model with money left', () => {
     expect(statusOf(key())).to.equal(200);
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats.js';
 import { testConfig } from '../../support/control-plane.js';
-import { AppError } from '../../../shared/errors.js';
+import type { AppError } from '../../../shared/errors.js';
 
 const catalog = testConfig().models;
 const sonnet = catalog.models.get('tg/sonnet')!;

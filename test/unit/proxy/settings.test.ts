@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError } from '../../../shared/config.js';
+import type { ConfigError } from '../../../shared/config.js';
 import { testConfig } from '../../support/control-plane.js';
 
 describe('proxy: settings', () => {

@@ -1,0 +1,68 @@
+// Lint for the whole tree: type-aware TypeScript rules, and the import rules
+// that keep the architecture's picture (docs/design.md) from drifting.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import tseslint from 'typescript-eslint';
+
+const CONTROL_PLANE = { group: ['**/control-plane/**'], message: 'The proxy and the bench talk to the control plane only through the wire contract in shared/contract/.' };
+const PROXY = { group: ['**/proxy/**'], message: 'The control plane never imports the proxy: shared code goes in shared/.' };
+const HALVES = { group: ['**/control-plane/**', '**/proxy/**'], message: 'shared/ imports neither half.' };
+const STORES = { group: ['**/stores/**'], message: 'Routes call services; only services call stores.' };
+const HTTP = { group: ['**/http/**', '**/console/**', '**/internal/**', '**/sso/index.js', '**/web/**'], message: 'Services never import the HTTP layer.' };
+
+/** One no-restricted-imports per directory: a later block replaces an earlier one's list, so each lists all it forbids. */
+const restrict = (files, ...patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'data/', 'control-plane/web/public/', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      // Koa and node:http take async handlers by design.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, properties: false } }],
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      // Off: with noUncheckedIndexedAccess off, `rows[0]!` states an invariant the reader should see.
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      // Off: some functions are async to keep one shape across implementations (stores, holds, fakes).
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  restrict(['proxy/**', 'bench/**'], CONTROL_PLANE),
+  restrict(['shared/**'], HALVES),
+  restrict(['control-plane/**'], PROXY),
+  restrict(['control-plane/services/**', 'control-plane/stores/**'], PROXY, HTTP),
+  restrict(
+    [
+      'control-plane/console/**',
+      'control-plane/sso/**',
+      'control-plane/internal/**',
+      'control-plane/web/**',
+      'control-plane/http/**',
+      'control-plane/scim/*routes.ts',
+      'control-plane/scim/index.ts',
+      'control-plane/local-admin.ts',
+    ],
+    PROXY,
+    STORES,
+  ),
+  {
+    // Tests read JSON answers as untyped values and assert on them: chai is the check, not the compiler.
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // chai's property assertions (`.to.be.NaN`) are expressions.
+      '@typescript-eslint/no-unused-expressions': 'off',
+    },
+  },
+  prettier,
+);
