@@ -21,9 +21,11 @@ import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
 import { soakScenario } from './scenarios/soak.js';
+import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
+import { translationScenario } from './scenarios/translation.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'peer', 'observability', 'key-cache', 'cold-keys', 'scim', 'soak'] as const;
+const SCENARIOS = ['overhead', 'streaming', 'translation', 'peer', 'observability', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
@@ -115,11 +117,13 @@ async function main(): Promise<void> {
       await run(args.only.has('overhead') ? 'overhead' : 'peer', () => overheadScenario(ctx, { portkey: args.only.has('peer') }));
     }
     await run('streaming', () => streamingScenario(ctx));
+    await run('translation', () => translationScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));
     await run('scim', () => scimScenario(ctx));
+    await run('usage', () => usageScenario(ctx));
   } finally {
     placed = ctx.placementCheck();
     await ctx.close();

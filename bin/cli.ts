@@ -1,89 +1,98 @@
 /**
- * `npm run -s cli -- bootstrap --org <slug> --name "<name>" --owner <email>`
- * Prints only the JSON result on stdout; problems go to stderr with exit 1.
+ * `npm run -s cli -- <command> [options]`; `npm run -s cli -- help` lists the commands.
+ * Only the JSON answer goes to stdout (or the --out file); problems go to stderr.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../shared/config.js';
-import { createLogger } from '../shared/logger.js';
-import { systemClock } from '../shared/clock.js';
+import { ConfigError, loadConfig } from '../shared/config.js';
 import { AppError } from '../shared/errors.js';
-import { openDatabase } from '../control-plane/db/database.js';
-import { migrate } from '../control-plane/db/migrate.js';
-import { acquireLock, DataDirBusyError, readLock } from '../control-plane/db/data-dir-lock.js';
-import { bootstrapOrg, validateBootstrap, type BootstrapInput, type BootstrapResult } from '../control-plane/services/orgs/bootstrap.js';
-import { LOCAL_SECRET_HEADER } from '../control-plane/local-admin.js';
+import { COMMANDS, commandHelp, mainHelp, type Command } from './cli/commands.js';
+import { CliError, usageError } from './cli/errors.js';
+import { openOutput } from './cli/out-file.js';
+import { onServiceStore } from './cli/store.js';
 
-
-const USAGE = 'usage: cli bootstrap --org <slug> --name "<name>" --owner <email>';
-
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
+function findCommand(name: string): Command {
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) throw usageError(`unknown command "${name}"; the commands are ${COMMANDS.map((c) => c.name).join(', ')}.`);
+  return command;
 }
 
-async function bootstrapThroughService(url: string, secret: string, input: BootstrapInput): Promise<BootstrapResult> {
-  const res = await fetch(`${url}/v1/local/bootstrap`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [LOCAL_SECRET_HEADER]: secret },
-    body: JSON.stringify({ slug: input.slug, name: input.name, owner: input.ownerEmail }),
-  });
-  const body = (await res.json()) as BootstrapResult & { detail?: string };
-  if (!res.ok) fail(body.detail ?? `bootstrap failed with HTTP ${res.status}`);
-  return body;
-}
-
-async function bootstrapDirectly(config: Config, input: BootstrapInput): Promise<BootstrapResult> {
-  const lock = config.databaseUrl ? undefined : acquireLock(config.dataDir);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+/** Flags of `command`; unknown, repeated-valueless or stray arguments are usage errors naming what was wrong. */
+function parseFlags(command: Command, args: string[]): { help: boolean; values: Record<string, string | undefined> } {
+  let parsed;
   try {
-    await migrate(db);
-    const logger = createLogger('silent', 'cli');
-    return await bootstrapOrg({ db, config, clock: systemClock, logger }, input);
-  } finally {
-    await db.close();
-    lock?.release();
-  }
-}
-
-async function main(): Promise<void> {
-  const [command, ...rest] = process.argv.slice(2);
-  if (command !== 'bootstrap') fail(USAGE);
-  let values: { org?: string; name?: string; owner?: string };
-  try {
-    ({ values } = parseArgs({
-      args: rest,
-      options: { org: { type: 'string' }, name: { type: 'string' }, owner: { type: 'string' } },
+    parsed = parseArgs({
+      args,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        ...Object.fromEntries(command.options.map((o) => [o.name, { type: 'string' as const }])),
+      },
       strict: true,
-    }));
+      allowPositionals: true,
+    });
   } catch (err) {
-    fail(`${(err as Error).message}\n${USAGE}`);
+    throw usageError(`${command.name}: ${(err as Error).message.replace(/\. To specify a positional.*$/s, '.')}`, command.name);
   }
-  const input: BootstrapInput = { slug: values.org ?? '', name: values.name ?? '', ownerEmail: values.owner ?? '' };
-  const problems = validateBootstrap(input);
-  if (problems.length) fail(`${problems.join('\n')}\n${USAGE}`);
+  if (parsed.values.help) return { help: true, values: {} };
+  if (parsed.positionals.length) {
+    throw usageError(
+      `${command.name}: unexpected argument${parsed.positionals.length > 1 ? 's' : ''} ${parsed.positionals.map((p) => JSON.stringify(p)).join(' ')} (values need a --flag; quote names with spaces).`,
+      command.name,
+    );
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const missing = command.options.filter((o) => o.required && values[o.name] === undefined).map((o) => `--${o.name}`);
+  if (missing.length) throw usageError(`${command.name}: missing ${missing.join(', ')}.`, command.name);
+  return { help: false, values: values as Record<string, string | undefined> };
+}
 
-  let config: Config;
+async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    if (first === 'help' && rest.length) {
+      if (rest.length > 1) throw usageError(`help takes one command name, got ${rest.length}.`);
+      process.stdout.write(commandHelp(findCommand(rest[0]!)));
+      return;
+    }
+    if (first === undefined) throw new CliError(`no command given.\n\n${mainHelp()}`, 2);
+    process.stdout.write(mainHelp());
+    return;
+  }
+  const command = findCommand(first);
+  const { help, values } = parseFlags(command, rest);
+  if (help) {
+    process.stdout.write(commandHelp(command));
+    return;
+  }
+  const problems = command.validate(values);
+  if (problems.length) throw usageError(`${command.name}: ${problems.join('; ')}.`, command.name);
+
+  let config;
   try {
     config = loadConfig(process.env, 'cli');
   } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
+    if (err instanceof ConfigError) throw new CliError(err.message, 2);
     throw err;
   }
-
-  let result: BootstrapResult;
+  const output = openOutput(values.out);
   try {
-    const holder = config.databaseUrl ? undefined : readLock(config.dataDir);
-    if (holder?.url && holder.secret) {
-      result = await bootstrapThroughService(holder.url, holder.secret, input);
-    } else {
-      result = await bootstrapDirectly(config, input);
-    }
+    output.write(await onServiceStore(config, command.work(values)));
   } catch (err) {
-    if (err instanceof AppError && err.expose) fail(err.message);
-    if (err instanceof DataDirBusyError) fail(`${err.message} Try again when it has finished.`);
-    fail(`bootstrap failed: ${(err as Error).message}`);
+    output.abandon();
+    throw err;
   }
-  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-await main();
+try {
+  await main(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof CliError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  if (err instanceof AppError && err.expose) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`failed: ${(err as Error).message}\n`);
+  process.exit(1);
+}

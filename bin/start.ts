@@ -2,6 +2,7 @@
 import { run } from './run.js';
 import { startControlPlane } from '../control-plane/runtime.js';
 import { startProxy } from '../proxy/runtime.js';
+import { unsetProviderKeyWarnings } from '../shared/models.js';
 
 await run('all', async (config, logger, registry) => {
   const controlPlane = await startControlPlane(config, logger, { registry });
@@ -12,6 +13,7 @@ await run('all', async (config, logger, registry) => {
       `  control plane: ${config.publicBaseUrl}  (console: ${config.publicBaseUrl}/)\n` +
       `  proxy:         ${config.edgeBaseUrl}\n`,
   );
+  for (const line of unsetProviderKeyWarnings(config.models)) process.stderr.write(`${line}\n`);
   return {
     // The proxy drains first (its settlements need the control plane), then the control plane.
     async close(graceMs) {

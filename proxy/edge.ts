@@ -8,7 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import { isWellFormedSecret, sha256Hex } from '../shared/secrets.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
 import { allowedAliases, decideKey, decideModel } from './decide.js';
-import { modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
+import { countTokensCall, modelList, outputCeiling, parseCall, tooLarge, upstreamCall } from './formats.js';
 import { forward } from './forward.js';
 import { presentedKey, upstreamHeaders } from './headers.js';
 import type { HoldStore } from './holds.js';
@@ -18,6 +18,7 @@ import type { HeldCall, Metering } from './metering.js';
 import type { EdgeCall, EdgeObserver } from './observe.js';
 import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
+import { estimateCountTokens } from './translate/count-tokens.js';
 import { errorBody, type WireFormat } from './wire-errors.js';
 
 export interface EdgeDeps {
@@ -32,15 +33,16 @@ export interface EdgeDeps {
   now: NowMs;
 }
 
-type Route = { format: WireFormat; slug: string; action: 'call' | 'models' };
+type Route = { format: WireFormat; slug: string; action: 'call' | 'models' | 'count' };
 
-const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|models)$/;
+const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|models)$/;
 
 function route(path: string): Route | undefined {
   const m = PATH.exec(path);
   if (!m) return undefined;
   const format: WireFormat = m[2] ? 'messages' : 'chat';
   if (m[3] === 'models') return { format, slug: m[1]!, action: 'models' };
+  if (m[3] === 'messages/count_tokens') return format === 'messages' ? { format, slug: m[1]!, action: 'count' } : undefined;
   if ((format === 'chat') !== (m[3] === 'chat/completions')) return undefined;
   return { format, slug: m[1]!, action: 'call' };
 }
@@ -123,8 +125,47 @@ export function createEdgeHandler(deps: EdgeDeps) {
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
 
+  /**
+   * `messages/count_tokens`: the key and model are checked as for a call, but
+   * nothing is generated, held or billed, and the key's rate limits are not
+   * taken (clients such as Claude Code count before many turns). A Messages
+   * provider counts; for a Chat-Completions-only one the proxy estimates.
+   */
+  async function countTokens(req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+    const requestId = obs.requestId;
+    const raw = await readBody(req, settings.maxBodyBytes);
+    const k = decideKey(await lookupKey(req, r.format, obs), r.slug, deps.now());
+    if (!k.ok) throw k.error;
+    const call = parseCall(r.format, raw, req.headers, 'count');
+    const verdict = decideModel(k.key, call.alias, catalog);
+    if (!verdict.ok) throw verdict.error;
+    const up = countTokensCall(call, verdict.model, verdict.provider);
+    if (!up) {
+      send(res, 200, JSON.stringify({ input_tokens: await estimateCountTokens(call, verdict.model) }), { 'x-request-id': requestId });
+      return;
+    }
+    const outcome = await forward(
+      {
+        pool: deps.pool(up.origin),
+        origin: up.origin,
+        path: `${up.path}${search}`,
+        headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: verdict.provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+        body: up.body,
+        format: up.format,
+        dropUsageChunk: false,
+        translate: undefined,
+        extraHeaders: { 'x-request-id': requestId },
+        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+      },
+      res,
+    );
+    if (outcome.kind === 'failed') sendError(res, r.format, outcome.error, { 'x-request-id': requestId });
+  }
+
   async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
     const requestId = obs.requestId;
+    const startedMs = performance.now();
     const raw = await readBody(req, settings.maxBodyBytes);
     const key = await lookupKey(req, r.format, obs);
     const k = decideKey(key, r.slug, deps.now());
@@ -137,6 +178,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
     obs.model = model;
+    // Built before anything is held or counted: a call translation refuses costs nothing.
+    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
 
     const inputEstimate = estimateInputTokens(raw.length);
     const limit = await deps.limits.admit(resolved.id, resolved.rpm, resolved.tpm, inputEstimate);
@@ -191,9 +234,10 @@ export function createEdgeHandler(deps: EdgeDeps) {
       holdMicros,
       inputEstimate,
       tokensTaken: resolved.tpm === null ? 0 : Math.min(inputEstimate, resolved.tpm),
+      format: r.format,
+      startedMs,
     };
     const secret = provider.api_key ?? '';
-    const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
     // A call may outlive the hold TTL (long generations): keep its hold alive while it runs.
     keepAlive.add(requestId, { workspaceId: resolved.workspace_id, keyId: resolved.id });
     obs.admittedAt = performance.now();
@@ -224,12 +268,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
     switch (outcome.kind) {
       case 'failed':
         obs.error = outcome.error;
-        deps.metering.release(heldCall);
+        deps.metering.release(heldCall, outcome.error.status);
         logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
         sendError(res, r.format, outcome.error, limitHeaders);
         return;
       case 'upstream-error':
-        deps.metering.release(heldCall);
+        deps.metering.release(heldCall, outcome.status);
         return;
       case 'complete': {
         const usage = outcome.tap.usage();
@@ -244,15 +288,16 @@ export function createEdgeHandler(deps: EdgeDeps) {
       }
       case 'cut': {
         const tap = outcome.tap;
-        settle(obs, heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0);
+        // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
+        settle(obs, heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
         return;
       }
     }
   }
 
   /** Bills the call and notes what was billed for the metrics and the access log. */
-  function settle(obs: EdgeCall, held: HeldCall, inputTokens: number, outputTokens: number): void {
-    obs.costMicros = deps.metering.settle(held, inputTokens, outputTokens);
+  function settle(obs: EdgeCall, held: HeldCall, inputTokens: number, outputTokens: number, status?: number): void {
+    obs.costMicros = deps.metering.settle(held, inputTokens, outputTokens, status);
     obs.inputTokens = Math.max(1, inputTokens);
     obs.outputTokens = Math.max(0, outputTokens);
     obs.settledAt = performance.now();
@@ -280,7 +325,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       return;
     }
     obs.route = r.action;
-    const method = r.action === 'call' ? 'POST' : 'GET';
+    const method = r.action === 'models' ? 'GET' : 'POST';
     if (req.method !== method) {
       send(res, 405, errorBody(format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
       deps.observe.end(obs, res.statusCode);
@@ -294,7 +339,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
       deps.observe.end(obs, res.statusCode);
       return;
     }
-    const work = r.action === 'models' ? listModels(req, res, r, obs) : modelCall(req, res, r, search, obs);
+    const work =
+      r.action === 'models'
+        ? listModels(req, res, r, obs)
+        : r.action === 'count'
+          ? countTokens(req, res, r, search, obs)
+          : modelCall(req, res, r, search, obs);
     work
       .then(null, (thrown: unknown) => {
         const err = toAppError(thrown);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, invalidInput } from '../shared/errors.js';
-import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
+import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import { translatorFrom, upstreamFormat, type AnswerTranslator } from './translate/index.js';
 import type { WireFormat } from './wire-errors.js';
 
@@ -26,7 +26,8 @@ function optionalPositiveInt(body: Record<string, unknown>, field: string): numb
   return v;
 }
 
-export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders): ParsedCall {
+/** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
+export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -43,7 +44,7 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   if (format === 'messages') {
     if (!headers['anthropic-version']) throw invalidInput('The anthropic-version header is required.');
     maxTokens = optionalPositiveInt(body, 'max_tokens');
-    if (maxTokens === undefined) throw invalidInput('max_tokens: required on the Messages format.');
+    if (maxTokens === undefined && purpose === 'call') throw invalidInput('max_tokens: required on the Messages format.');
   } else {
     // With both given, hold for the larger: the worst case is what is held.
     const limits = [optionalPositiveInt(body, 'max_completion_tokens'), optionalPositiveInt(body, 'max_tokens')].filter((v) => v !== undefined);
@@ -64,7 +65,7 @@ export interface UpstreamCall {
   /** Path and query on the provider. */
   path: string;
   body: Buffer;
-  authHeader: 'authorization' | 'x-api-key';
+  authHeader: AuthHeader;
   /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
   dropUsageChunk: boolean;
   /** The format the provider is called in; the usage tap reads the answer in this format. */
@@ -134,6 +135,24 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     format: target,
     translate,
     extraHeaders,
+  };
+}
+
+/**
+ * A count_tokens call to a provider that speaks Messages: the same body with
+ * the alias replaced, to its `/v1/messages/count_tokens`. Undefined when the
+ * provider speaks only Chat Completions (the proxy then counts locally).
+ */
+export function countTokensCall(call: ParsedCall, model: ModelConfig, provider: ProviderConfig): Omit<UpstreamCall, 'dropUsageChunk' | 'translate'> | undefined {
+  if (provider.messages_base_url === undefined) return undefined;
+  const url = endpoint(provider.messages_base_url, 'messages');
+  return {
+    origin: url.origin,
+    path: `${url.path}/count_tokens`,
+    body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
+    authHeader: provider.messages_auth_header ?? 'x-api-key',
+    format: 'messages',
+    extraHeaders: provider.extra_headers,
   };
 }
 

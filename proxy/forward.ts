@@ -13,7 +13,7 @@ export type ForwardOutcome =
   | { kind: 'upstream-error'; status: number }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
-  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean };
+  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' };
 
 export interface ForwardRequest {
   pool: Pool;
@@ -82,7 +82,7 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
     function onClientClose() {
       if (res.writableFinished) return;
       if (controller && !controller.aborted) controller.abort(clientGone());
-      done({ kind: 'cut', tap, headersSent });
+      done({ kind: 'cut', tap, headersSent, by: 'client' });
     }
     res.on('close', onClientClose);
 
@@ -139,15 +139,16 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
       onResponseError(_c, err) {
         if (settled) return;
         if (!headersSent) {
-          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false });
+          if (res.destroyed) done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });
           else done({ kind: 'failed', error: upstreamFailure(err) });
           return;
         }
-        // A translated stream says why in the client's own error event before it breaks off.
-        if (translate && eventStream && !errorAnswer) res.write(translate.fail('The model provider broke off the answer.'));
+        // A translated stream ends on an error event in the client's own format: its SDK raises that
+        // error. Breaking the connection as well could make the client's TCP stack drop the event.
+        if (translate && eventStream && !errorAnswer) res.end(translate.fail('The model provider broke off the answer.'));
         // Mid-answer: the client must see a broken response, not a complete-looking one.
-        res.destroy(err);
-        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true });
+        else res.destroy(err);
+        done(errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap, headersSent: true, by: 'upstream' });
       },
     };
 

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { AuthHeader } from '../shared/models.js';
 
 /**
  * What of the client's request reaches the provider: an allowlist, so hop-
@@ -10,7 +11,7 @@ const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', '
 
 export function upstreamHeaders(
   client: IncomingHttpHeaders,
-  auth: { header: 'authorization' | 'x-api-key'; secret: string },
+  auth: { header: AuthHeader; secret: string },
   contentLength: number,
   extra?: Record<string, string>,
 ): Record<string, string> {
@@ -31,7 +32,7 @@ export function upstreamHeaders(
 }
 
 /** Headers a provider entry's extra_headers may not set. */
-const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, host: true };
+const FIXED: Record<string, true> = { 'content-type': true, 'content-length': true, 'accept-encoding': true, authorization: true, 'x-api-key': true, 'api-key': true, host: true };
 
 const HOP_BY_HOP = new Set([
   'connection',

@@ -16,6 +16,9 @@ export interface HeldCall {
   inputEstimate: number;
   /** Tokens taken from the TPM window at admission. */
   tokensTaken: number;
+  /** The wire format the client used, and when the proxy received the call (performance.now()). */
+  format: 'chat' | 'messages';
+  startedMs: number;
 }
 
 const RETRY_DELAYS_MS = [200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
@@ -35,6 +38,13 @@ const FLUSH_AT = 200;
 interface Settlement {
   call: HeldCall;
   report: UsageReport;
+  /** A call that failed upstream: recorded for the usage console at no cost, its hold already released. */
+  recordOnly?: boolean;
+}
+
+/** The report's request detail for the usage console. */
+function detailOf(call: HeldCall, status: number): Pick<UsageReport, 'format' | 'status' | 'latency_ms'> {
+  return { format: call.format, status, latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)) };
 }
 
 /**
@@ -76,7 +86,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
     for (let attempt = 0; ; attempt++) {
       try {
         const results = await cp.reportUsage(batch.map((s) => s.report));
-        await Promise.all(batch.map((s, i) => release(s, results[i]!)));
+        await Promise.all(batch.flatMap((s, i) => (s.recordOnly ? [] : [release(s, results[i]!)])));
         return;
       } catch (err) {
         const delay = RETRY_DELAYS_MS[attempt];
@@ -124,7 +134,7 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
 
   return {
     /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
-    settle(call: HeldCall, inputTokens: number, outputTokens: number): number {
+    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): number {
       const input = Math.max(1, inputTokens);
       const output = Math.max(0, outputTokens);
       const full = costMicros(call.model, input, output);
@@ -141,13 +151,32 @@ export function createMetering(cp: ControlPlaneClient, holds: HoldStore, limits:
           input_tokens: input,
           output_tokens: output,
           cost_micros: cost,
+          ...detailOf(call, status),
         },
       });
       schedule();
       return cost;
     },
-    /** Not billed: the upstream failed before answering, or answered with its own error. */
-    release(call: HeldCall): void {
+    /**
+     * Not billed: the upstream failed before answering (`status` is what the
+     * client got), or answered with its own error. The hold goes now; the
+     * call is still recorded, at no cost, so the usage console counts it.
+     */
+    release(call: HeldCall, status: number): void {
+      queue.push({
+        call,
+        recordOnly: true,
+        report: {
+          request_id: call.requestId,
+          key_id: call.keyId,
+          model: call.model.alias,
+          input_tokens: 0,
+          output_tokens: 0,
+          cost_micros: 0,
+          ...detailOf(call, status),
+        },
+      });
+      schedule();
       track(
         (async () => {
           await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));

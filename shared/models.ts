@@ -6,14 +6,18 @@ import { z } from 'zod';
  * the wire formats it speaks by giving one base URL or both; a call in a
  * format its provider lacks is translated by the proxy.
  */
+/** `authorization` carries `Bearer <key>`; the others carry the bare key. */
+const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key']);
+export type AuthHeader = z.infer<typeof authHeaderSchema>;
+
 const providerSchema = z
   .object({
     chat_completions_base_url: z.url({ protocol: /^https?$/ }).optional(),
     messages_base_url: z.url({ protocol: /^https?$/ }).optional(),
     api_key_env: z.string().min(1),
-    /** Overrides the header each format's provider key is sent in. */
-    chat_completions_auth_header: z.enum(['authorization', 'x-api-key']).optional(),
-    messages_auth_header: z.enum(['authorization', 'x-api-key']).optional(),
+    /** Overrides the header each format's provider key is sent in (Azure OpenAI wants `api-key`). */
+    chat_completions_auth_header: authHeaderSchema.optional(),
+    messages_auth_header: authHeaderSchema.optional(),
     /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
     extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
   })
@@ -96,4 +100,21 @@ export function loadModelCatalog(path: string, env: NodeJS.ProcessEnv): { catalo
     return { problems: [`MODELS_FILE: ${path} is not valid JSON: ${(err as Error).message}`] };
   }
   return parseModelCatalog(raw, env);
+}
+
+/**
+ * One line per provider whose key variable is unset. Such a provider gets its
+ * calls with an empty key; a real one answers 401, which the proxy relays, and
+ * that reads like a bad Tollgate key unless the operator was told at start.
+ */
+export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
+  return [...catalog.providers.values()]
+    .filter((p) => !p.api_key)
+    .map((p) => {
+      const aliases = [...catalog.models.values()].filter((m) => m.provider === p.name).map((m) => m.alias);
+      return (
+        `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
+        `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
+      );
+    });
 }

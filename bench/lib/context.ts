@@ -6,7 +6,7 @@ import type { LoadTool } from './load.js';
 import { freePort, nodeArgs, readyWhenPrinted, startProcess, type Placement, type Proc } from './procs.js';
 import type { Report } from './report.js';
 import {
-  FAST_ALIAS, PACED_ALIAS, provision, removeDataDir, startTollgate, UPSTREAM_KEY, writeModelsFile,
+  FAST_ALIAS, PACED_ALIAS, provision, removeDataDir, startTollgate, TRANSLATED_ALIASES, UPSTREAM_KEY, writeModelsFile,
   type Provisioned, type Shape, type Tollgate,
 } from './tollgate.js';
 
@@ -29,7 +29,7 @@ export const PROFILES: Record<Profile['name'], Profile> = {
 };
 
 export type Format = 'chat' | 'messages';
-export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey';
+export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey' | 'translated';
 
 export interface RequestShape {
   url: string;
@@ -43,7 +43,7 @@ export interface System {
   pid: number | undefined;
   /** Tollgate split in two: the control plane's CPU is reported beside the proxy's. */
   controlPlanePid?: number | undefined;
-  request(format: Format, options?: { stream?: boolean; paced?: boolean }): RequestShape;
+  request(format: Format, options?: { stream?: boolean; paced?: boolean; translated?: boolean }): RequestShape;
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -229,8 +229,23 @@ export function tollgateSystem(tollgate: Tollgate, slug: string, key: string): S
   };
 }
 
-export function tollgateRequest(edgeUrl: string, slug: string, key: string, format: Format, o: { stream?: boolean; paced?: boolean } = {}): RequestShape {
-  const alias = o.paced ? PACED_ALIAS : FAST_ALIAS;
+/** Tollgate calling aliases whose provider lacks the client's format: every call is translated. */
+export function translatedSystem(tollgate: System): System {
+  return {
+    ...tollgate,
+    name: 'translated',
+    request: (format, o = {}) => tollgate.request(format, { ...o, translated: true }),
+  };
+}
+
+export function tollgateRequest(
+  edgeUrl: string,
+  slug: string,
+  key: string,
+  format: Format,
+  o: { stream?: boolean; paced?: boolean; translated?: boolean } = {},
+): RequestShape {
+  const alias = o.translated ? TRANSLATED_ALIASES[o.paced ? 'paced' : 'fast'][format] : o.paced ? PACED_ALIAS : FAST_ALIAS;
   return format === 'chat'
     ? { url: `${edgeUrl}/${slug}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${key}` }, body: chatBody(alias, { stream: o.stream }) }
     : {

@@ -13,6 +13,14 @@ export const UPSTREAM_KEY_ENV = 'BENCH_UPSTREAM_KEY';
 export const UPSTREAM_KEY = 'sk-bench-upstream';
 export const FAST_ALIAS = 'tg/bench';
 export const PACED_ALIAS = 'tg/bench-paced';
+/**
+ * Aliases on providers that speak only the other format than the client's,
+ * so calls to them are translated: key = the client's format.
+ */
+export const TRANSLATED_ALIASES = {
+  fast: { chat: 'tg/bench-messages-only', messages: 'tg/bench-chat-only' },
+  paced: { chat: 'tg/bench-paced-messages-only', messages: 'tg/bench-paced-chat-only' },
+} as const;
 
 /** A models file pointing at the bench's two fake upstreams (instant, and paced SSE). */
 export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string): string {
@@ -29,13 +37,29 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
     output_usd_per_mtok: 15,
     max_output_tokens: 64000,
   });
+  const messagesOnly = (url: string) => ({ messages_base_url: `${url}/anthropic`, api_key_env: UPSTREAM_KEY_ENV });
+  const chatOnly = (url: string) => ({ chat_completions_base_url: `${url}/v1`, api_key_env: UPSTREAM_KEY_ENV });
   const file = join(dir, 'models.json');
   writeFileSync(
     file,
     JSON.stringify({
       alias_prefix: 'tg',
-      providers: { fast: provider(fastUrl), paced: provider(pacedUrl) },
-      models: [model(FAST_ALIAS, 'fast'), model(PACED_ALIAS, 'paced')],
+      providers: {
+        fast: provider(fastUrl),
+        paced: provider(pacedUrl),
+        'fast-messages-only': messagesOnly(fastUrl),
+        'fast-chat-only': chatOnly(fastUrl),
+        'paced-messages-only': messagesOnly(pacedUrl),
+        'paced-chat-only': chatOnly(pacedUrl),
+      },
+      models: [
+        model(FAST_ALIAS, 'fast'),
+        model(PACED_ALIAS, 'paced'),
+        model(TRANSLATED_ALIASES.fast.chat, 'fast-messages-only'),
+        model(TRANSLATED_ALIASES.fast.messages, 'fast-chat-only'),
+        model(TRANSLATED_ALIASES.paced.chat, 'paced-messages-only'),
+        model(TRANSLATED_ALIASES.paced.messages, 'paced-chat-only'),
+      ],
     }),
   );
   return file;
@@ -200,7 +224,7 @@ export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Pro
   await call('POST', `/v1/workspaces/${org.workspace_id}/credits`, { amount_usd: 1_000_000 });
   const team = await call<{ id: string }>('POST', `/v1/workspaces/${org.workspace_id}/teams`, { name: 'bench' });
   await call('POST', `/v1/teams/${team.id}/members`, { user_id: org.owner_user_id });
-  await call('PUT', `/v1/teams/${team.id}/models`, { models: [FAST_ALIAS, PACED_ALIAS] });
+  await call('PUT', `/v1/teams/${team.id}/models`, { models: [FAST_ALIAS, PACED_ALIAS, ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages])] });
   const key = await createTeamKey(call, team.id, 'bench');
   return { org, call, teamId: team.id, key };
 }

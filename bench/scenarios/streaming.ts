@@ -4,7 +4,7 @@ import { waitUntilIdle, withCpu } from '../lib/procs.js';
 import { fmtMs, fmtNum } from '../lib/report.js';
 import { runStreams } from '../lib/stream.js';
 
-interface StreamFigures extends StreamResult {
+export interface StreamFigures extends StreamResult {
   system: string;
   format: Format;
   connections: number;
@@ -13,7 +13,7 @@ interface StreamFigures extends StreamResult {
   sutCoreUse: number | undefined;
 }
 
-async function measure(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<StreamFigures> {
+export async function measureStreams(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<StreamFigures> {
   const req = system.request(format, { stream: true, paced: true });
   const pids: Record<string, number> = system.pid ? { sut: system.pid } : {};
   if (system.controlPlanePid) await waitUntilIdle(system.controlPlanePid);
@@ -47,11 +47,11 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
   }
   const figures: StreamFigures[] = [];
   for (const format of ['chat', 'messages'] as Format[]) {
-    for (const system of systems) await measure(ctx, system, format, 10, ctx.profile.warmS);
+    for (const system of systems) await measureStreams(ctx, system, format, 10, ctx.profile.warmS);
     for (const connections of [1, 50]) {
       for (const system of systems) {
         ctx.log(`streaming: ${system.name} ${format} with ${connections} concurrent stream(s)`);
-        figures.push(await measure(ctx, system, format, connections, ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0)));
+        figures.push(await measureStreams(ctx, system, format, connections, ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0)));
       }
     }
   }

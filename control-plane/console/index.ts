@@ -9,6 +9,7 @@ import { keysRoutes } from './keys.js';
 import { scimSettingsRoutes } from './scim-settings.js';
 import { ssoSettingsRoutes } from './sso-settings.js';
 import { sessionRoutes } from './session.js';
+import { usageRoutes } from './usage.js';
 
 /** Every console API router, mounted under /v1 with problem+json errors. */
 export function consoleRouters(deps: ControlPlaneDeps): Router[] {
@@ -22,5 +23,6 @@ export function consoleRouters(deps: ControlPlaneDeps): Router[] {
     scimSettingsRoutes(deps),
     ssoSettingsRoutes(deps),
     sessionRoutes(deps),
+    usageRoutes(deps),
   ];
 }

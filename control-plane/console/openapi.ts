@@ -8,6 +8,7 @@ import { SettingsBody } from './scim-settings.js';
 import { SignIn } from './session.js';
 import { ssoSettingsBody } from './sso-settings.js';
 import { newMember, newTeam } from './teams.js';
+import { requestsQuery, summaryQuery } from './usage.js';
 import { credit } from './workspaces.js';
 
 /** What the router cannot tell about an operation; keyed by the handler's function name. */
@@ -59,6 +60,12 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   showSsoSettings: { summary: "The organization's OIDC settings (never the client secret)", tag: 'sso settings' },
   saveSso: { summary: 'Save the OIDC settings', tag: 'sso settings', body: ssoSettingsBody },
   removeSso: { summary: 'Remove the OIDC settings', tag: 'sso settings', status: 204 },
+  showUsage: {
+    summary: "The workspace's usage by day or hour, grouped by model, key, team or user (JSON or CSV)",
+    tag: 'usage',
+    query: summaryQuery,
+  },
+  listUsageRequests: { summary: "The workspace's requests, newest first, paged (JSON or CSV)", tag: 'usage', query: requestsQuery },
   showOpenApi: { summary: 'This document', tag: 'meta' },
 };
 

@@ -3,8 +3,9 @@ import { MAX_PAGE_SIZE } from './users.js';
 
 /**
  * RFC 7643 §5–7 documents describing exactly what this server does: User
- * only, PATCH yes, filter yes (userName/externalId eq), no bulk, sort, ETag
- * or password change, bearer-token authentication.
+ * only, PATCH yes, filter yes (the RFC 7644 grammar, on GET and POST
+ * .search, at most MAX_PAGE_SIZE results a page), no bulk, sort, ETag or
+ * password change, bearer-token authentication.
  */
 const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
 const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';
@@ -116,7 +117,16 @@ const USER_ATTRIBUTES: Attribute[] = [
     subAttributes: [
       str('value', 'The address.'),
       str('type', 'work, home, other, …'),
-      { name: 'primary', type: 'boolean', multiValued: false, description: 'The preferred address.', required: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none' },
+      {
+        name: 'primary',
+        type: 'boolean',
+        multiValued: false,
+        description: 'The preferred address.',
+        required: false,
+        mutability: 'readWrite',
+        returned: 'default',
+        uniqueness: 'none',
+      },
     ],
   },
 ];

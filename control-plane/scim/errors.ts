@@ -6,7 +6,18 @@ import { ERROR_SCHEMA } from './resource.js';
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
 
 /** scimType values of RFC 7644 §3.12 that a 400 may carry; anything else is not sent. */
-const SCIM_TYPES = new Set(['invalidFilter', 'tooMany', 'uniqueness', 'mutability', 'invalidSyntax', 'invalidPath', 'noTarget', 'invalidValue', 'invalidVers', 'sensitive']);
+export const SCIM_TYPES: ReadonlySet<string> = new Set([
+  'invalidFilter',
+  'tooMany',
+  'uniqueness',
+  'mutability',
+  'invalidSyntax',
+  'invalidPath',
+  'noTarget',
+  'invalidValue',
+  'invalidVers',
+  'sensitive',
+]);
 
 export function writeScimError(ctx: Context, status: number, detail: string, scimType?: string): void {
   const body: Record<string, unknown> = { schemas: [ERROR_SCHEMA], status: String(status), detail };
@@ -31,7 +42,12 @@ export function scimErrors(logger: Logger) {
       if (!err.expose) logger.error({ err: thrown, path: ctx.path, method: ctx.method }, 'SCIM request failed');
       for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (err.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');
-      writeScimError(ctx, err.status, err.expose ? err.message : 'An internal error occurred.', err.status === 400 || err.status === 409 ? err.code : undefined);
+      writeScimError(
+        ctx,
+        err.status,
+        err.expose ? err.message : 'An internal error occurred.',
+        err.status === 400 || err.status === 409 ? err.code : undefined,
+      );
     }
   };
 }

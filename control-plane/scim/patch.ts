@@ -26,8 +26,22 @@ const ENTERPRISE_PREFIX = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0
 
 /** In the User schema (RFC 7643 §4.1) but not kept here. */
 const IGNORED_CORE = new Set([
-  'nickname', 'profileurl', 'title', 'usertype', 'preferredlanguage', 'locale', 'timezone', 'password',
-  'phonenumbers', 'ims', 'photos', 'addresses', 'entitlements', 'roles', 'x509certificates', 'groups',
+  'nickname',
+  'profileurl',
+  'title',
+  'usertype',
+  'preferredlanguage',
+  'locale',
+  'timezone',
+  'password',
+  'phonenumbers',
+  'ims',
+  'photos',
+  'addresses',
+  'entitlements',
+  'roles',
+  'x509certificates',
+  'groups',
 ]);
 const IGNORED_NAME_PARTS = new Set(['middlename', 'honorificprefix', 'honorificsuffix']);
 const ENTERPRISE_ATTRIBUTES = new Set(['employeenumber', 'costcenter', 'organization', 'division', 'department', 'manager']);
@@ -84,7 +98,8 @@ export function parsePath(path: string): Target {
   if (READ_ONLY.has(attr)) return { kind: 'readOnly', attr: m[1]! };
   if (IGNORED_CORE.has(attr)) return { kind: 'ignored' };
   if (attr === 'emails') {
-    if (sub !== undefined && !['value', 'type', 'primary', 'display'].includes(sub)) throw invalidPath(path, `emails has no sub-attribute "${m[3]}".`);
+    if (sub !== undefined && !['value', 'type', 'primary', 'display'].includes(sub))
+      throw invalidPath(path, `emails has no sub-attribute "${m[3]}".`);
     if (sub !== undefined && filterText === undefined) throw invalidPath(path, 'name the email with a filter, e.g. emails[type eq "work"].value.');
     const filter = filterText === undefined ? undefined : parseEmailFilter(path, filterText);
     return { kind: 'emails', filter, sub: sub as 'value' | 'type' | 'primary' | 'display' | undefined };

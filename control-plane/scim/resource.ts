@@ -45,6 +45,15 @@ export function formattedName(u: Pick<User, 'given_name' | 'family_name' | 'name
 }
 
 /**
+ * name.formatted as stored: null when what was sent is what would be derived
+ * anyway, so a connector echoing a resource it read back (Okta's PUT does)
+ * neither freezes the derived value nor shows up as a change.
+ */
+export function storedFormatted(u: Pick<User, 'given_name' | 'family_name' | 'name_formatted'>): string | null {
+  return u.name_formatted !== null && u.name_formatted === formattedName({ ...u, name_formatted: null }) ? null : u.name_formatted;
+}
+
+/**
  * Unassigned attributes are omitted (RFC 7643 §2.5), `name` included when
  * it has no part: an empty `name: {}` trips clients that read
  * `name.givenName` as soon as `name` exists. Nothing outside this list is

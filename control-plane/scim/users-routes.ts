@@ -1,13 +1,14 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from './users.js';
+import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser, type ListQuery } from './users.js';
 import { LIST_RESPONSE_SCHEMA, toScimUser } from './resource.js';
 import { parseProjection, project, type Projection } from './attributes.js';
 import type { User } from '../domain.js';
 import { scimOrgOf } from './auth.js';
 import { readScimJson } from './body.js';
 import { SCIM_MEDIA_TYPE } from './errors.js';
+import { parseSearchRequest } from './search.js';
 
 function queryParam(ctx: Context, name: string): string | undefined {
   // Query parameter names are matched case-insensitively, like attribute names.
@@ -41,13 +42,8 @@ export function usersRoutes(deps: ControlPlaneDeps): Router {
     reply(ctx, 201, present(user, projection));
   });
 
-  router.get('/Users', async function listScimUsers(ctx: Context) {
-    const projection = projectionOf(ctx);
-    const page = await listUsers(deps, scimOrgOf(ctx), {
-      filter: queryParam(ctx, 'filter'),
-      startIndex: queryParam(ctx, 'startIndex'),
-      count: queryParam(ctx, 'count'),
-    });
+  const replyList = async (ctx: Context, query: ListQuery, projection: Projection) => {
+    const page = await listUsers(deps, scimOrgOf(ctx), query);
     reply(ctx, 200, {
       schemas: [LIST_RESPONSE_SCHEMA],
       totalResults: page.total,
@@ -55,6 +51,17 @@ export function usersRoutes(deps: ControlPlaneDeps): Router {
       itemsPerPage: page.users.length,
       Resources: page.users.map((u) => present(u, projection)),
     });
+  };
+
+  router.get('/Users', async function listScimUsers(ctx: Context) {
+    const query = { filter: queryParam(ctx, 'filter'), startIndex: queryParam(ctx, 'startIndex'), count: queryParam(ctx, 'count') };
+    await replyList(ctx, query, projectionOf(ctx));
+  });
+
+  // RFC 7644 §3.4.3; at the root too, where User is the only resource type searched.
+  router.post(['/Users/.search', '/.search'], async function searchScimUsers(ctx: Context) {
+    const { query, projection } = parseSearchRequest(await readScimJson(ctx));
+    await replyList(ctx, query, projection);
   });
 
   router.get('/Users/:id', async function showScimUser(ctx: Context) {

@@ -7,9 +7,9 @@ import { change_feed_publish } from '../stores/change-feed.js';
 import { membership_find, membership_insert, membership_set_status } from '../stores/memberships.js';
 import { session_revoke_all_for_user } from '../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
-import { parseFilter, type ParsedFilter } from './filter.js';
+import { parseFilter } from './filter.js';
 import { applyPatch } from './patch.js';
-import { canonicalEmail, parseUserBody, type MutableUser } from './resource.js';
+import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
 /**
  * The User lifecycle as the identity provider drives it (spec 3). Every
@@ -55,7 +55,7 @@ export async function createUser(deps: ControlPlaneDeps, orgId: string, raw: unk
           external_id: body.externalId === '' ? null : (body.externalId ?? null),
           given_name: body.givenName,
           family_name: body.familyName,
-          name_formatted: body.formatted,
+          name_formatted: storedFormatted({ given_name: body.givenName, family_name: body.familyName, name_formatted: body.formatted }),
           display_name: body.displayName,
           emails: body.emails,
           active,
@@ -106,12 +106,11 @@ export async function listUsers(
   orgId: string,
   query: ListQuery,
 ): Promise<{ total: number; startIndex: number; users: User[] }> {
-  const filter: ParsedFilter = query.filter === undefined ? { matchesNothing: false } : parseFilter(query.filter);
+  const filter = query.filter === undefined ? undefined : parseFilter(query.filter);
   // RFC 7644 §3.4.2.4: startIndex < 1 means 1, a negative count means 0.
   const startIndex = Math.max(1, integerParam(query.startIndex, 'startIndex') ?? 1);
   const count = Math.min(MAX_PAGE_SIZE, Math.max(0, integerParam(query.count, 'count') ?? MAX_PAGE_SIZE));
-  if (filter.matchesNothing) return { total: 0, startIndex, users: [] };
-  const result = await user_search(deps.db, orgId, { userName: filter.userName, externalId: filter.externalId }, startIndex - 1, count);
+  const result = await user_search(deps.db, orgId, filter, startIndex - 1, count);
   return { total: result.total, startIndex, users: result.users };
 }
 
@@ -152,7 +151,8 @@ async function updateLocked(
   return deps.db.transaction(async (tx) => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
-    return saveUser(deps, tx, current, next(current), how);
+    const after = next(current);
+    return saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how);
   });
 }
 

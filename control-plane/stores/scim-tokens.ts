@@ -2,18 +2,12 @@ import type { Queryable } from '../db/database.js';
 import type { ScimToken } from '../domain.js';
 
 export async function scim_token_find_active(q: Queryable, orgId: string): Promise<ScimToken | undefined> {
-  const [row] = await q.query<ScimToken>(
-    `SELECT id, org_id, prefix, created_at FROM scim_tokens WHERE org_id = $1 AND revoked_at IS NULL`,
-    [orgId],
-  );
+  const [row] = await q.query<ScimToken>(`SELECT id, org_id, prefix, created_at FROM scim_tokens WHERE org_id = $1 AND revoked_at IS NULL`, [orgId]);
   return row;
 }
 
 /** Revokes the active token and inserts the new one in the caller's transaction. */
-export async function scim_token_rotate(
-  q: Queryable,
-  t: { org_id: string; token_hash: string; prefix: string; now: Date },
-): Promise<ScimToken> {
+export async function scim_token_rotate(q: Queryable, t: { org_id: string; token_hash: string; prefix: string; now: Date }): Promise<ScimToken> {
   await q.query(`UPDATE scim_tokens SET revoked_at = $2 WHERE org_id = $1 AND revoked_at IS NULL`, [t.org_id, t.now]);
   const [row] = await q.query<ScimToken>(
     `INSERT INTO scim_tokens (org_id, token_hash, prefix, created_at) VALUES ($1, $2, $3, $4)

@@ -58,6 +58,9 @@ export interface UsageRow {
   output_tokens: number;
   /** Exact decimal text, e.g. "0.000198": no float reaches the ledger. */
   cost_usd: string;
+  format: string | null;
+  status: number | null;
+  latency_ms: number | null;
 }
 
 /**
@@ -70,11 +73,11 @@ export async function ledger_record_usage_batch(q: Queryable, rows: UsageRow[], 
   if (!rows.length) return new Set();
   const inserted = await q.query<{ request_id: string }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::numeric[])
-         AS t(request_id, key_id, model, input_tokens, output_tokens, cost_usd)
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::int[], $6::numeric[], $8::text[], $9::int[], $10::int[])
+         AS t(request_id, key_id, model, input_tokens, output_tokens, cost_usd, format, status, latency_ms)
      ), ins AS (
-       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at)
-       SELECT k.workspace_id, 'usage', -i.cost_usd, i.key_id, i.request_id, i.model, i.input_tokens, i.output_tokens, $7
+       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, key_id, request_id, model, input_tokens, output_tokens, created_at, format, status, latency_ms)
+       SELECT k.workspace_id, 'usage', -i.cost_usd, i.key_id, i.request_id, i.model, i.input_tokens, i.output_tokens, $7, i.format, i.status, i.latency_ms
          FROM input i JOIN api_keys k ON k.id = i.key_id
        ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING workspace_id, key_id, -amount_usd AS cost, request_id
@@ -96,6 +99,9 @@ export async function ledger_record_usage_batch(q: Queryable, rows: UsageRow[], 
       rows.map((r) => r.output_tokens),
       rows.map((r) => r.cost_usd),
       now,
+      rows.map((r) => r.format),
+      rows.map((r) => r.status),
+      rows.map((r) => r.latency_ms),
     ],
   );
   return new Set(inserted.map((r) => r.request_id));

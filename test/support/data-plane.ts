@@ -108,10 +108,11 @@ export async function creditWorkspace(deps: ControlPlaneDeps, workspaceId: strin
   });
 }
 
+/** Balance, key spend, and the ledger rows that billed the key (a failed call's row records it at no cost). */
 export async function moneyOf(deps: ControlPlaneDeps, seeded: SeededKey): Promise<{ balance: number; spend: number; entries: number }> {
   const [row] = await deps.db.query<{ balance: number; spend: number; entries: number }>(
     `SELECT w.balance_usd::float8 AS balance, k.spend_usd::float8 AS spend,
-            (SELECT count(*)::int FROM ledger_entries l WHERE l.key_id = k.id AND l.kind = 'usage') AS entries
+            (SELECT count(*)::int FROM ledger_entries l WHERE l.key_id = k.id AND l.kind = 'usage' AND l.amount_usd <> 0) AS entries
        FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE k.id = $1`,
     [seeded.keyId],
   );

@@ -17,8 +17,8 @@ export interface ScimOrg {
 }
 
 /** A fresh org with SCIM enabled and a provisioning token, set up through the console API. */
-export async function seedScimOrg(cp: TestControlPlane): Promise<ScimOrg> {
-  const org = await seedOrg(cp.deps);
+export async function seedScimOrg(cp: TestControlPlane, bootstrapped?: BootstrapResult): Promise<ScimOrg> {
+  const org = bootstrapped ?? (await seedOrg(cp.deps));
   const settings = `${cp.url}/v1/orgs/${org.org_id}/scim`;
   const enabled = await call(settings, { method: 'PUT', token: org.console_token, body: { enabled: true } });
   if (enabled.status !== 200) throw new Error(`enabling SCIM answered ${enabled.status}`);
@@ -54,3 +54,44 @@ export function userBody(userName: string, extra: Record<string, unknown> = {}):
 export function patchBody(...operations: Record<string, unknown>[]): Record<string, unknown> {
   return { schemas: [PATCH_OP], Operations: operations };
 }
+
+/** PATCH paths worth trying: every supported form, ignored attributes, read-only ones and malformed ones. */
+export const PATCH_PATH_SAMPLES = [
+  'active',
+  'ACTIVE',
+  'externalId',
+  'displayName',
+  'userName',
+  'name',
+  'name.givenName',
+  'name.familyName',
+  'name.formatted',
+  'name.middleName',
+  'emails',
+  'emails[type eq "work"]',
+  'emails[type eq "work"].value',
+  'emails[type eq "home"]',
+  'emails[type eq "home"].primary',
+  'emails[value eq "a@b.test"].type',
+  'emails[value eq "x@y"].primary',
+  'emails[primary eq true].value',
+  'emails[primary eq true].type',
+  'emails[primary eq false]',
+  'emails.value',
+  'emails[type eq work]',
+  'title',
+  'roles',
+  'groups',
+  'id',
+  'meta',
+  'schemas',
+  'urn:ietf:params:scim:schemas:core:2.0:User:active',
+  'urn:ietf:params:scim:schemas:core:2.0:User:displayName',
+  'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department',
+  'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager.value',
+  'urn:x:y',
+  'a.b.c',
+  'emails[',
+  ']',
+  '',
+];

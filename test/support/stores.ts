@@ -108,6 +108,14 @@ export function describeEachStore(title: string, fn: (store: StoreContext) => vo
   }
 }
 
+/** The URL of this process's PostgreSQL test database (for a child process, e.g. the CLI); undefined without PostgreSQL. */
+export async function testPostgresUrl(): Promise<string | undefined> {
+  if (!(await openTestStore('postgres')) || !postgresDbName) return undefined;
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${postgresDbName}`;
+  return url.toString();
+}
+
 export async function closeTestStores(): Promise<void> {
   const dbs = await Promise.all([pglite, postgres]);
   for (const db of dbs) await db?.close();

@@ -3,6 +3,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { parseModelCatalog, unsetProviderKeyWarnings } from '../../shared/models.js';
 import { TEST_MODELS_FILE } from '../support/control-plane.js';
 
 function problemsOf(env: NodeJS.ProcessEnv, mode: Parameters<typeof loadConfig>[1] = 'all'): string[] {
@@ -66,5 +67,22 @@ describe('config', () => {
       'models file: models.0.alias: "other/m" must start with "tg/"',
       'models file: models.1.provider: unknown provider "nope"',
     ]);
+  });
+
+  it('warns once per provider whose key variable is unset, naming the variable and its models', () => {
+    const provider = (env: string) => ({ chat_completions_base_url: 'http://x/v1', messages_base_url: 'http://x', api_key_env: env });
+    const model = (alias: string, p: string) => ({ alias, provider: p, upstream_model: 'm', input_usd_per_mtok: 1, output_usd_per_mtok: 1, max_output_tokens: 1 });
+    const { catalog } = parseModelCatalog(
+      { alias_prefix: 'tg', providers: { a: provider('A_KEY'), b: provider('B_KEY') }, models: [model('tg/a1', 'a'), model('tg/a2', 'a'), model('tg/b', 'b')] },
+      { B_KEY: 'sk-b' },
+    );
+    const warnings = unsetProviderKeyWarnings(catalog!);
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]).to.match(/^warning: A_KEY is not set: provider "a" \(tg\/a1, tg\/a2\)/);
+    expect(warnings[0]).to.include('401');
+    expect(unsetProviderKeyWarnings(parseModelCatalog(
+      { alias_prefix: 'tg', providers: { a: provider('A_KEY') }, models: [model('tg/a1', 'a')] },
+      { A_KEY: 'sk-a' },
+    ).catalog!)).to.deep.equal([]);
   });
 });

@@ -30,6 +30,9 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
         input_tokens: r.input_tokens,
         output_tokens: r.output_tokens,
         cost_usd: microsToDecimal(r.cost_micros),
+        format: r.format ?? null,
+        status: r.status ?? null,
+        latency_ms: r.latency_ms ?? null,
       })),
       deps.clock.now(),
     );

@@ -11,6 +11,8 @@ export interface BootstrapInput {
   slug: string;
   name: string;
   ownerEmail: string;
+  /** "Given Family": the last word is the family name, the rest the given name. */
+  ownerName?: string;
 }
 
 export interface BootstrapResult {
@@ -30,7 +32,22 @@ export function validateBootstrap(input: BootstrapInput): string[] {
   if (!SLUG_PATTERN.test(input.slug)) problems.push('--org must be 1-63 lowercase letters, digits or dashes');
   if (!input.name.trim()) problems.push('--name must not be empty');
   if (!EMAIL_PATTERN.test(input.ownerEmail)) problems.push('--owner must be an email address');
+  if (input.ownerName !== undefined && (!input.ownerName.trim() || input.ownerName.length > 200 || /\p{Cc}/u.test(input.ownerName))) {
+    problems.push('--owner-name must be 1-200 characters with no control characters');
+  }
   return problems;
+}
+
+export function isEmail(value: string): boolean {
+  return EMAIL_PATTERN.test(value);
+}
+
+/** Splits "Given Family" for SCIM's name.givenName / name.familyName; one word is a given name only. */
+export function splitPersonName(full: string | undefined): { given_name: string | null; family_name: string | null; display_name: string | null } {
+  const words = (full ?? '').trim().split(/\s+/).filter(Boolean);
+  if (!words.length) return { given_name: null, family_name: null, display_name: null };
+  if (words.length === 1) return { given_name: words[0]!, family_name: null, display_name: words[0]! };
+  return { given_name: words.slice(0, -1).join(' '), family_name: words.at(-1)!, display_name: words.join(' ') };
 }
 
 /** Creates an organization, its default workspace (same slug) and its owner, in one transaction. */
@@ -40,7 +57,12 @@ export async function bootstrapOrg(deps: ControlPlaneDeps, input: BootstrapInput
   const now = deps.clock.now();
   try {
     return await deps.db.transaction(async (tx) => {
-      if (await org_find_by_slug(tx, input.slug)) throw conflict(`An organization with slug "${input.slug}" already exists.`);
+      if (await org_find_by_slug(tx, input.slug)) {
+        throw conflict(
+          `An organization with slug "${input.slug}" already exists; nothing was changed. ` +
+            `To sign in as its owner again, issue a new console token: npm run -s cli -- console-token --org ${input.slug} --owner <owner email>`,
+        );
+      }
       if (await workspace_find_by_slug(tx, input.slug)) throw conflict(`A workspace with slug "${input.slug}" already exists.`);
       const org = await org_insert(tx, { slug: input.slug, name: input.name.trim() });
       const workspace = await workspace_insert(tx, { org_id: org.id, slug: input.slug, name: input.name.trim() });
@@ -51,9 +73,7 @@ export async function bootstrapOrg(deps: ControlPlaneDeps, input: BootstrapInput
         {
           user_name: input.ownerEmail,
           external_id: null,
-          given_name: null,
-          family_name: null,
-          display_name: null,
+          ...splitPersonName(input.ownerName),
           emails: [{ value: input.ownerEmail, primary: true }],
           active: true,
         },

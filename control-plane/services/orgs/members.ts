@@ -63,7 +63,7 @@ export async function changeMemberRole(
       action: 'member.role_change',
       target_type: 'user',
       target_id: userId,
-      detail: { from: member.role, to: role },
+      detail: { user_name: member.user_name, from: member.role, to: role },
       now,
     });
     return { ...memberView(member), role };

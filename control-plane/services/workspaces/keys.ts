@@ -113,7 +113,7 @@ export async function createKey(
       action: 'key.create',
       target_type: 'key',
       target_id: key.id,
-      detail: { team_id: team.id, kind: key.kind, name: key.name, prefix: key.prefix },
+      detail: { team_id: team.id, team_name: team.name, kind: key.kind, name: key.name, prefix: key.prefix },
       now,
     });
     // Proxies cache "unknown key" briefly; this drops that answer if the key was tried before it existed.
@@ -161,7 +161,7 @@ export async function revokeKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawKe
       action: 'key.revoke',
       target_type: 'key',
       target_id: key.id,
-      detail: { team_id: key.team_id, kind: key.kind, prefix: key.prefix },
+      detail: { team_id: key.team_id, kind: key.kind, name: key.name, prefix: key.prefix },
       now,
     });
     await change_feed_publish(tx, 'key', key.id);

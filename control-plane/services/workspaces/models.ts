@@ -58,7 +58,7 @@ export async function setTeamModels(
       action: 'team.models_set',
       target_type: 'team',
       target_id: team.id,
-      detail: { before, after: wanted },
+      detail: { team_name: team.name, before, after: wanted },
       now,
     });
     await change_feed_publish(tx, 'team', team.id);

@@ -84,7 +84,7 @@ export async function addTeamMember(
       action: 'team.member_add',
       target_type: 'team',
       target_id: team.id,
-      detail: { user_id: member.user_id },
+      detail: { team_name: team.name, user_id: member.user_id, user_name: member.user_name },
       now,
     });
   });
@@ -120,7 +120,12 @@ export async function removeTeamMember(
       action: 'team.member_remove',
       target_type: 'team',
       target_id: team.id,
-      detail: { user_id: userId, revoked_key_ids: revoked.map((k) => k.id) },
+      detail: {
+        team_name: team.name,
+        user_id: userId,
+        revoked_key_ids: revoked.map((k) => k.id),
+        revoked_keys: revoked.map((k) => ({ name: k.name, prefix: k.prefix })),
+      },
       now,
     });
   });

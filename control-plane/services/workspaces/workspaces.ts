@@ -61,7 +61,7 @@ export async function addCredits(
       action: 'workspace.credit',
       target_type: 'workspace',
       target_id: w.id,
-      detail: { amount_usd: amountUsd, balance_usd: balance },
+      detail: { workspace_slug: w.slug, amount_usd: amountUsd, balance_usd: balance },
       now,
     });
     await change_feed_publish(tx, 'workspace', w.id);

@@ -191,6 +191,7 @@ describeEachStore('console: API keys', (store) => {
     const revokes = audit.filter((a: { action: string; target_id: string }) => a.action === 'key.revoke' && a.target_id === made.id);
     expect(revokes).to.have.length(1);
     expect(revokes[0].actor).to.equal(`user:${f.member.user_id}`);
+    expect(revokes[0].detail).to.include({ name: made.name, prefix: made.prefix });
   });
 
   it('403: a member cannot revoke a team key or another member\'s personal key; an admin can revoke both', async () => {

@@ -55,8 +55,8 @@ describeEachStore('console: members and roles', (store) => {
     const audit = await ok(`${cp.url}/v1/orgs/${org.org_id}/audit`, { token: admin.token });
     const changes = audit.filter((a: { action: string }) => a.action === 'member.role_change');
     expect(changes.map((a: { detail: unknown }) => a.detail)).to.deep.equal([
-      { from: 'admin', to: 'member' },
-      { from: 'member', to: 'admin' },
+      { user_name: m.user_name, from: 'admin', to: 'member' },
+      { user_name: m.user_name, from: 'member', to: 'admin' },
     ]);
     expect(changes[0]).to.include({ actor: `user:${admin.user_id}`, target_id: m.user_id });
   });

@@ -165,6 +165,9 @@ describeEachStore('console: teams and team members', (store) => {
     const removal = audit.find((a: { action: string }) => a.action === 'team.member_remove');
     expect(removal.detail.user_id).to.equal(m.user_id);
     expect(removal.detail.revoked_key_ids).to.have.members([p1.id, p2.id]);
+    // The trail names what it touched, so it reads without looking ids up.
+    expect(removal.detail.revoked_keys.map((k: { prefix: string }) => k.prefix)).to.have.members([p1.prefix, p2.prefix]);
+    expect(removal.detail.team_name).to.be.a('string').and.not.equal('');
 
     // The former member can no longer see the team's keys or make personal ones there.
     expect((await call(`${cp.url}/v1/teams/${team}/keys`, { token: m.token })).status).to.equal(403);

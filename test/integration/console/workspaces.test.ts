@@ -63,7 +63,7 @@ describeEachStore('console: workspaces and credits', (store) => {
     const credits = audit.filter((a: { action: string }) => a.action === 'workspace.credit');
     expect(credits).to.have.length(2);
     expect(credits[0]).to.include({ actor: `user:${admin.user_id}`, target_id: org.workspace_id });
-    expect(credits[0].detail).to.deep.equal({ amount_usd: 0.125, balance_usd: 25.125 });
+    expect(credits[0].detail).to.deep.equal({ workspace_slug: org.workspace_slug, amount_usd: 0.125, balance_usd: 25.125 });
     const feed = await change_feed_since(store.db, 0, 100_000);
     expect(feed.filter((c) => c.topic === 'workspace' && c.subject_id === org.workspace_id)).to.have.length(2);
   });
@@ -94,6 +94,9 @@ describeEachStore('console: workspaces and credits', (store) => {
       expect(res.headers.get('content-type')).to.include('application/problem+json');
       expect(res.body.detail).to.include('amount_usd');
     }
+    // docs/console-api.md quotes this answer word for word.
+    const zero = await call(url, { token: org.console_token, body: { amount_usd: 0 } });
+    expect(zero.body.detail).to.equal('amount_usd: must be at least 0.000000001');
     const extra = await call(url, { token: org.console_token, body: { amount_usd: 1, currency: 'EUR' } });
     expect(extra.status).to.equal(400);
     expect(extra.body.detail).to.include('currency');

@@ -12,11 +12,18 @@ describeEachStore('SCIM: attributes and excludedAttributes on every User answer'
   before(async () => {
     cp = await startTestControlPlane(store.db);
     s = await seedScimOrg(cp);
-    const created = await s.scim('POST', '/Users', userBody('proj@example.test', {
-      externalId: 'ext-proj',
-      displayName: 'Pro J',
-      emails: [{ value: 'proj@example.test', type: 'work', primary: true }, { value: 'home@example.test', type: 'home' }],
-    }));
+    const created = await s.scim(
+      'POST',
+      '/Users',
+      userBody('proj@example.test', {
+        externalId: 'ext-proj',
+        displayName: 'Pro J',
+        emails: [
+          { value: 'proj@example.test', type: 'work', primary: true },
+          { value: 'home@example.test', type: 'home' },
+        ],
+      }),
+    );
     id = created.body.id;
   });
   after(() => cp.close());
@@ -28,7 +35,10 @@ describeEachStore('SCIM: attributes and excludedAttributes on every User answer'
   });
 
   it('sub-attributes: name.givenName, emails.value, meta.created; names case-insensitive, core URN accepted', async () => {
-    const res = await s.scim('GET', `/Users/${id}${q({ attributes: 'NAME.givenname, emails.VALUE,urn:ietf:params:scim:schemas:core:2.0:User:meta.created' })}`);
+    const res = await s.scim(
+      'GET',
+      `/Users/${id}${q({ attributes: 'NAME.givenname, emails.VALUE,urn:ietf:params:scim:schemas:core:2.0:User:meta.created' })}`,
+    );
     expect(res.status).to.equal(200);
     expect(Object.keys(res.body).sort()).to.deep.equal(['emails', 'id', 'meta', 'name', 'schemas', 'userName']);
     expect(res.body.name).to.deep.equal({ givenName: 'Ada' });
@@ -56,12 +66,20 @@ describeEachStore('SCIM: attributes and excludedAttributes on every User answer'
     expect(created.body).to.deep.equal({ schemas: [USER_SCHEMA], id: created.body.id, userName: 'proj2@example.test', externalId: 'e2' });
     expect(created.headers.get('location')).to.equal(`${s.base}/Users/${created.body.id}`);
 
-    const put = await s.scim('PUT', `/Users/${created.body.id}${q({ excludedAttributes: 'meta,emails,name' })}`, userBody('proj2@example.test', { displayName: 'Two' }));
+    const put = await s.scim(
+      'PUT',
+      `/Users/${created.body.id}${q({ excludedAttributes: 'meta,emails,name' })}`,
+      userBody('proj2@example.test', { displayName: 'Two' }),
+    );
     expect(put.status).to.equal(200);
     expect(put.body).to.include({ displayName: 'Two', externalId: 'e2' });
     expect(put.body).not.to.have.any.keys('meta', 'emails', 'name');
 
-    const patched = await s.scim('PATCH', `/Users/${created.body.id}${q({ attributes: 'displayName' })}`, patchBody({ op: 'replace', path: 'displayName', value: 'Deux' }));
+    const patched = await s.scim(
+      'PATCH',
+      `/Users/${created.body.id}${q({ attributes: 'displayName' })}`,
+      patchBody({ op: 'replace', path: 'displayName', value: 'Deux' }),
+    );
     expect(patched.body).to.deep.equal({ schemas: [USER_SCHEMA], id: created.body.id, userName: 'proj2@example.test', displayName: 'Deux' });
   });
 

@@ -59,7 +59,11 @@ describeEachStore('SCIM: provisioning-token authentication', (store) => {
     const bUser = await b.scim('POST', '/Users', userBody('only.in.b@example.test'));
     for (const method of ['GET', 'PUT', 'PATCH', 'DELETE']) {
       const body =
-        method === 'PUT' ? userBody('only.in.b@example.test', { active: false }) : method === 'PATCH' ? { Operations: [{ op: 'replace', path: 'active', value: false }] } : undefined;
+        method === 'PUT'
+          ? userBody('only.in.b@example.test', { active: false })
+          : method === 'PATCH'
+            ? { Operations: [{ op: 'replace', path: 'active', value: false }] }
+            : undefined;
       const res = await a.scim(method, `/Users/${bUser.body.id}`, body);
       expect(res.status, method).to.equal(404);
       expect(res.body.schemas).to.deep.equal([ERROR_SCHEMA]);

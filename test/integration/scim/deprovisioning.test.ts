@@ -121,7 +121,12 @@ describeEachStore('SCIM: membership, sessions and audit', (store) => {
     );
     expect((await s.scim('DELETE', `/Users/${id}`)).status).to.equal(204);
     expect((await call(`${cp.url}/v1/me`, { token: session })).status).to.equal(401);
-    for (const [table, column] of [['users', 'id'], ['memberships', 'user_id'], ['console_sessions', 'user_id'], ['team_members', 'user_id']]) {
+    for (const [table, column] of [
+      ['users', 'id'],
+      ['memberships', 'user_id'],
+      ['console_sessions', 'user_id'],
+      ['team_members', 'user_id'],
+    ]) {
       expect(await store.db.query(`SELECT 1 FROM ${table} WHERE ${column} = $1`, [id]), table).to.have.length(0);
     }
     const keys = await store.db.query<{ revoked_at: Date | null }>('SELECT revoked_at FROM api_keys WHERE owner_user_id = $1', [id]);

@@ -192,7 +192,11 @@ describeEachStore('SCIM dialect: Microsoft Entra ID', (store) => {
       { op: 'Replace', value: { 'name.givenName': 'Dotted', 'name.familyName': 'Keys', displayName: 'Dotted Keys', active: 'False' } },
     ]);
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.include({ displayName: 'Dotted Keys', active: false, name: { givenName: 'Dotted', familyName: 'Keys', formatted: 'Dotted Keys' } });
+    expect(res.body).to.deep.include({
+      displayName: 'Dotted Keys',
+      active: false,
+      name: { givenName: 'Dotted', familyName: 'Keys', formatted: 'Dotted Keys' },
+    });
   });
 
   it('"Add" on emails[type eq "work"].value replaces the work address instead of adding a second one', async () => {
@@ -246,10 +250,10 @@ describeEachStore('SCIM: concurrent creates of one userName', (store) => {
     for (const a of answers.filter((x) => x.status === 409)) expect(a.body.scimType).to.equal('uniqueness');
     const rows = await store.db.query('SELECT id FROM users WHERE org_id = $1 AND lower(user_name) = $2', [s.org.org_id, 'race@example.test']);
     expect(rows).to.have.length(1);
-    const memberships = await store.db.query('SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE lower(u.user_name) = $1 AND u.org_id = $2', [
-      'race@example.test',
-      s.org.org_id,
-    ]);
+    const memberships = await store.db.query(
+      'SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE lower(u.user_name) = $1 AND u.org_id = $2',
+      ['race@example.test', s.org.org_id],
+    );
     expect(memberships).to.have.length(1);
   });
 });

@@ -45,7 +45,13 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
     expect(off.body.active).to.equal(false);
     const dotted = await patch(id, {
       op: 'Replace',
-      value: { active: true, 'name.givenName': 'Dot', 'name.familyName': 'Ted', displayName: 'Dotted', 'emails[type eq "work"].value': 'dot@example.test' },
+      value: {
+        active: true,
+        'name.givenName': 'Dot',
+        'name.familyName': 'Ted',
+        displayName: 'Dotted',
+        'emails[type eq "work"].value': 'dot@example.test',
+      },
     });
     expect(dotted.status).to.equal(200);
     expect(dotted.body).to.deep.include({ active: true, displayName: 'Dotted', name: { givenName: 'Dot', familyName: 'Ted', formatted: 'Dot Ted' } });
@@ -92,13 +98,22 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
     res = await patch(id, { op: 'replace', path: 'name', value: { givenName: 'Augusta', formatted: 'Augusta Ada King' } });
     expect(res.body.name.formatted).to.equal('Augusta Ada King');
     res = await patch(id, { op: 'replace', path: 'name.familyName', value: 'King' });
-    expect(res.body.name, 'a part changed without formatted: derived again').to.deep.equal({ givenName: 'Augusta', familyName: 'King', formatted: 'Augusta King' });
+    expect(res.body.name, 'a part changed without formatted: derived again').to.deep.equal({
+      givenName: 'Augusta',
+      familyName: 'King',
+      formatted: 'Augusta King',
+    });
     res = await patch(id, { op: 'remove', path: 'name.formatted' });
     expect(res.body.name.formatted).to.equal('Augusta King');
   });
 
   it('emails[type eq "work"].value replaces the work address, and creates it when there is none', async () => {
-    const { id } = await freshUser({ emails: [{ value: 'old@example.test', type: 'work', primary: true }, { value: 'home@example.test', type: 'home' }] });
+    const { id } = await freshUser({
+      emails: [
+        { value: 'old@example.test', type: 'work', primary: true },
+        { value: 'home@example.test', type: 'home' },
+      ],
+    });
     let res = await patch(id, { op: 'replace', path: 'emails[type eq "work"].value', value: 'new@example.test' });
     expect(res.body.emails).to.deep.equal([
       { value: 'new@example.test', type: 'work', primary: true },
@@ -219,7 +234,16 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
 
   it('400 invalidSyntax for a body that is not a PatchOp', async () => {
     const { id } = await freshUser();
-    for (const body of ['[]', '{}', '{"Operations": []}', '{"Operations": {}}', '{"Operations": [1]}', '{"Operations": [{"op": "merge", "path": "active"}]}', '{"Operations": [{"path": "active", "value": false}]}', 'nope']) {
+    for (const body of [
+      '[]',
+      '{}',
+      '{"Operations": []}',
+      '{"Operations": {}}',
+      '{"Operations": [1]}',
+      '{"Operations": [{"op": "merge", "path": "active"}]}',
+      '{"Operations": [{"path": "active", "value": false}]}',
+      'nope',
+    ]) {
       const res = await s.scim('PATCH', `/Users/${id}`, body);
       expect(res.status, body).to.equal(400);
       expect(res.body.scimType, body).to.equal('invalidSyntax');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
+import { bootstrapOrg } from '../../../control-plane/services/orgs/bootstrap.js';
 import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { ERROR_SCHEMA, USER_SCHEMA, patchBody, seedScimOrg, userBody, type ScimAnswer, type ScimOrg } from '../../support/scim.js';
 
@@ -47,7 +48,9 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
   it('accepts application/json as well as application/scim+json; 400 invalidSyntax for another media type', async () => {
     const json = await call(`${s.base}/Users`, { method: 'POST', token: s.token, body: userBody('json.body@example.test') });
     expect(json.status).to.equal(201);
-    const charset = await s.scim('POST', '/Users', userBody('charset@example.test'), { headers: { 'content-type': 'application/scim+json; charset=utf-8' } });
+    const charset = await s.scim('POST', '/Users', userBody('charset@example.test'), {
+      headers: { 'content-type': 'application/scim+json; charset=utf-8' },
+    });
     expect(charset.status).to.equal(201);
     const bom = await s.scim('POST', '/Users', `\uFEFF${JSON.stringify(userBody('bom@example.test'))}`);
     expect(bom.status, 'a UTF-8 byte-order mark is tolerated').to.equal(201);
@@ -171,12 +174,16 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
   });
 
   it('keeps one primary email: the first that claims it', async () => {
-    const res = await s.scim('POST', '/Users', userBody('two.primaries@example.test', {
-      emails: [
-        { value: 'one@example.test', type: 'work', primary: true },
-        { value: 'two@example.test', type: 'home', primary: 'True' },
-      ],
-    }));
+    const res = await s.scim(
+      'POST',
+      '/Users',
+      userBody('two.primaries@example.test', {
+        emails: [
+          { value: 'one@example.test', type: 'work', primary: true },
+          { value: 'two@example.test', type: 'home', primary: 'True' },
+        ],
+      }),
+    );
     expect(res.status).to.equal(201);
     expect(res.body.emails).to.deep.equal([
       { value: 'one@example.test', type: 'work', primary: true },
@@ -238,7 +245,10 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
 
   it('PUT without userName (RFC 7644 §3.5.1) is 400 invalidValue and changes nothing, active:false included', async () => {
     const created = await s.scim('POST', '/Users', userBody('put.required@example.test', { displayName: 'Before' }));
-    const activeBefore = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1 AND status = $2', [created.body.id, 'active']);
+    const activeBefore = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1 AND status = $2', [
+      created.body.id,
+      'active',
+    ]);
     expect(activeBefore[0]!.n).to.equal(1);
     for (const body of [
       { schemas: [USER_SCHEMA], active: false, displayName: 'After' },
@@ -254,10 +264,24 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
   });
 
   it('name.formatted sent on create and PUT is kept; derived from the parts only when none was sent', async () => {
-    const created = await s.scim('POST', '/Users', userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Dupont', formatted: 'M. Jean Dupont' } }));
+    const created = await s.scim(
+      'POST',
+      '/Users',
+      userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Dupont', formatted: 'M. Jean Dupont' } }),
+    );
     expect(created.body.name).to.deep.equal({ givenName: 'Jean', familyName: 'Dupont', formatted: 'M. Jean Dupont' });
-    const put = await s.scim('PUT', `/Users/${created.body.id}`, userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Martin' } }));
+    const put = await s.scim(
+      'PUT',
+      `/Users/${created.body.id}`,
+      userBody('formatted@example.test', { name: { givenName: 'Jean', familyName: 'Martin' } }),
+    );
     expect(put.body.name).to.deep.equal({ givenName: 'Jean', familyName: 'Martin', formatted: 'Jean Martin' });
+    // Echoing the derived value back (a connector PUTting what it read) does not pin it.
+    await s.scim('PUT', `/Users/${created.body.id}`, userBody('formatted@example.test', { name: put.body.name }));
+    const [row] = await store.db.query<{ name_formatted: string | null }>('SELECT name_formatted FROM users WHERE id = $1', [created.body.id]);
+    expect(row!.name_formatted).to.equal(null);
+    const renamed = await s.scim('PATCH', `/Users/${created.body.id}`, patchBody({ op: 'replace', path: 'name.givenName', value: 'Paul' }));
+    expect(renamed.body.name.formatted).to.equal('Paul Martin');
   });
 
   it('a user without any name part has no name attribute at all (never an empty object)', async () => {
@@ -265,6 +289,20 @@ describeEachStore('SCIM: /Users create, read, replace, delete', (store) => {
     expect(res.status).to.equal(201);
     expect(res.body).not.to.have.property('name');
     expect((await s.scim('GET', `/Users/${res.body.id}`)).body).not.to.have.property('name');
+  });
+
+  it('the bootstrap owner: no name object without --owner-name, name.givenName/familyName with it', async () => {
+    const owner = async (org: ScimOrg) =>
+      (await org.scim('GET', `/Users?filter=${encodeURIComponent(`userName eq "owner@${org.org.org_slug}.test"`)}`)).body.Resources[0];
+    expect(await owner(s), 'no empty name: {} for tools that read name.givenName as soon as name exists').not.to.have.property('name');
+    const slug = `named-${process.pid}-${store.name}`;
+    const named = await seedScimOrg(
+      cp,
+      await bootstrapOrg(cp.deps, { slug, name: 'Named', ownerEmail: `owner@${slug}.test`, ownerName: 'Ada King Lovelace' }),
+    );
+    const resource = await owner(named);
+    expect(resource.name).to.deep.equal({ givenName: 'Ada King', familyName: 'Lovelace', formatted: 'Ada King Lovelace' });
+    expect(resource.displayName).to.equal('Ada King Lovelace');
   });
 
   it('PUT validates like create: 400 for garbage, nothing changes', async () => {

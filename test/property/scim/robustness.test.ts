@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { SCIM_TYPES } from '../../../control-plane/scim/errors.js';
 import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
-import { ERROR_SCHEMA, seedScimOrg, userBody, type ScimAnswer, type ScimOrg } from '../../support/scim.js';
+import { ERROR_SCHEMA, seedScimOrg, userBody, type ScimAnswer, type ScimOrg, PATCH_PATH_SAMPLES } from '../../support/scim.js';
 import type { Database } from '../../../control-plane/db/database.js';
 
 /**
@@ -10,7 +11,6 @@ import type { Database } from '../../../control-plane/db/database.js';
  * well-formed SCIM success or error, never a 5xx, and nothing of another
  * organization is returned or changed.
  */
-const SCIM_TYPES = ['invalidFilter', 'tooMany', 'uniqueness', 'mutability', 'invalidSyntax', 'invalidPath', 'noTarget', 'invalidValue', 'invalidVers', 'sensitive'];
 const USER_SCHEMA_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const RUNS = Number(process.env.SCIM_PROPERTY_RUNS) || 120;
 
@@ -23,7 +23,7 @@ function expectWellFormed(res: ScimAnswer, allowed: number[], what: string): voi
     expect(res.body.schemas, what).to.deep.equal([ERROR_SCHEMA]);
     expect(res.body.status, what).to.equal(String(res.status));
     expect(res.body.detail, what).to.be.a('string');
-    if ('scimType' in res.body) expect(res.body.scimType, what).to.be.oneOf(SCIM_TYPES);
+    if ('scimType' in res.body) expect(res.body.scimType, what).to.be.oneOf([...SCIM_TYPES]);
   } else {
     expect(res.body.schemas, what).to.be.an('array');
   }
@@ -44,49 +44,80 @@ const nasty = fc.oneof(
 );
 
 const attrName = fc.constantFrom(
-  'userName', 'USERNAME', 'externalId', 'externalid', 'urn:ietf:params:scim:schemas:core:2.0:User:userName',
-  'displayName', 'emails.value', 'emails[type eq "work"].value', 'id', 'active', 'name.givenName', 'meta.created',
+  'userName',
+  'USERNAME',
+  'externalId',
+  'externalid',
+  'urn:ietf:params:scim:schemas:core:2.0:User:userName',
+  'displayName',
+  'emails.value',
+  'emails[type eq "work"].value',
+  'id',
+  'active',
+  'name.givenName',
+  'meta.created',
+  'META.LASTMODIFIED',
+  'emails[type eq "work" and primary eq true].value',
+  'name.formatted',
+  'emails.primary',
+  'name',
 );
 const filterOp = fc.constantFrom('eq', 'EQ', 'Eq', 'ne', 'co', 'sw', 'ew', 'pr', 'gt', 'ge', 'lt', 'le', '==', '');
 const literal = fc.oneof(
   nasty.map((s) => JSON.stringify(s)),
   fc.string({ unit: 'binary' }).map((s) => JSON.stringify(s)),
   fc.constantFrom('true', 'false', 'null', '42', '"unterminated', '"a\\"b"', 'bare'),
+  // Datetimes at and past the edges of what the database accepts.
+  fc.constantFrom(
+    '"0000-01-01T00:00:00Z"',
+    '"0001-01-01T00:00:00+14:00"',
+    '"9999-12-31T23:59:59-12:00"',
+    '"2025-02-30T00:00:00Z"',
+    '"2025-01-01T00:00:00.123456789Z"',
+  ),
+  fc.date({ min: new Date(-62198755200000), max: new Date(253402300799999), noInvalidDate: true }).map((d) => JSON.stringify(d.toISOString())),
 );
 const term = fc.tuple(attrName, filterOp, literal).map(([a, o, v]) => `${a} ${o} ${v}`);
 const filterText = fc.oneof(
-  fc.array(term, { minLength: 1, maxLength: 3 }).chain((terms) =>
-    fc.constantFrom(' and ', ' AND ', ' or ', ' ', ') and (').map((j) => terms.join(j)),
-  ),
+  fc
+    .array(term, { minLength: 1, maxLength: 3 })
+    .chain((terms) => fc.constantFrom(' and ', ' AND ', ' or ', ' ', ') and (').map((j) => terms.join(j))),
   term.map((t) => `not (${t})`),
   fc.string({ unit: 'binary', maxLength: 80 }),
   fc.string({ maxLength: 80 }),
 );
 
-const pathText = fc.oneof(
-  fc.constantFrom(
-    'active', 'ACTIVE', 'externalId', 'displayName', 'userName', 'name', 'name.givenName', 'name.familyName', 'name.formatted',
-    'name.middleName', 'emails', 'emails[type eq "work"].value', 'emails[type eq "home"]', 'emails[value eq "x@y"].primary',
-    'emails[primary eq true].type', 'emails.value', 'emails[type eq work]', 'title', 'roles', 'groups', 'id', 'meta', 'schemas',
-    'urn:ietf:params:scim:schemas:core:2.0:User:active', 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department',
-    'urn:x:y', 'a.b.c', 'emails[', ']', '',
-  ),
-  fc.string({ maxLength: 40 }),
-  fc.string({ unit: 'binary', maxLength: 40 }),
-);
+const pathText = fc.oneof(fc.constantFrom(...PATCH_PATH_SAMPLES), fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }));
 const opText = fc.constantFrom('add', 'replace', 'remove', 'Add', 'Replace', 'REMOVE', 'merge', '', 'copy');
 const patchValue = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom(true, false, 'True', 'False', null, '', 'x@example.test', [{ value: 'a@b.test', type: 'work' }], { active: false }, { 'name.givenName': 'G' }),
+  fc.constantFrom(
+    true,
+    false,
+    'True',
+    'False',
+    null,
+    '',
+    'x@example.test',
+    [{ value: 'a@b.test', type: 'work' }],
+    { active: false },
+    { 'name.givenName': 'G' },
+  ),
   nasty,
 );
-const operation = fc.record(
-  { op: opText, path: pathText, value: patchValue },
-  { requiredKeys: [] },
-);
+const operation = fc.record({ op: opText, path: pathText, value: patchValue }, { requiredKeys: [] });
 const goodPath = fc.constantFrom(
-  'active', 'externalId', 'displayName', 'name.givenName', 'name.familyName', 'name', 'emails', 'emails[type eq "work"].value',
-  'emails[type eq "work"].type', 'emails[type eq "work"]', 'userName',
+  'active',
+  'externalId',
+  'displayName',
+  'name.givenName',
+  'name.familyName',
+  'name',
+  'emails',
+  'emails[type eq "work"].value',
+  'emails[type eq "work"].type',
+  'emails[type eq "work"]',
+  'userName',
 );
 const patchDocument = fc.oneof(
   fc.tuple(fc.constantFrom('add', 'replace', 'Replace'), goodPath, fc.oneof(nasty, patchValue)).map(([op, path, value]) => ({
@@ -104,9 +135,21 @@ const userish = fc.record(
     userName: fc.oneof(nasty, fc.emailAddress(), fc.jsonValue({ maxDepth: 1 })),
     externalId: fc.oneof(nasty, fc.constant(null), fc.integer()),
     active: fc.oneof(fc.boolean(), fc.constantFrom('True', 'False', 'yes', null, 0)),
-    name: fc.oneof(fc.record({ givenName: fc.jsonValue({ maxDepth: 1 }), familyName: fc.string() }, { requiredKeys: [] }), fc.jsonValue({ maxDepth: 1 })),
+    name: fc.oneof(
+      fc.record({ givenName: fc.jsonValue({ maxDepth: 1 }), familyName: fc.string() }, { requiredKeys: [] }),
+      fc.jsonValue({ maxDepth: 1 }),
+    ),
     displayName: fc.oneof(nasty, fc.jsonValue({ maxDepth: 1 })),
-    emails: fc.oneof(fc.array(fc.record({ value: fc.oneof(nasty, fc.jsonValue({ maxDepth: 1 })), type: nasty, primary: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }), { maxLength: 25 }), fc.jsonValue({ maxDepth: 2 })),
+    emails: fc.oneof(
+      fc.array(
+        fc.record(
+          { value: fc.oneof(nasty, fc.jsonValue({ maxDepth: 1 })), type: nasty, primary: fc.jsonValue({ maxDepth: 1 }) },
+          { requiredKeys: [] },
+        ),
+        { maxLength: 25 },
+      ),
+      fc.jsonValue({ maxDepth: 2 }),
+    ),
     password: fc.string(),
     groups: fc.jsonValue({ maxDepth: 2 }),
   },
@@ -177,23 +220,70 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
       fc.string({ maxLength: 50 }).filter((s) => s.length > 0 && s !== '.' && s !== '..'),
     );
 
-  it('random filters on GET /Users answer 200 or 400 invalidFilter/invalidValue, with only this org\'s users', async function () {
+  it("random filters on GET /Users answer 200 or 400 invalidFilter/invalidValue, with only this org's users", async function () {
     this.timeout(120_000);
     await fc.assert(
-      fc.asyncProperty(filterText, fc.option(fc.integer({ min: -5, max: 500 })), fc.option(fc.integer({ min: -5, max: 500 })), async (filter, startIndex, count) => {
-        const q = new URLSearchParams({ filter });
-        if (startIndex !== null) q.set('startIndex', String(startIndex));
-        if (count !== null) q.set('count', String(count));
-        const res = await a.scim('GET', `/Users?${q.toString()}`);
-        const what = `filter=${JSON.stringify(filter)}`;
+      fc.asyncProperty(
+        filterText,
+        fc.option(fc.integer({ min: -5, max: 500 })),
+        fc.option(fc.integer({ min: -5, max: 500 })),
+        async (filter, startIndex, count) => {
+          const q = new URLSearchParams({ filter });
+          if (startIndex !== null) q.set('startIndex', String(startIndex));
+          if (count !== null) q.set('count', String(count));
+          const res = await a.scim('GET', `/Users?${q.toString()}`);
+          const what = `filter=${JSON.stringify(filter)}`;
+          expectWellFormed(res, [200, 400], what);
+          if (res.status === 400) expect(res.body.scimType, what).to.be.oneOf(['invalidFilter', 'invalidValue']);
+          else for (const u of res.body.Resources) expect(u.meta.location.startsWith(`${a.base}/Users/`), what).to.equal(true);
+          expectNothingOfB(res, what);
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    expect(await snapshot(store.db, b.org.org_id)).to.equal(bBefore);
+  });
+
+  it('random attributes / excludedAttributes answer 200 with id and schemas always, or 400 invalidValue', async function () {
+    this.timeout(120_000);
+    const name = fc.oneof(
+      fc.constantFrom(
+        'id',
+        'schemas',
+        'userName',
+        'name',
+        'name.givenName',
+        'NAME.FAMILYNAME',
+        'emails',
+        'emails.value',
+        'emails.type',
+        'meta',
+        'meta.created',
+        'active',
+        'externalId',
+        'title',
+        'urn:ietf:params:scim:schemas:core:2.0:User:displayName',
+        'emails[type eq "work"]',
+        'a.b.c',
+        '',
+      ),
+      fc.string({ maxLength: 12 }),
+    );
+    const list = fc.array(name, { maxLength: 5 }).map((n) => n.join(','));
+    await fc.assert(
+      fc.asyncProperty(fc.option(list), fc.option(list), fc.boolean(), async (attributes, excluded, single) => {
+        const q = new URLSearchParams();
+        if (attributes !== null) q.set('attributes', attributes);
+        if (excluded !== null) q.set('excludedAttributes', excluded);
+        const res = await a.scim('GET', `/Users${single ? `/${aIds[0]}` : ''}?${q.toString()}`);
+        const what = `GET ${single ? 'one' : 'list'} ?${q.toString()}`;
         expectWellFormed(res, [200, 400], what);
-        if (res.status === 400) expect(res.body.scimType, what).to.be.oneOf(['invalidFilter', 'invalidValue']);
-        else for (const u of res.body.Resources) expect(u.meta.location.startsWith(`${a.base}/Users/`), what).to.equal(true);
+        if (res.status === 400) expect(res.body.scimType, what).to.equal('invalidValue');
+        else for (const u of single ? [res.body] : res.body.Resources) expect(u, what).to.include.keys('id', 'schemas', 'userName');
         expectNothingOfB(res, what);
       }),
       { numRuns: RUNS },
     );
-    expect(await snapshot(store.db, b.org.org_id)).to.equal(bBefore);
   });
 
   it('random PATCH documents answer 200, 400 or 404, never touch another org, and a 400 changes nothing', async function () {
@@ -250,9 +340,24 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
   it('random methods and paths under the base answer a well-formed SCIM answer, never a 5xx', async function () {
     this.timeout(120_000);
     const segment = fc.oneof(
-      fc.constantFrom('Users', 'users', 'Groups', 'Schemas', 'ResourceTypes', 'ServiceProviderConfig', 'Bulk', 'Me', '.search', 'User', USER_SCHEMA_URN),
+      fc.constantFrom(
+        'Users',
+        'users',
+        'Groups',
+        'Schemas',
+        'ResourceTypes',
+        'ServiceProviderConfig',
+        'Bulk',
+        'Me',
+        '.search',
+        'User',
+        USER_SCHEMA_URN,
+      ),
       fc.uuid(),
-      fc.string({ minLength: 1, maxLength: 12 }).filter((x) => x !== '.' && x !== '..').map(encodeURIComponent),
+      fc
+        .string({ minLength: 1, maxLength: 12 })
+        .filter((x) => x !== '.' && x !== '..')
+        .map(encodeURIComponent),
     );
     await fc.assert(
       fc.asyncProperty(
@@ -276,7 +381,12 @@ describeEachStore('SCIM properties: never a 5xx, never another org', (store) => 
     this.timeout(120_000);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('GET', 'PUT', 'PATCH', 'DELETE'), fc.constantFrom(...bIds), async (method, id) => {
-        const body = method === 'PUT' ? userBody('x@example.test', { active: false }) : method === 'PATCH' ? { Operations: [{ op: 'replace', path: 'active', value: false }] } : undefined;
+        const body =
+          method === 'PUT'
+            ? userBody('x@example.test', { active: false })
+            : method === 'PATCH'
+              ? { Operations: [{ op: 'replace', path: 'active', value: false }] }
+              : undefined;
         const viaA = await a.scim(method, `/Users/${id}`, body);
         expectWellFormed(viaA, [404], `${method} B's user on A's URL`);
         const crossToken = await b.scim(method, `/Users/${id}`, body, { token: a.token });

@@ -1,7 +1,9 @@
 /**
  * Runs the fake upstream alone, for demos and benchmarks:
  *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
- *     [--output-tokens 12] [--event-delay-ms 0] [--formats both|chat|messages]
+ *     [--output-tokens 12] [--event-delay-ms 0] [--formats both|chat|messages] [--require-key]
+ * Without --require-key it answers calls that carry no provider key, so the
+ * README's walk-through works with nothing set in the environment.
  */
 import { parseArgs } from 'node:util';
 import { startFakeUpstream } from './server.js';
@@ -24,7 +26,9 @@ const { values } = parseArgs({
     'output-tokens': { type: 'string' },
     'event-delay-ms': { type: 'string' },
     formats: { type: 'string' },
+    'require-key': { type: 'boolean' },
   },
+  strict: true,
 });
 
 const formats = values.formats ?? 'both';
@@ -44,8 +48,10 @@ const fake = await startFakeUpstream({
   defaultBehavior,
   recordRequests: false,
   formats,
+  requireKey: values['require-key'] ?? false,
 });
 process.stdout.write(`fake upstream listening on ${fake.url}\n`);
+if (!values['require-key']) process.stdout.write('calls without a provider key are accepted (--require-key refuses them with 401)\n');
 
 let stopping = false;
 function stop(): void {

@@ -1,4 +1,5 @@
 /** Anthropic Messages answers, in the shape and event order the real API sends. */
+import { argumentPieces, type PlannedCall } from './tools.js';
 import { tokenPiece, tokenText, type OutputPlan } from './usage.js';
 
 export interface Message {
@@ -6,10 +7,22 @@ export interface Message {
   model: string;
   inputTokens: number;
   output: OutputPlan;
+  /** Tool calls to answer with instead of text, each with its `toolu_` id. */
+  toolCalls: (PlannedCall & { id: string })[];
 }
 
 function stopReason(m: Message): string {
-  return m.output.capped ? 'max_tokens' : 'end_turn';
+  if (m.toolCalls.length) return 'tool_use';
+  if (m.output.capped) return 'max_tokens';
+  return m.output.stopSequence === undefined ? 'end_turn' : 'stop_sequence';
+}
+
+function stopSequence(m: Message): string {
+  return m.toolCalls.length || m.output.stopSequence === undefined ? 'null' : JSON.stringify(m.output.stopSequence);
+}
+
+function toolUse(call: Message['toolCalls'][number], input: unknown): string {
+  return `{"type":"tool_use","id":"${call.id}","name":${JSON.stringify(call.name)},"input":${JSON.stringify(input)}}`;
 }
 
 function usageJson(inputTokens: number, outputTokens: number): string {
@@ -18,8 +31,8 @@ function usageJson(inputTokens: number, outputTokens: number): string {
 
 export function messageJson(m: Message): string {
   return `{"id":"${m.id}","type":"message","role":"assistant","model":${JSON.stringify(m.model)},`
-    + `"content":[{"type":"text","text":"${tokenText(m.output.tokens)}"}],`
-    + `"stop_reason":"${stopReason(m)}","stop_sequence":null,"usage":${usageJson(m.inputTokens, m.output.tokens)}}`;
+    + `"content":[${m.toolCalls.length ? m.toolCalls.map((c) => toolUse(c, c.input)).join(',') : `{"type":"text","text":"${tokenText(m.output.tokens)}"}`}],`
+    + `"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)},"usage":${usageJson(m.inputTokens, m.output.tokens)}}`;
 }
 
 function frame(type: string, data: string): string {
@@ -47,14 +60,29 @@ export function messageFrames(m: Message): string[] {
   const frames: string[] = [
     frame('message_start', `{"type":"message_start","message":{"id":"${m.id}","type":"message","role":"assistant",`
       + `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${usageJson(m.inputTokens, 1)}}}`),
-    BLOCK_START,
-    PING,
   ];
-  for (let i = 1; i <= m.output.tokens; i++) frames.push(deltaFrame(i));
+  if (m.toolCalls.length) frames.push(PING, ...toolFrames(m));
+  else {
+    frames.push(BLOCK_START, PING);
+    for (let i = 1; i <= m.output.tokens; i++) frames.push(deltaFrame(i));
+    frames.push(BLOCK_STOP);
+  }
   frames.push(
-    BLOCK_STOP,
-    frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":null},"usage":{"output_tokens":${m.output.tokens}}}`),
+    frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)}},"usage":{"output_tokens":${m.output.tokens}}}`),
     MESSAGE_STOP,
   );
+  return frames;
+}
+
+/** One tool_use block per call, its input streamed as input_json_delta fragments. */
+function toolFrames(m: Message): string[] {
+  const frames: string[] = [];
+  m.toolCalls.forEach((call, index) => {
+    frames.push(frame('content_block_start', `{"type":"content_block_start","index":${index},"content_block":${toolUse(call, {})}}`));
+    for (const piece of argumentPieces(call.input)) {
+      frames.push(frame('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}}`));
+    }
+    frames.push(frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`));
+  });
   return frames;
 }

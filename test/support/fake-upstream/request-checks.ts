@@ -23,11 +23,14 @@ function isPositiveInteger(value: unknown): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value > 0;
 }
 
+/** `count`: Anthropic's count_tokens, which takes a model call's body without max_tokens. */
 export function checkModelRequest(
   dialect: Dialect,
   record: RecordedRequest,
+  requireKey = true,
+  purpose: 'call' | 'count' = 'call',
 ): CheckResult {
-  if (record.credential === null) {
+  if (record.credential === null && requireKey) {
     return {
       ok: false,
       status: 401,
@@ -48,7 +51,7 @@ export function checkModelRequest(
   if (!Array.isArray(fields.messages)) {
     return { ok: false, status: 400, message: 'messages: Field required' };
   }
-  if (dialect === 'anthropic' && fields.max_tokens === undefined) {
+  if (dialect === 'anthropic' && purpose === 'call' && fields.max_tokens === undefined) {
     return { ok: false, status: 400, message: 'max_tokens: Field required' };
   }
   for (const name of ['max_tokens', 'max_completion_tokens']) {

@@ -8,7 +8,7 @@ import { ANTHROPIC_MODELS_JSON, OPENAI_MODELS_JSON } from './models-list.js';
 import { checkModelRequest, credentialOf } from './request-checks.js';
 import { Responder } from './responder.js';
 import type { Behavior, FakeUpstream, FakeUpstreamOptions, OkBehavior, RecordedRequest } from './types.js';
-import { DEFAULT_OUTPUT_TOKENS } from './usage.js';
+import { countInputTokens, DEFAULT_OUTPUT_TOKENS } from './usage.js';
 
 function noop(): void {}
 
@@ -36,6 +36,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const host = options.host ?? '127.0.0.1';
   const defaultBehavior: OkBehavior = options.defaultBehavior ?? { kind: 'ok' };
   const recordRequests = options.recordRequests ?? true;
+  const requireKey = options.requireKey ?? true;
   const formats = options.formats ?? 'both';
   const speaks = (dialect: Dialect) => formats === 'both' || (formats === 'chat') === (dialect === 'openai');
   const requests: RecordedRequest[] = [];
@@ -48,7 +49,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
   function modelRequest(reply: Reply, record: RecordedRequest): void {
     const { dialect } = reply;
-    const check = checkModelRequest(dialect, record);
+    const check = checkModelRequest(dialect, record, requireKey);
     if (!check.ok) {
       const code = check.status === 401 ? 'invalid_api_key' : null;
       return sendJson(reply, check.status, errorBody(dialect, check.status, check.message, code));
@@ -69,8 +70,20 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   }
 
   function listModels(reply: Reply, record: RecordedRequest): void {
-    if (record.credential === null) return sendJson(reply, 401, errorBody(reply.dialect, 401));
+    if (record.credential === null && requireKey) return sendJson(reply, 401, errorBody(reply.dialect, 401));
     sendJson(reply, 200, reply.dialect === 'openai' ? OPENAI_MODELS_JSON : ANTHROPIC_MODELS_JSON);
+  }
+
+  /** Anthropic's token counting: the input tokens the same body would be billed as a model call. */
+  function countTokens(reply: Reply, record: RecordedRequest): void {
+    const check = checkModelRequest(reply.dialect, record, requireKey, 'count');
+    if (!check.ok) return sendJson(reply, check.status, errorBody(reply.dialect, check.status, check.message));
+    const behavior = queue[0];
+    if (behavior?.kind === 'error') {
+      queue.shift();
+      return sendJson(reply, behavior.status, behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body));
+    }
+    sendJson(reply, 200, JSON.stringify({ input_tokens: countInputTokens(check.body) }));
   }
 
   function route(record: RecordedRequest, r: Responder): void {
@@ -81,6 +94,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         return modelRequest(reply, record);
       }
       if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
+      if (method === 'POST' && path === '/anthropic/v1/messages/count_tokens') return countTokens(reply, record);
     }
     sendJson(reply, 404, errorBody(reply.dialect, 404, `Invalid URL (${method} ${path})`, null));
   }

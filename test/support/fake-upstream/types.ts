@@ -54,4 +54,10 @@ export interface FakeUpstreamOptions {
    * enough to reach the old generation costs the fake a tenth of its CPU in GC.
    */
   recordRequests?: boolean;
+  /**
+   * Refuse model calls that carry no provider key with a 401, as real
+   * providers do (default true). The standalone runner behind the README's
+   * walk-through passes false, so a reader needs no provider key to try it.
+   */
+  requireKey?: boolean;
 }

@@ -10,31 +10,65 @@ export interface OutputPlan {
   tokens: number;
   /** The request's limit cut the answer short: finish reason `length` / `max_tokens`. */
   capped: boolean;
+  /** The request's stop sequence (`tokN` or ` tokN`) that ended the answer before token N: `stop_sequence`. */
+  stopSequence?: string;
 }
 
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A tool call's arguments as compact JSON, whichever format carried them (a string or an object). */
+function argumentsLength(args: unknown): number {
+  if (typeof args !== 'string') return JSON.stringify(args ?? {}).length;
+  try {
+    return JSON.stringify(JSON.parse(args)).length;
+  } catch {
+    return args.length;
+  }
+}
+
+/** The characters of a content value: text, tool calls (name and arguments) and tool results, never JSON framing. */
 function textLength(content: unknown): number {
   if (typeof content === 'string') return content.length;
   if (!Array.isArray(content)) return 0;
   let total = 0;
   for (const block of content) {
-    if (block !== null && typeof block === 'object') {
-      const { type, text } = block as { type?: unknown; text?: unknown };
-      if (type === 'text' && typeof text === 'string') total += text.length;
-    }
+    if (!isObject(block)) continue;
+    if (block.type === 'text' && typeof block.text === 'string') total += block.text.length;
+    else if (block.type === 'tool_use' && typeof block.name === 'string') total += block.name.length + argumentsLength(block.input);
+    else if (block.type === 'tool_result') total += textLength(block.content);
   }
   return total;
 }
 
-export function countInputTokens(body: Record<string, unknown>): number {
-  let chars = textLength(body.system);
-  const messages = body.messages;
-  if (Array.isArray(messages)) {
-    for (const message of messages) {
-      if (message !== null && typeof message === 'object') {
-        chars += textLength((message as { content?: unknown }).content);
-      }
+function messageLength(message: Json): number {
+  let chars = textLength(message.content);
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      const fn = isObject(call) ? call.function : undefined;
+      if (isObject(fn) && typeof fn.name === 'string') chars += fn.name.length + argumentsLength(fn.arguments);
     }
   }
+  return chars;
+}
+
+/** A tool definition's name, description and parameter properties, the same in both formats. */
+function toolLength(tool: unknown): number {
+  if (!isObject(tool)) return 0;
+  const def = isObject(tool.function) ? tool.function : tool;
+  const schema = def.parameters ?? def.input_schema;
+  const properties = isObject(schema) ? schema.properties : undefined;
+  return (typeof def.name === 'string' ? def.name.length : 0) + (typeof def.description === 'string' ? def.description.length : 0) + JSON.stringify(properties ?? {}).length;
+}
+
+/** Depends only on what the request says, not on which format says it: the same conversation costs the same in both. */
+export function countInputTokens(body: Record<string, unknown>): number {
+  let chars = textLength(body.system);
+  if (Array.isArray(body.messages)) for (const message of body.messages) if (isObject(message)) chars += messageLength(message);
+  if (Array.isArray(body.tools)) for (const tool of body.tools) chars += toolLength(tool);
   return Math.max(1, Math.ceil(chars / 4));
 }
 
@@ -47,9 +81,26 @@ export function requestTokenLimit(body: Record<string, unknown>): number | undef
   return limit;
 }
 
-export function planOutput(limit: number | undefined, wanted: number): OutputPlan {
-  if (limit !== undefined && limit < wanted) return { tokens: limit, capped: true };
-  return { tokens: wanted, capped: false };
+/** The stop sequences of either format (`stop_sequences`, or `stop` as a string or a list). */
+export function requestStops(body: Record<string, unknown>): string[] {
+  const stops = body.stop_sequences ?? body.stop;
+  if (typeof stops === 'string') return [stops];
+  return Array.isArray(stops) ? stops.filter((s): s is string => typeof s === 'string') : [];
+}
+
+export function planOutput(limit: number | undefined, wanted: number, stops: string[] = []): OutputPlan {
+  let tokens = wanted;
+  let stopSequence: string | undefined;
+  // The answer is `tok1 tok2 …`: a stop sequence naming a word of it ends the text just before that word.
+  for (const stop of stops) {
+    const m = /^ ?tok([1-9][0-9]*)$/.exec(stop);
+    if (m && Number(m[1]) <= tokens) {
+      tokens = Number(m[1]) - 1;
+      stopSequence = stop;
+    }
+  }
+  if (limit !== undefined && limit < tokens) return { tokens: limit, capped: true };
+  return stopSequence === undefined ? { tokens, capped: false } : { tokens, capped: false, stopSequence };
 }
 
 const textCache = new Map<number, string>();

@@ -139,4 +139,55 @@ describe('fake upstream: Chat Completions through the official openai client', (
     for await (const model of client.models.list()) ids.push(model.id);
     expect(ids).to.include('gpt-4o-mini');
   });
+  const tools: OpenAI.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['utc', 'local'] } } } } },
+  ];
+
+  it('calls every tool with arguments built from its schema, finish_reason tool_calls', async () => {
+    const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', tools, messages: [{ role: 'user', content: prompt }] });
+    const choice = completion.choices[0]!;
+    expect(choice.finish_reason).to.equal('tool_calls');
+    expect(choice.message.content).to.equal(null);
+    const calls = choice.message.tool_calls!.map((c) => (c.type === 'function' ? [c.function.name, JSON.parse(c.function.arguments)] : []));
+    expect(calls).to.deep.equal([['get_weather', { city: 'x', days: 1 }], ['get_time', { zone: 'utc' }]]);
+    expect(choice.message.tool_calls![0]!.id).to.match(/^call_/);
+  });
+
+  it('streams tool calls as OpenAI does: id and name first, then argument fragments, per tool call index', async () => {
+    const stream = client.chat.completions.stream({ model: 'gpt-4o-mini', tools, parallel_tool_calls: false, messages: [{ role: 'user', content: prompt }] });
+    let fragments = 0;
+    stream.on('tool_calls.function.arguments.delta', () => fragments++);
+    const final = await stream.finalChatCompletion();
+    const calls = final.choices[0]!.message.tool_calls!;
+    expect(calls).to.have.length(1);
+    expect(calls[0]!.type === 'function' && JSON.parse(calls[0]!.function.arguments)).to.deep.equal({ city: 'x', days: 1 });
+    expect(fragments).to.be.greaterThan(1);
+    expect(final.choices[0]!.finish_reason).to.equal('tool_calls');
+  });
+
+  it("answers in text once the last message is a tool result, or when tool_choice is 'none'", async () => {
+    const answered = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      tools,
+      messages: [
+        { role: 'user', content: prompt },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+    });
+    expect(answered.choices[0]!.finish_reason).to.equal('stop');
+    const none = await client.chat.completions.create({ model: 'gpt-4o-mini', tools, tool_choice: 'none', messages: [{ role: 'user', content: prompt }] });
+    expect(none.choices[0]!.message.content).to.equal(words(12));
+  });
+
+  it('a stop sequence ends the text before it and is named in stop_reason, as vLLM does (streamed too)', async () => {
+    const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', stop: [' tok4'], messages: [{ role: 'user', content: prompt }] });
+    expect(completion.choices[0]!.message.content).to.equal(words(3));
+    expect(completion.choices[0]).to.deep.include({ finish_reason: 'stop', stop_reason: ' tok4' });
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stop: ' tok2', stream: true, messages: [{ role: 'user', content: prompt }] });
+    const last: ChatCompletionChunk[] = [];
+    for await (const chunk of stream) last.push(chunk);
+    expect(last.at(-1)!.choices[0]).to.deep.include({ finish_reason: 'stop', stop_reason: ' tok2' });
+  });
 });

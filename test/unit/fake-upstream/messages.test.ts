@@ -124,6 +124,72 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
     expect(recorded!.headers['anthropic-version']).to.be.a('string');
   });
 
+  const weather: Anthropic.Tool = {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    input_schema: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['c', 'f'] }, days: { type: 'integer' } } },
+  };
+
+  it('answers a request with tools with a tool_use per tool, input built from the schema, stop_reason tool_use', async () => {
+    const message = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] });
+    expect(message.stop_reason).to.equal('tool_use');
+    expect(message.content).to.have.length(1);
+    expect(message.content[0]).to.deep.include({ type: 'tool_use', name: 'get_weather', input: { city: 'x', unit: 'c', days: 1 } });
+    expect((message.content[0] as Anthropic.ToolUseBlock).id).to.match(/^toolu_/);
+  });
+
+  it('streams tool input as input_json_delta fragments that the SDK assembles', async () => {
+    const stream = client.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather, { ...weather, name: 'get_time' }], messages: [{ role: 'user', content: 'Weather?' }] });
+    const fragments: string[] = [];
+    stream.on('inputJson', (partial) => fragments.push(partial));
+    const message = await stream.finalMessage();
+    expect(fragments.length).to.be.greaterThan(4);
+    expect(message.stop_reason).to.equal('tool_use');
+    expect(message.content.map((b) => (b as Anthropic.ToolUseBlock).name)).to.deep.equal(['get_weather', 'get_time']);
+    expect((message.content[1] as Anthropic.ToolUseBlock).input).to.deep.equal({ city: 'x', unit: 'c', days: 1 });
+  });
+
+  it('answers in text once the last turn is a tool result, or when tool_choice is none; one call when parallel use is off', async () => {
+    const first = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather, { ...weather, name: 'b' }], tool_choice: { type: 'any', disable_parallel_tool_use: true }, messages: [{ role: 'user', content: 'Weather?' }] });
+    expect(first.content).to.have.length(1);
+    const call = first.content[0] as Anthropic.ToolUseBlock;
+    const after = await client.messages.create({
+      model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather],
+      messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] }],
+    });
+    expect(after.stop_reason).to.equal('end_turn');
+    const none = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather], tool_choice: { type: 'none' }, messages: [{ role: 'user', content: 'Weather?' }] });
+    expect(none.content[0]).to.include({ type: 'text' });
+  });
+
+  it('a stop sequence naming a word of the answer ends it there with stop_reason stop_sequence', async () => {
+    const message = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, stop_sequences: [' tok4'], messages: [{ role: 'user', content: 'hi' }] });
+    expect(message).to.include({ stop_reason: 'stop_sequence', stop_sequence: ' tok4' });
+    expect(message.content).to.deep.equal([{ type: 'text', text: words(3) }]);
+    expect(message.usage.output_tokens).to.equal(3);
+  });
+
+  it('counts tool calls, tool results and tool definitions by their content, not their JSON framing', async () => {
+    const message = await client.messages.create({
+      model: 'claude-haiku-4-5', max_tokens: 100,
+      tools: [{ name: 'ab', input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ab', input: { c: 1 } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'four' }] },
+      ],
+    });
+    // q (1) + ab{"c":1} (2 + 7) + four (4) + tool ab{} (2 + 2) = 18 characters.
+    expect(message.usage.input_tokens).to.equal(tokensFor(18));
+  });
+
+  it('counts tokens (messages.countTokens) as a call of the same body would be billed; a queued error answers it instead', async () => {
+    const counted = await client.messages.countTokens({ model: 'claude-haiku-4-5', system, messages: [{ role: 'user', content: prompt }] });
+    expect(counted).to.deep.equal({ input_tokens: tokensFor(system.length + prompt.length) });
+    fake.enqueue({ kind: 'error', status: 529 });
+    expect(await rejectionOf(client.messages.countTokens({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: prompt }] }))).to.include({ status: 529 });
+  });
+
   it('lists models in the Anthropic list shape', async () => {
     const page = await client.models.list();
     expect(page.data.map((m) => m.id)).to.include('claude-haiku-4-5');

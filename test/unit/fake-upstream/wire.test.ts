@@ -150,6 +150,25 @@ describe('fake upstream: the wire, without an SDK', () => {
   });
 });
 
+describe('fake upstream: speaking one format only', () => {
+  for (const [formats, spoken, unspoken] of [
+    ['messages', '/anthropic/v1/messages', '/v1/chat/completions'],
+    ['chat', '/v1/chat/completions', '/anthropic/v1/messages'],
+  ] as const) {
+    it(`formats: '${formats}' answers ${spoken} and 404s ${unspoken}`, async () => {
+      const fake = await startFakeUpstream({ formats });
+      try {
+        const body = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] };
+        const headers = { ...OPENAI_AUTH, ...ANTHROPIC_AUTH };
+        expect((await rawRequest(fake.url, 'POST', spoken, headers, body)).status).to.equal(200);
+        expect((await rawRequest(fake.url, 'POST', unspoken, headers, body)).status).to.equal(404);
+      } finally {
+        await fake.close();
+      }
+    });
+  }
+});
+
 describe('fake upstream: input token formula', () => {
   it('is ceil(characters / 4) over string contents, text blocks and the system prompt, at least 1', () => {
     expect(countInputTokens({ messages: [] })).to.equal(1);

@@ -37,6 +37,13 @@ describe('proxy: header handling', () => {
     expect(upstreamHeaders({}, { header: 'authorization', secret: 'p' }, 1).authorization).to.equal('Bearer p');
   });
 
+  it("sends an Azure-style api-key as the bare key, and a provider's extra headers never override it", () => {
+    const out = upstreamHeaders({ 'api-key': 'client-key' }, { header: 'api-key', secret: 'provider-key' }, 1, { 'api-key': 'x', 'x-extra': 'y' });
+    expect(out['api-key']).to.equal('provider-key');
+    expect(out['x-extra']).to.equal('y');
+    expect(out.authorization).to.equal(undefined);
+  });
+
   it("relays the provider's headers minus hop-by-hop ones, those its Connection header names, and the operator's account details", () => {
     const out = downstreamHeaders(
       {

@@ -197,10 +197,16 @@ export async function busy(form, work) {
   }
 }
 
+/**
+ * Money, the same way on every page: at least cents, and up to six decimals
+ * (the micro-dollars the proxy bills in), so $19.9974 left after spending
+ * $0.0026 reads as such and a $0.000033 call is not "$0.00". Amounts under a
+ * micro-dollar say so rather than round to zero.
+ */
 export function usd(value) {
   const n = Number(value ?? 0);
-  const digits = Math.abs(n) > 0 && Math.abs(n) < 0.01 ? 4 : 2;
-  return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: digits, maximumFractionDigits: digits });
+  if (n !== 0 && Math.abs(n) < 0.000001) return `${n < 0 ? '-' : ''}<$0.000001`;
+  return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
 export function when(iso) {

@@ -8,12 +8,14 @@ import { membersPage } from './pages/members.js';
 import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
+import { usagePage } from './pages/usage.js';
 
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
   { path: /^\/teams$/, nav: 'teams', title: 'Teams', page: teamsPage },
   { path: /^\/teams\/([\w-]+)$/, nav: 'teams', title: 'Team', page: teamPage },
   { path: /^\/keys$/, nav: 'keys', title: 'API keys', page: keysPage },
+  { path: /^\/usage$/, nav: 'usage', title: 'Usage', page: usagePage },
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
@@ -24,6 +26,7 @@ const NAV = [
   { id: 'overview', href: '#/overview', label: 'Workspace' },
   { id: 'teams', href: '#/teams', label: 'Teams' },
   { id: 'keys', href: '#/keys', label: 'API keys' },
+  { id: 'usage', href: '#/usage', label: 'Usage' },
   { heading: 'Settings' },
   { id: 'members', href: '#/settings/members', label: 'Members' },
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },

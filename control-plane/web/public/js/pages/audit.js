@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, table, when } from '../dom.js';
+import { h, fill, table, when, usd } from '../dom.js';
 
 /** Settings → Audit log: the organization's most recent changes (owner/admin). */
 export async function auditPage(section, s) {
@@ -16,11 +16,7 @@ export async function auditPage(section, s) {
     if (kind === 'user') return names.get(id) ?? 'former user';
     return { scim: 'Identity provider (SCIM)', system: 'System', proxy: 'Proxy' }[kind] ?? a;
   };
-  const target = (r) => {
-    if (r.target_type === 'user' && names.has(r.target_id)) return names.get(r.target_id);
-    const name = r.detail && typeof r.detail.name === 'string' ? ` “${r.detail.name}”` : '';
-    return `${r.target_type.replace(/_/g, ' ')}${name}`;
-  };
+  const target = (r) => targetText(r, names);
   fill(
     card,
     rows.length
@@ -33,4 +29,41 @@ export async function auditPage(section, s) {
         )
       : h('p', { class: 'empty' }, 'Nothing has happened yet.'),
   );
+}
+
+const list = (v) => (Array.isArray(v) && v.length ? v.join(', ') : 'none');
+
+/**
+ * What a row touched, in words: the key's name and prefix, the team's name,
+ * the amount, the models set. Older rows without names fall back to the kind.
+ */
+function targetText(r, names) {
+  const d = r.detail ?? {};
+  const str = (v) => (typeof v === 'string' && v ? v : null);
+  const team = str(d.team_name) ? `team “${d.team_name}”` : 'team';
+  const user = str(d.user_name) ?? names.get(d.user_id ?? r.target_id) ?? 'a former user';
+  switch (r.action) {
+    case 'key.create':
+    case 'key.revoke':
+      return `key “${str(d.name) ?? '?'}” (${str(d.prefix) ?? '?'}…)${str(d.team_name) ? ` in ${team}` : ''}`;
+    case 'team.create':
+      return `team “${str(d.name) ?? '?'}”`;
+    case 'team.member_add':
+      return `${user} → ${team}`;
+    case 'team.member_remove': {
+      const keys = Array.isArray(d.revoked_keys) && d.revoked_keys.length ? `; revoked ${d.revoked_keys.map((k) => `“${k.name}” (${k.prefix}…)`).join(', ')}` : '';
+      return `${user} ← ${team}${keys}`;
+    }
+    case 'team.models_set':
+      return `${team}: ${list(d.before)} → ${list(d.after)}`;
+    case 'workspace.credit':
+      return `workspace ${str(d.workspace_slug) ?? ''}: +${usd(d.amount_usd)} (balance ${usd(d.balance_usd)})`.replace('  ', ' ');
+    case 'member.role_change':
+      return `${user}: ${d.from} → ${d.to}`;
+    default: {
+      if (r.target_type === 'user' && names.has(r.target_id)) return names.get(r.target_id);
+      const name = str(d.name) ? ` “${d.name}”` : '';
+      return `${r.target_type.replace(/_/g, ' ')}${name}`;
+    }
+  }
 }

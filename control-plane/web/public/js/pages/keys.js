@@ -66,7 +66,7 @@ async function renderKeys(card, team, s) {
       h('td', {}, k.name, limitsOf(k) ? h('span', { class: 'hint block' }, limitsOf(k)) : null),
       h('td', { class: 'mono nowrap' }, `${k.prefix}…${k.last4}`),
       h('td', {}, k.kind === 'team' ? 'Team' : names.get(k.owner_user_id) ?? 'Former member'),
-      h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? h('span', { class: 'hint' }, ` of ${usd(k.budget_usd)}`) : null),
+      h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
       h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
       h(
         'td',
@@ -213,4 +213,17 @@ function showSecret(content, key, close) {
   );
   lockDialog(content);
   content.querySelector('input')?.focus();
+}
+
+/** Spent of budget, as text and as a bar (a native <progress>: no inline style under the CSP). */
+function budgetBar(k) {
+  const budget = Number(k.budget_usd);
+  const spent = Number(k.spend_usd);
+  const ratio = budget > 0 ? Math.min(1, spent / budget) : 1;
+  return h(
+    'span',
+    { class: 'budget' },
+    h('span', { class: 'hint' }, ` of ${usd(budget)}`),
+    h('progress', { max: '1', value: String(ratio), class: ratio >= 0.9 ? 'budget-bar high' : 'budget-bar', 'aria-label': `${Math.round(ratio * 100)}% of the budget spent` }),
+  );
 }

@@ -2,6 +2,10 @@ import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, usd, toast, copyField, codeBlock } from '../dom.js';
 import { snippets } from '../snippets.js';
 
+/** Below this, or under this many days at the last week's pace, the balance is called low. */
+const LOW_BALANCE_USD = 1;
+const LOW_BALANCE_DAYS = 7;
+
 /** Workspace: balance, credits (admin), base URLs and SDK snippets. */
 export async function overviewPage(section, s) {
   fill(section, h('h1', { tabindex: '-1' }, 'Workspace'));
@@ -14,15 +18,27 @@ export async function overviewPage(section, s) {
 
   const balanceValue = h('p', { class: 'balance', id: 'balance' }, usd(ws.balance_usd));
   const balanceNote = h('p', { class: 'hint' });
+  const lowBalance = h('p', { class: 'warning', id: 'low-balance', role: 'status', hidden: true });
+  // The last 7 days' spend tells how long the balance lasts at that pace.
+  const week = await api(`/v1/workspaces/${enc(ws.id)}/usage?from=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`).catch(() => null);
+  const perDay = week ? week.totals.spend_usd / 7 : 0;
   const showBalance = (value) => {
+    const n = Number(value);
     balanceValue.textContent = usd(value);
-    balanceNote.textContent =
-      Number(value) > 0 ? 'Requests are billed against this balance.' : 'Keys cannot make requests until the balance is positive.';
-    balanceNote.classList.toggle('warn', !(Number(value) > 0));
+    balanceNote.textContent = n > 0 ? 'Requests are billed against this balance.' : 'Keys cannot make requests until the balance is positive.';
+    balanceNote.classList.toggle('warn', !(n > 0));
+    const days = perDay > 0 ? n / perDay : Infinity;
+    const low = n > 0 && (n < LOW_BALANCE_USD || days < LOW_BALANCE_DAYS);
+    lowBalance.hidden = !low;
+    lowBalance.textContent = !low
+      ? ''
+      : days < LOW_BALANCE_DAYS
+        ? `Low balance: at the last 7 days' pace (${usd(perDay)} a day) it lasts about ${days < 1 ? 'less than a day' : `${Math.floor(days)} day${Math.floor(days) === 1 ? '' : 's'}`}. Add credits before keys start being refused.`
+        : `Low balance: less than ${usd(LOW_BALANCE_USD)} left. Add credits before keys start being refused.`;
   };
   showBalance(ws.balance_usd);
 
-  const balanceCard = h('div', { class: 'card' }, h('h2', {}, 'Balance'), balanceValue, balanceNote);
+  const balanceCard = h('div', { class: 'card' }, h('h2', {}, 'Balance'), balanceValue, balanceNote, lowBalance, h('p', { class: 'hint' }, h('a', { href: '#/usage' }, 'Where the money went →')));
   if (s.isAdmin) balanceCard.append(creditsForm(ws, showBalance));
 
   const endpoints = h(

@@ -1,0 +1,171 @@
+import { invalidInput } from '../../../shared/errors.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { isAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import {
+  team_ids_for_member,
+  usage_aggregate,
+  usage_labels,
+  usage_request_list,
+  type UsageFilter,
+  type UsageGranularity,
+  type UsageGrouping,
+  type UsageRequestRow,
+} from '../../stores/usage.js';
+import { loadWorkspace } from '../auth/access.js';
+
+const DAY_MS = 86_400_000;
+/** The widest range each granularity answers: a year of days, a month of hours. */
+const MAX_RANGE_MS: Record<UsageGranularity, number> = { day: 366 * DAY_MS, hour: 31 * DAY_MS };
+const DEFAULT_RANGE_MS: Record<UsageGranularity, number> = { day: 30 * DAY_MS, hour: DAY_MS };
+
+export interface UsageQuery {
+  from?: Date;
+  to?: Date;
+  key_id?: string;
+  team_id?: string;
+  model?: string;
+  user_id?: string;
+}
+
+export interface UsageTotals {
+  spend_usd: number;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  errors: number;
+}
+
+export interface UsageSummary {
+  from: string;
+  to: string;
+  granularity: UsageGranularity;
+  group_by: UsageGrouping;
+  totals: UsageTotals;
+  /** Each group's totals, biggest spend first; `label` names it (key name and prefix, team name, user name, model). */
+  groups: (UsageTotals & { id: string | null; label: string })[];
+  /** Non-empty (bucket, group) cells, oldest first; `bucket` is the UTC start of the day or hour. */
+  buckets: (UsageTotals & { bucket: string; group_id: string | null })[];
+}
+
+function zero(): UsageTotals {
+  return { spend_usd: 0, requests: 0, input_tokens: 0, output_tokens: 0, errors: 0 };
+}
+
+function addInto(into: UsageTotals, row: UsageTotals): void {
+  into.spend_usd += row.spend_usd;
+  into.requests += row.requests;
+  into.input_tokens += row.input_tokens;
+  into.output_tokens += row.output_tokens;
+  into.errors += row.errors;
+}
+
+/** Sums of float dollars drift in the last bits; the ledger keeps nine decimals, so do the answers. */
+function roundMoney(totals: UsageTotals): UsageTotals {
+  return { ...totals, spend_usd: Math.round(totals.spend_usd * 1e9) / 1e9 };
+}
+
+/**
+ * The filter every usage query runs with: the workspace (of the caller's
+ * org), the range, and for a member only the keys of their own teams, the
+ * keys they may list. Admins see the whole workspace.
+ */
+async function scopedFilter(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  q: UsageQuery,
+  granularity: UsageGranularity,
+): Promise<UsageFilter> {
+  const workspace = await loadWorkspace(deps.db, auth, rawWorkspaceId);
+  const to = q.to ?? deps.clock.now();
+  const from = q.from ?? new Date(to.getTime() - DEFAULT_RANGE_MS[granularity]);
+  if (from.getTime() >= to.getTime()) throw invalidInput('from: must be before to');
+  if (to.getTime() - from.getTime() > MAX_RANGE_MS[granularity]) {
+    throw invalidInput(`to: the range may span at most ${granularity === 'day' ? '366 days' : '31 days of hours'} at granularity ${granularity}`);
+  }
+  return {
+    workspace_id: workspace.id,
+    from,
+    to,
+    key_id: q.key_id,
+    team_id: q.team_id,
+    model: q.model,
+    user_id: q.user_id,
+    team_ids: isAdmin(auth) ? undefined : await team_ids_for_member(deps.db, workspace.id, auth.userId),
+  };
+}
+
+export async function usageSummary(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  q: UsageQuery & { granularity: UsageGranularity; group_by: UsageGrouping },
+): Promise<UsageSummary> {
+  const filter = await scopedFilter(deps, auth, rawWorkspaceId, q, q.granularity);
+  const [rows, labels] = await Promise.all([
+    usage_aggregate(deps.db, filter, q.granularity, q.group_by),
+    q.group_by === 'model' ? Promise.resolve([]) : usage_labels(deps.db, filter.workspace_id),
+  ]);
+  const names = new Map(labels.filter((l) => l.kind === q.group_by).map((l) => [l.id, l.label]));
+  const unnamed = q.group_by === 'user' ? 'Team keys (no owner)' : 'Deleted';
+  const totals = zero();
+  const groups = new Map<string | null, UsageTotals & { id: string | null; label: string }>();
+  for (const row of rows) {
+    addInto(totals, row);
+    let group = groups.get(row.group_id);
+    if (!group) {
+      group = { id: row.group_id, label: row.group_id === null ? unnamed : (names.get(row.group_id) ?? row.group_id), ...zero() };
+      groups.set(row.group_id, group);
+    }
+    addInto(group, row);
+  }
+  return {
+    from: filter.from.toISOString(),
+    to: filter.to.toISOString(),
+    granularity: q.granularity,
+    group_by: q.group_by,
+    totals: roundMoney(totals),
+    groups: [...groups.values()].map((g) => ({ ...g, ...roundMoney(g) })).sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
+    buckets: rows.map((r) => ({
+      bucket: new Date(r.bucket).toISOString(),
+      group_id: r.group_id,
+      spend_usd: r.spend_usd,
+      requests: r.requests,
+      input_tokens: r.input_tokens,
+      output_tokens: r.output_tokens,
+      errors: r.errors,
+    })),
+  };
+}
+
+/** One row of the request log: the ledger row's detail, its time as ISO 8601. */
+export type UsageRequest = Omit<UsageRequestRow, 'id' | 'created_at'> & { time: string };
+
+function requestOf({ id: _id, created_at, ...rest }: UsageRequestRow): UsageRequest {
+  return { time: new Date(created_at).toISOString(), ...rest };
+}
+
+/** The page cursor names the last row of a page; opaque to clients. */
+function encodeCursor(r: UsageRequestRow): string {
+  return Buffer.from(`r${r.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const match = /^r(\d{1,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw invalidInput('cursor: not a cursor this API gave out');
+  return match[1]!;
+}
+
+/** The per-request log, newest first, one page at a time (`next_cursor` is null on the last page). */
+export async function usageRequests(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  q: UsageQuery & { errors_only?: boolean; limit: number; cursor?: string },
+): Promise<{ requests: UsageRequest[]; next_cursor: string | null }> {
+  const filter = { ...(await scopedFilter(deps, auth, rawWorkspaceId, q, 'day')), errors_only: q.errors_only };
+  const afterId = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+  const rows = await usage_request_list(deps.db, filter, { limit: q.limit + 1, after_id: afterId });
+  const page = rows.slice(0, q.limit);
+  return { requests: page.map(requestOf), next_cursor: rows.length > q.limit ? encodeCursor(page.at(-1)!) : null };
+}

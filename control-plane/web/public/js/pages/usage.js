@@ -1,0 +1,355 @@
+import { api, enc } from '../api.js';
+import { h, fill, field, usd, when, table, badge } from '../dom.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const DAY_MS = 86_400_000;
+/** Groups drawn in their own colour; the rest are summed as "Other". */
+const TOP_GROUPS = 5;
+
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  for (const c of children) if (c) el.append(c);
+  return el;
+}
+
+function isoDay(date) {
+  return date.toISOString().slice(0, 10);
+}
+
+const count = (n) => Number(n ?? 0).toLocaleString('en-US');
+
+/** Every bucket start from `from` to `to` (UTC), so empty days or hours show as gaps, not as nothing. */
+function bucketStarts(from, to, granularity) {
+  const step = granularity === 'day' ? DAY_MS : DAY_MS / 24;
+  const first = Math.floor(new Date(from).getTime() / step) * step;
+  const out = [];
+  for (let t = first; t < new Date(to).getTime() && out.length < 800; t += step) out.push(new Date(t).toISOString());
+  return out;
+}
+
+function bucketLabel(iso, granularity) {
+  const d = new Date(iso);
+  return granularity === 'day' ? iso.slice(5, 10) : `${iso.slice(5, 10)} ${String(d.getUTCHours()).padStart(2, '0')}h`;
+}
+
+/**
+ * A bar chart drawn as inline SVG: one column per bucket, stacked by series.
+ * `series` is [{ name, cls, values: Map(bucket → number) }]. Presentation
+ * attributes and classes only, nothing the CSP would block.
+ */
+function stackedBars({ title, buckets, granularity, series, format, width = 720, height = 220 }) {
+  const pad = { left: 76, right: 8, top: 10, bottom: 26 };
+  const totals = buckets.map((b) => series.reduce((n, s) => n + (s.values.get(b) ?? 0), 0));
+  const max = Math.max(...totals, 0) || 1;
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const step = plotW / Math.max(1, buckets.length);
+  const barW = Math.max(1, step * 0.75);
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': title, preserveAspectRatio: 'none' });
+  chart.append(svg('title', {}, document.createTextNode(title)));
+  for (const f of [0, 0.5, 1]) {
+    const y = pad.top + plotH * (1 - f);
+    chart.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y, y2: y, class: 'axis' }));
+    chart.append(svg('text', { x: pad.left - 6, y: y + 4, 'text-anchor': 'end' }, document.createTextNode(format(max * f))));
+  }
+  buckets.forEach((b, i) => {
+    let y = pad.top + plotH;
+    const x = pad.left + i * step + (step - barW) / 2;
+    for (const s of series) {
+      const v = s.values.get(b) ?? 0;
+      if (!v) continue;
+      const hgt = (v / max) * plotH;
+      y -= hgt;
+      const rect = svg('rect', { x, y, width: barW, height: Math.max(0.5, hgt), class: s.cls, 'data-bucket': b });
+      rect.append(svg('title', {}, document.createTextNode(`${bucketLabel(b, granularity)} · ${s.name}: ${format(v)}`)));
+      chart.append(rect);
+    }
+  });
+  const every = Math.max(1, Math.ceil(buckets.length / 8));
+  buckets.forEach((b, i) => {
+    if (i % every) return;
+    chart.append(
+      svg(
+        'text',
+        { x: pad.left + i * step + step / 2, y: height - 8, 'text-anchor': 'middle' },
+        document.createTextNode(bucketLabel(b, granularity)),
+      ),
+    );
+  });
+  return chart;
+}
+
+function legend(series) {
+  return h(
+    'ul',
+    { class: 'legend' },
+    series.map((s) => h('li', {}, h('span', { class: `swatch ${s.cls}` }), s.name)),
+  );
+}
+
+/** Usage: where the money went, by time, model, team, key and user, and the request log. */
+export async function usagePage(section, s, { params, navigate }) {
+  fill(section, h('h1', { tabindex: '-1' }, 'Usage'));
+  if (!s.workspace) {
+    section.append(h('p', { class: 'error', role: 'alert' }, s.workspaceError ?? 'This organization has no workspace yet.'));
+    return;
+  }
+  const base = `/v1/workspaces/${enc(s.workspace.id)}/usage`;
+  const today = new Date();
+  const state = {
+    from: params.get('from') ?? isoDay(new Date(today.getTime() - 29 * DAY_MS)),
+    to: params.get('to') ?? isoDay(today),
+    granularity: params.get('granularity') === 'hour' ? 'hour' : 'day',
+    group_by: ['model', 'team', 'key', 'user'].includes(params.get('group_by')) ? params.get('group_by') : 'model',
+    model: params.get('model') ?? '',
+    team_id: params.get('team_id') ?? '',
+    errors: params.get('errors') === 'true',
+  };
+  const [models, teams] = await Promise.all([api('/v1/models').catch(() => []), api(`/v1/workspaces/${enc(s.workspace.id)}/teams`).catch(() => [])]);
+
+  const input = (type, value, attrs = {}) => h('input', { type, value, ...attrs });
+  const fromInput = input('date', state.from, { max: isoDay(today) });
+  const toInput = input('date', state.to, { max: isoDay(today) });
+  const select = (value, options) =>
+    h(
+      'select',
+      {},
+      options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)),
+    );
+  const granularity = select(state.granularity, [
+    ['day', 'Day'],
+    ['hour', 'Hour'],
+  ]);
+  const groupBy = select(state.group_by, [
+    ['model', 'Model'],
+    ['team', 'Team'],
+    ['key', 'Key'],
+    ['user', 'User'],
+  ]);
+  const model = select(state.model, [['', 'All models'], ...models.map((m) => [m.alias, m.alias])]);
+  const team = select(state.team_id, [['', 'All teams'], ...teams.map((t) => [t.id, t.name])]);
+  const apply = () => {
+    const q = new URLSearchParams({ from: fromInput.value, to: toInput.value, granularity: granularity.value, group_by: groupBy.value });
+    if (model.value) q.set('model', model.value);
+    if (team.value) q.set('team_id', team.value);
+    if (state.errors) q.set('errors', 'true');
+    navigate(`#/usage?${q}`);
+  };
+  for (const control of [fromInput, toInput, granularity, groupBy, model, team]) control.addEventListener('change', apply);
+  section.append(
+    h(
+      'form',
+      { class: 'card usage-filters', 'aria-label': 'Usage filters', onsubmit: (e) => (e.preventDefault(), apply()) },
+      field('From (UTC)', fromInput),
+      field('To (UTC)', toInput),
+      field('Per', granularity),
+      field('Group by', groupBy),
+      field('Model', model),
+      field('Team', team),
+    ),
+  );
+
+  // The API's range: whole UTC days, `to` inclusive.
+  const query = new URLSearchParams({
+    from: `${state.from}T00:00:00Z`,
+    to: new Date(new Date(`${state.to}T00:00:00Z`).getTime() + DAY_MS).toISOString(),
+  });
+  if (state.model) query.set('model', state.model);
+  if (state.team_id) query.set('team_id', state.team_id);
+  const summaryQuery = new URLSearchParams(query);
+  summaryQuery.set('granularity', state.granularity);
+  summaryQuery.set('group_by', state.group_by);
+  const byKeyQuery = new URLSearchParams(query);
+  byKeyQuery.set('group_by', 'key');
+
+  let summary;
+  let byKey;
+  try {
+    [summary, byKey] = await Promise.all([api(`${base}?${summaryQuery}`), api(`${base}?${byKeyQuery}`)]);
+  } catch (err) {
+    section.append(h('p', { class: 'error', role: 'alert' }, err.message));
+    return;
+  }
+
+  const t = summary.totals;
+  section.append(
+    h(
+      'dl',
+      { class: 'usage-totals', id: 'usage-totals' },
+      [
+        ['Spend', usd(t.spend_usd), 'spend'],
+        ['Requests', count(t.requests), 'requests'],
+        ['Input tokens', count(t.input_tokens), 'input'],
+        ['Output tokens', count(t.output_tokens), 'output'],
+        ['Errors', count(t.errors), 'errors'],
+      ].map(([label, value, id]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-total': id }, value))),
+    ),
+  );
+
+  const buckets = bucketStarts(summary.from, summary.to, summary.granularity);
+  const top = summary.groups.slice(0, TOP_GROUPS);
+  const topIds = new Set(top.map((g) => g.id));
+  const series = top.map((g, i) => ({ id: g.id, name: g.label, cls: `c${i}`, values: new Map() }));
+  const other = { name: 'Other', cls: 'c5', values: new Map() };
+  for (const b of summary.buckets) {
+    const target = topIds.has(b.group_id) ? series.find((x) => x.id === b.group_id) : other;
+    target.values.set(b.bucket, (target.values.get(b.bucket) ?? 0) + b.spend_usd);
+  }
+  if (other.values.size) series.push(other);
+  const requests = { name: 'Requests', cls: 'requests', values: new Map() };
+  const errors = { name: 'Errors', cls: 'errors', values: new Map() };
+  for (const b of summary.buckets) {
+    requests.values.set(b.bucket, (requests.values.get(b.bucket) ?? 0) + b.requests - b.errors);
+    errors.values.set(b.bucket, (errors.values.get(b.bucket) ?? 0) + b.errors);
+  }
+  const groupName = { model: 'model', team: 'team', key: 'key', user: 'user' }[summary.group_by];
+  // Drawn at about the size shown, so labels keep a readable size on a phone as on a desktop.
+  const fullWidth = Math.max(300, Math.min(960, section.clientWidth - 40));
+  const halfWidth = window.matchMedia('(max-width: 760px)').matches ? fullWidth : Math.max(300, fullWidth / 2 - 24);
+  const empty = !summary.buckets.length;
+  section.append(
+    h(
+      'div',
+      { class: 'card', id: 'spend-chart' },
+      h('h2', {}, `Spend per ${summary.granularity}, by ${groupName}`),
+      empty
+        ? h('p', { class: 'empty' }, 'No usage in this range.')
+        : [
+            stackedBars({
+              title: `Spend per ${summary.granularity} by ${groupName}`,
+              buckets,
+              granularity: summary.granularity,
+              series,
+              format: usd,
+              width: fullWidth,
+            }),
+            legend(series),
+          ],
+    ),
+    h(
+      'div',
+      { class: 'grid two' },
+      h(
+        'div',
+        { class: 'card', id: 'requests-chart' },
+        h('h2', {}, 'Requests and errors'),
+        empty
+          ? h('p', { class: 'empty' }, 'No requests in this range.')
+          : [
+              stackedBars({
+                title: `Requests and errors per ${summary.granularity}`,
+                buckets,
+                granularity: summary.granularity,
+                series: [requests, errors],
+                format: (n) => count(Math.round(n)),
+                width: halfWidth,
+                height: 200,
+              }),
+              legend([requests, errors]),
+            ],
+      ),
+      h(
+        'div',
+        { class: 'card', id: 'top-keys' },
+        h('h2', {}, 'Top keys by spend'),
+        byKey.groups.length
+          ? h(
+              'ol',
+              { class: 'bar-list' },
+              byKey.groups.slice(0, 8).map((g) =>
+                h(
+                  'li',
+                  {},
+                  h('span', {}, g.label),
+                  h('span', { class: 'num' }, usd(g.spend_usd), h('span', { class: 'hint' }, ` · ${count(g.requests)} req`)),
+                  h('progress', {
+                    max: String(byKey.groups[0].spend_usd || 1),
+                    value: String(g.spend_usd),
+                    'aria-label': `${g.label}: ${usd(g.spend_usd)}`,
+                  }),
+                ),
+              ),
+            )
+          : h('p', { class: 'empty' }, 'No key has been used in this range.'),
+      ),
+    ),
+  );
+
+  const csvSummary = new URLSearchParams(summaryQuery);
+  csvSummary.set('format', 'csv');
+  section.append(
+    h(
+      'p',
+      { class: 'actions' },
+      h(
+        'a',
+        { href: `${base}?${csvSummary}`, download: '', class: 'button', id: 'csv-summary' },
+        `Download CSV (per ${summary.granularity} and ${groupName})`,
+      ),
+    ),
+  );
+  section.append(await requestLog(base, query, state, apply));
+}
+
+/** The paged request log, newest first, with an errors-only switch and its own CSV. */
+async function requestLog(base, query, state, apply) {
+  const logQuery = new URLSearchParams(query);
+  if (state.errors) logQuery.set('errors', 'true');
+  const csv = new URLSearchParams(logQuery);
+  csv.set('format', 'csv');
+  const errorsOnly = h('input', {
+    type: 'checkbox',
+    checked: state.errors,
+    onchange: (e) => {
+      state.errors = e.target.checked;
+      apply();
+    },
+  });
+  const body = h('div');
+  const more = h('button', { type: 'button', hidden: true }, 'Load more');
+  const rows = [];
+  let cursor = null;
+  const headers = ['Time', 'Key', 'Model', 'Format', 'Status', 'Tokens in / out', 'Cost', 'Latency', 'Request id'];
+  const load = async () => {
+    const q = new URLSearchParams(logQuery);
+    q.set('limit', '50');
+    if (cursor) q.set('cursor', cursor);
+    const page = await api(`${base}/requests?${q}`);
+    for (const r of page.requests) {
+      rows.push(
+        h(
+          'tr',
+          {},
+          h('td', { class: 'num' }, when(r.time)),
+          h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
+          h('td', { class: 'mono' }, r.model ?? '—'),
+          h('td', {}, r.format === 'messages' ? 'Messages' : r.format === 'chat' ? 'Chat' : '—'),
+          h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
+          h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`),
+          h('td', { class: 'num' }, usd(r.cost_usd)),
+          h('td', { class: 'num' }, r.latency_ms == null ? '—' : `${count(r.latency_ms)} ms`),
+          h('td', { class: 'mono' }, r.request_id),
+        ),
+      );
+    }
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    fill(body, rows.length ? table('Request log', headers, rows) : h('p', { class: 'empty' }, 'No requests in this range.'));
+  };
+  more.addEventListener('click', () => load());
+  await load();
+  return h(
+    'div',
+    { class: 'card', id: 'request-log' },
+    h('h2', {}, 'Request log'),
+    h(
+      'div',
+      { class: 'usage-filters' },
+      h('label', { class: 'check' }, errorsOnly, ' Errors only'),
+      h('a', { href: `${base}/requests?${csv}`, download: '', class: 'button', id: 'csv-requests' }, 'Download CSV (requests)'),
+    ),
+    body,
+    more,
+  );
+}

@@ -1,0 +1,117 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { expect } from 'chai';
+import { describeEachStore } from '../../support/stores.js';
+import { moneyOf, seedAnotherKey, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+
+const SYSTEM = 'You answer questions about the weather.';
+const QUESTION = 'What is the weather in Paris today?';
+const CITY = { city: 'Paris' };
+const RESULT = 'Sunny, 21 degrees.';
+const TOOL = {
+  name: 'get_weather',
+  description: 'Weather for a city',
+  schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+};
+
+/** One conversation (system, question, a tool call and its result), said in Chat Completions. */
+function chatCall(model: string): OpenAI.ChatCompletionCreateParamsNonStreaming & { stream?: undefined } {
+  return {
+    model,
+    max_tokens: 100,
+    tools: [{ type: 'function', function: { name: TOOL.name, description: TOOL.description, parameters: TOOL.schema } }],
+    messages: [
+      { role: 'system', content: SYSTEM },
+      { role: 'user', content: QUESTION },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: TOOL.name, arguments: JSON.stringify(CITY) } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: RESULT },
+    ],
+  };
+}
+
+/** The same conversation said in Messages. */
+function messagesCall(model: string): Anthropic.MessageCreateParamsNonStreaming {
+  return {
+    model,
+    max_tokens: 100,
+    system: SYSTEM,
+    tools: [{ name: TOOL.name, description: TOOL.description, input_schema: TOOL.schema }],
+    messages: [
+      { role: 'user', content: QUESTION },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: TOOL.name, input: CITY }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: RESULT }] },
+    ],
+  };
+}
+
+/**
+ * Metering reads usage in the provider's format and prices it by the alias,
+ * so the same conversation costs the same whichever format the client spoke
+ * and whichever the provider did. Each combination gets its own key; the
+ * aliases are priced alike ($3 / $15 per Mtok).
+ */
+describeEachStore('translation: spend is identical across client and provider formats', (store) => {
+  let dp: DataPlane;
+  let base: SeededKey;
+
+  before(async () => {
+    dp = await startDataPlane(store);
+    base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/claude-direct', 'tg/gpt-direct'] });
+  });
+  after(() => dp.close());
+
+  async function openaiKey(): Promise<{ key: SeededKey; client: OpenAI }> {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    return { key, client: new OpenAI({ apiKey: key.secret, baseURL: `${dp.proxy.url}/${key.slug}/v1`, maxRetries: 0 }) };
+  }
+  async function anthropicKey(): Promise<{ key: SeededKey; client: Anthropic }> {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    return { key, client: new Anthropic({ apiKey: key.secret, baseURL: `${dp.proxy.url}/${key.slug}/anthropic`, maxRetries: 0 }) };
+  }
+
+  /** One streamed and one non-streamed call of the conversation; the key's spend after both. */
+  const combinations: Record<string, () => Promise<SeededKey>> = {
+    'chat client → chat provider (pass-through)': async () => {
+      const { key, client } = await openaiKey();
+      await client.chat.completions.create(chatCall('tg/sonnet'));
+      await client.chat.completions.stream(chatCall('tg/sonnet')).finalChatCompletion();
+      return key;
+    },
+    'chat client → messages provider (translated)': async () => {
+      const { key, client } = await openaiKey();
+      await client.chat.completions.create(chatCall('tg/claude-direct'));
+      await client.chat.completions.stream(chatCall('tg/claude-direct')).finalChatCompletion();
+      return key;
+    },
+    'messages client → messages provider (pass-through)': async () => {
+      const { key, client } = await anthropicKey();
+      await client.messages.create(messagesCall('tg/sonnet'));
+      await client.messages.stream(messagesCall('tg/sonnet')).finalMessage();
+      return key;
+    },
+  };
+
+  it('every combination is billed the same amount for the same conversation', async () => {
+    const spend: Record<string, number> = {};
+    for (const [name, run] of Object.entries(combinations)) {
+      const key = await run();
+      await dp.proxy.drain();
+      spend[name] = (await moneyOf(dp.cp.deps, key)).spend;
+    }
+    const chars =
+      SYSTEM.length +
+      QUESTION.length +
+      TOOL.name.length +
+      JSON.stringify(CITY).length +
+      RESULT.length +
+      TOOL.name.length +
+      TOOL.description.length +
+      JSON.stringify(TOOL.schema.properties).length;
+    const perCall = (Math.ceil(chars / 4) * 3 + 12 * 15) / 1e6;
+    for (const name of Object.keys(combinations)) expect(spend[name], name).to.be.closeTo(2 * perCall, 1e-12);
+  });
+});
