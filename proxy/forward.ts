@@ -30,6 +30,8 @@ export interface ForwardRequest {
   extraHeaders: Record<string, string>;
   headersTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Stamped when the answer's head goes to the client (time to first byte). */
+  timing?: { headAt: number; stream: boolean };
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -103,6 +105,10 @@ export function forward(req: ForwardRequest, res: ServerResponse): Promise<Forwa
         if (translate && (errorAnswer || !eventStream)) whole = [];
         res.writeHead(status, downstreamHeaders(headers, filter !== undefined || translate !== undefined, req.extraHeaders));
         headersSent = true;
+        if (req.timing) {
+          req.timing.headAt = performance.now();
+          req.timing.stream = eventStream;
+        }
         // A stream's head goes out at once, so its client sees the status before the first event.
         // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.
         if (eventStream && !errorAnswer) res.flushHeaders();

@@ -29,6 +29,8 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
   const inflight = new Map<string, Promise<Lookup>>();
   // Bumped by every invalidation: a fetch that raced one must not be cached.
   let generation = 0;
+  // Plain counters, read by the metrics scrape: free on the lookup path.
+  const stats = { hit: 0, miss: 0, stale: 0, unavailable: 0 };
 
   const answer = (e: Entry): Lookup => (e.key ? { kind: 'known', key: e.key } : { kind: 'unknown' });
 
@@ -42,7 +44,11 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) logger.error({ err }, 'key resolution failed');
       else logger.warn({ err: err.message }, 'key resolution: control plane unavailable');
-      if (stale?.key && now() - stale.fetchedAt < settings.keyStaleMs) return answer(stale);
+      if (stale?.key && now() - stale.fetchedAt < settings.keyStaleMs) {
+        stats.stale++;
+        return answer(stale);
+      }
+      stats.unavailable++;
       return { kind: 'unavailable' };
     }
   }
@@ -52,10 +58,14 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
       const e = cache.get(hash);
       if (e) {
         const ttl = e.key ? settings.keyFreshMs : settings.keyNegativeMs;
-        if (now() - e.fetchedAt < ttl) return answer(e);
+        if (now() - e.fetchedAt < ttl) {
+          stats.hit++;
+          return answer(e);
+        }
       }
       let p = inflight.get(hash);
       if (!p) {
+        stats.miss++;
         p = fetchKey(hash, e).finally(() => inflight.delete(hash));
         inflight.set(hash, p);
       }
@@ -81,6 +91,7 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
       cache.clear();
     },
     size: () => cache.size,
+    stats,
   };
 }
 
