@@ -22,9 +22,15 @@ COPY shared ./shared
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY models.example.json ./
-ENV NODE_ENV=production
-# DATA_DIR (the proxy's settlement outbox, or the embedded store) must be writable by the runtime user.
+# The embedded store (used when DATABASE_URL is unset) needs a directory the
+# non-root user can write; mount a volume here to keep it across restarts.
 RUN mkdir -p /app/data && chown node:node /app/data
+ENV NODE_ENV=production \
+    DATA_DIR=/app/data
+VOLUME ["/app/data"]
 USER node
-# The compose file picks the half: `npm run control-plane` or `npm run proxy`.
-CMD ["npm", "start"]
+EXPOSE 8080 8081
+# node itself is PID 1, so SIGTERM reaches the process that drains (an npm or
+# tsx wrapper in between would have to relay it). The compose file and the
+# Kubernetes manifests pick the half: bin/control-plane.ts or bin/proxy.ts.
+CMD ["node", "--import", "tsx", "bin/start.ts"]

@@ -17,6 +17,7 @@ import { Report } from './lib/report.js';
 import type { Shape } from './lib/tollgate.js';
 import { coldKeysScenario } from './scenarios/cold-keys.js';
 import { keyCacheScenario } from './scenarios/key-cache.js';
+import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
 import { soakScenario } from './scenarios/soak.js';
@@ -25,7 +26,7 @@ import { streamingScenario } from './scenarios/streaming.js';
 import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'translation', 'peer', 'whole', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
+const SCENARIOS = ['overhead', 'streaming', 'translation', 'peer', 'observability', 'whole', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;
@@ -54,7 +55,10 @@ function parse(): { quick: boolean; only: Set<Scenario>; tool: LoadTool | undefi
     process.exit(0);
   }
   const only = new Set<Scenario>();
-  for (const name of (values.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const name of (values.only ?? SCENARIOS.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!(SCENARIOS as readonly string[]).includes(name)) {
       process.stderr.write(`unknown scenario "${name}"\n${USAGE}\n`);
       process.exit(2);
@@ -89,7 +93,9 @@ async function main(): Promise<void> {
   process.stdout.write(
     `Tollgate bench (${profile.name}) — ${cpus().length} cores, Node ${process.version}, load generator ${tool}, Tollgate ${args.shape}${args.cpNice ? ` (control plane at nice ${args.cpNice})` : ''}\n` +
       `placement: ${placement.note}\n` +
-      `load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+      `load average at start: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
   );
   const failures: Record<string, string> = {};
   let placed: { name: string; pid: number; cores: string }[] | undefined;
@@ -115,6 +121,7 @@ async function main(): Promise<void> {
     await run('whole', () => wholeScenario(ctx));
     await run('streaming', () => streamingScenario(ctx));
     await run('translation', () => translationScenario(ctx));
+    await run('observability', () => observabilityScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));
@@ -161,8 +168,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${report.render()}\n\n`);
   for (const [name, stack] of Object.entries(failures)) process.stdout.write(`scenario ${name} failed: ${stack.split('\n')[0]}\n`);
   process.stdout.write(
-    `took ${results.meta.seconds.toFixed(0)}s; load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')} ` +
-      `(anything else running on these cores makes the numbers noisy)\nwrote ${args.out}\n`,
+    `took ${results.meta.seconds.toFixed(0)}s; load average at end ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} ` + `(anything else running on these cores makes the numbers noisy)\nwrote ${args.out}\n`,
   );
 }
 

@@ -3,8 +3,8 @@ import { run } from './run.js';
 import { startProxy } from '../proxy/runtime.js';
 import { unsetProviderKeyWarnings } from '../shared/models.js';
 
-await run('proxy', async (config, logger) => {
-  const proxy = await startProxy(config, logger, { controlPlaneUrl: config.controlPlaneUrl! });
+await run('proxy', async (config, logger, registry) => {
+  const proxy = await startProxy(config, logger, { controlPlaneUrl: config.controlPlaneUrl!, registry });
   process.stdout.write(`Tollgate proxy on ${config.edgeBaseUrl}\n`);
   for (const line of unsetProviderKeyWarnings(config.models)) process.stderr.write(`${line}\n`);
   return proxy;

@@ -1,11 +1,36 @@
 import { ConfigError, loadConfig, redactUrl, type Config, type ConfigMode } from '../shared/config.js';
 import { createLogger, type Logger } from '../shared/logger.js';
+import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../shared/metrics.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 
-/** Shared start-up for the entry points: config once, clear failure, clean shutdown. */
+export interface Running {
+  /** Stops taking connections and lets work in flight finish for up to `graceMs`. */
+  close(graceMs: number): Promise<void>;
+}
+
+/** The metrics listener; a default port already taken only costs the listener, an explicit one is fatal. */
+async function serveMetrics(config: Config, logger: Logger, registry: Registry): Promise<MetricsServer | undefined> {
+  const { metricsHost: host, metricsPort: port, metricsToken: token } = config.ops;
+  try {
+    const server = await startMetricsServer(registry, { host, port, token });
+    logger.info({ host, port: server.port }, 'metrics listening');
+    return server;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || config.ops.metricsPortSet) throw err;
+    logger.warn({ host, port }, 'metrics port in use: /metrics is not served (set METRICS_PORT)');
+    return undefined;
+  }
+}
+
+/**
+ * Shared start-up for the entry points: config once, clear failure, the
+ * metrics listener, and shutdown. The first SIGTERM/SIGINT drains (the
+ * listener stops, requests and streams in flight get SHUTDOWN_GRACE_SECONDS,
+ * usage is settled) and exits 0; a second one exits at once.
+ */
 export async function run(
   mode: ConfigMode,
-  start: (config: Config, logger: Logger) => Promise<{ close(): Promise<void> }>,
+  start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>,
 ): Promise<void> {
   let config: Config;
   try {
@@ -18,9 +43,12 @@ export async function run(
     throw err;
   }
   const logger = createLogger(config.logLevel, `tollgate-${mode}`);
-  let running: { close(): Promise<void> };
+  let running: Running;
+  let metricsServer: MetricsServer | undefined;
   try {
-    running = await start(config, logger);
+    const registry = config.ops.metricsEnabled ? createMetricsRegistry() : undefined;
+    running = await start(config, logger, registry);
+    if (registry) metricsServer = await serveMetrics(config, logger, registry);
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);
@@ -32,13 +60,26 @@ export async function run(
   }
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    // close() stops the listener before its first await, so once this line is out new connections are refused.
+    const closed = running.close(config.ops.shutdownGraceMs);
+    logger.info({ signal, graceMs: config.ops.shutdownGraceMs }, 'shutting down: draining requests in flight');
+    closed
+      .then(() => metricsServer?.close())
+      .then(
+        () => {
+          logger.info('shut down cleanly');
+          process.exit(0);
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

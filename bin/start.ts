@@ -4,9 +4,9 @@ import { startControlPlane } from '../control-plane/runtime.js';
 import { startProxy } from '../proxy/runtime.js';
 import { unsetProviderKeyWarnings } from '../shared/models.js';
 
-await run('all', async (config, logger) => {
-  const controlPlane = await startControlPlane(config, logger);
-  const proxy = await startProxy(config, logger, { controlPlaneUrl: controlPlane.url });
+await run('all', async (config, logger, registry) => {
+  const controlPlane = await startControlPlane(config, logger, { registry });
+  const proxy = await startProxy(config, logger, { controlPlaneUrl: controlPlane.url, registry });
   const store = config.databaseUrl ? 'PostgreSQL' : `embedded PGlite in ${config.dataDir}`;
   process.stdout.write(
     `Tollgate is running (${store}).\n` +
@@ -15,9 +15,10 @@ await run('all', async (config, logger) => {
   );
   for (const line of unsetProviderKeyWarnings(config.models)) process.stderr.write(`${line}\n`);
   return {
-    async close() {
-      await proxy.close();
-      await controlPlane.close();
+    // The proxy drains first (its settlements need the control plane), then the control plane.
+    async close(graceMs) {
+      await proxy.close(graceMs);
+      await controlPlane.close(graceMs);
     },
   };
 });

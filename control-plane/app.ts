@@ -4,11 +4,14 @@ import type { ControlPlaneDeps } from './deps.js';
 import { problemErrors } from './http/problem.js';
 import { surface } from './http/surface.js';
 import { consoleRouters } from './console/index.js';
+import { openApiRoutes } from './console/openapi.js';
 import { scimSurface } from './scim/index.js';
 import { ssoRouters } from './sso/index.js';
 import { internalSurface } from './internal/index.js';
 import { webRouters } from './web/index.js';
 import { localAdminRoutes } from './local-admin.js';
+import { httpMetrics, type ControlPlaneMetrics } from './metrics.js';
+import { probes } from './http/probes.js';
 
 export interface ControlPlane {
   app: Koa;
@@ -19,6 +22,10 @@ export interface ControlPlane {
 export interface ControlPlaneOptions {
   /** Secret of the CLI's local bootstrap route (embedded store only). */
   localSecret?: string;
+  /** Counts and times requests (absent with METRICS_ENABLED=false). */
+  metrics?: ControlPlaneMetrics;
+  /** True once shutdown has begun: /readyz then says not ready. */
+  closing?: () => boolean;
 }
 
 /**
@@ -30,19 +37,16 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
   const app = new Koa({ proxy: false });
   app.silent = true;
 
-  app.use(async function healthz(ctx, next) {
-    if (ctx.path === '/healthz' && ctx.method === 'GET') {
-      ctx.body = { status: 'ok' };
-      return;
-    }
-    await next();
-  });
+  app.use(probes(deps, options.closing ?? (() => false)));
+  if (options.metrics) app.use(httpMetrics(options.metrics));
 
   const scim = scimSurface(deps);
   const internal = internalSurface(deps);
   app.use(surface('/v1/scim/', scim.errors, scim.routers));
   app.use(surface('/internal/', internal.errors, internal.routers));
-  app.use(surface('/v1/', problemErrors(deps.logger), [...ssoRouters(deps), ...consoleRouters(deps), localAdminRoutes(deps, options.localSecret)]));
+  const consoleApi = [...ssoRouters(deps), ...consoleRouters(deps)];
+  const openApi = openApiRoutes(() => consoleApi, deps.config);
+  app.use(surface('/v1/', problemErrors(deps.logger), [...consoleApi, openApi, localAdminRoutes(deps, options.localSecret)]));
   for (const router of webRouters(deps)) app.use(router.routes()).use(router.allowedMethods());
 
   return {

@@ -3,28 +3,30 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { createControlPlane } from './app.js';
 import { openDatabase, type Database } from './db/database.js';
 import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
-
-/** How long requests in flight may take to finish once shutdown begins. */
-const SHUTDOWN_GRACE_MS = 5_000;
+import { createControlPlaneMetrics, instrumentDatabase } from './metrics.js';
 
 export interface RunningControlPlane {
   server: Server;
   db: Database;
   /** Where this process can reach it (loopback). */
   url: string;
-  close(): Promise<void>;
+  /** Where its metrics are registered (undefined with METRICS_ENABLED=false). */
+  metrics: Registry | undefined;
+  /** Stops taking connections; requests in flight get `graceMs` (default SHUTDOWN_GRACE_SECONDS) to finish. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** Opens the store (taking the DATA_DIR lock for PGlite), migrates, and listens. */
 export async function startControlPlane(
   config: Config,
   logger: Logger,
-  options: { port?: number; host?: string; clock?: Clock } = {},
+  options: { port?: number; host?: string; clock?: Clock; registry?: Registry } = {},
 ): Promise<RunningControlPlane> {
   const embedded = !config.databaseUrl;
   const lock = embedded ? acquireLock(config.dataDir) : undefined;
@@ -34,7 +36,15 @@ export async function startControlPlane(
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     const localSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
-    const controlPlane = createControlPlane({ db, config, clock: options.clock ?? systemClock, logger }, { localSecret });
+    const registry = config.ops.metricsEnabled ? (options.registry ?? createMetricsRegistry()) : undefined;
+    const raw = db;
+    const metrics = registry ? createControlPlaneMetrics(registry, () => raw) : undefined;
+    if (metrics) db = instrumentDatabase(db, metrics);
+    let closing = false;
+    const controlPlane = createControlPlane(
+      { db, config, clock: options.clock ?? systemClock, logger },
+      { localSecret, metrics, closing: () => closing },
+    );
     const server = await controlPlane.listen(options.port ?? config.controlPlanePort, options.host ?? config.host);
     const { port } = server.address() as AddressInfo;
     const url = `http://127.0.0.1:${port}`;
@@ -44,13 +54,15 @@ export async function startControlPlane(
       server,
       db: openDb,
       url,
-      async close() {
+      metrics: registry,
+      async close(graceMs = config.ops.shutdownGraceMs) {
+        closing = true;
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           // Proxies hold change streams open for good, so close() alone would
           // wait forever: idle sockets go now, requests in flight get a grace period.
           server.closeIdleConnections();
-          setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref();
+          setTimeout(() => server.closeAllConnections(), graceMs).unref();
         });
         await openDb.close();
         lock?.release();

@@ -16,8 +16,12 @@ export function startChangeFeed(
   logger: Logger,
   pollMs: number,
   push = true,
-  /** The control plane answered: whatever waits for it (settlement retries) may go now. */
-  onReachable: () => void = () => undefined,
+  hooks: {
+    /** The control plane answered: whatever waits for it (settlement retries) may go now. */
+    onReachable?: () => void;
+    /** Told of each change applied, how it came and when it was recorded (metrics). */
+    onApplied?: (via: 'push' | 'poll', recordedAt: number | undefined) => void;
+  } = {},
 ) {
   let seen: number | undefined;
   let stopped = false;
@@ -25,11 +29,12 @@ export function startChangeFeed(
   let pollFailing = false;
   const abort = new AbortController();
 
-  const apply = (events: ChangeEvent[]) => {
+  const apply = (events: ChangeEvent[], via: 'push' | 'poll') => {
     for (const e of events) {
       if (seen !== undefined && e.id <= seen) continue;
       cache.invalidate(e.topic, e.subject_id);
       seen = e.id;
+      hooks.onApplied?.(via, e.at);
     }
   };
 
@@ -41,9 +46,9 @@ export function startChangeFeed(
       } else {
         const { events } = await client.changesAfter(seen);
         if (events.length >= CHANGE_FEED_PAGE_SIZE) cache.clear();
-        apply(events);
+        apply(events, 'poll');
       }
-      onReachable();
+      hooks.onReachable?.();
       if (pollFailing) logger.info('change feed poll recovered');
       pollFailing = false;
     } catch (err) {
@@ -66,9 +71,9 @@ export function startChangeFeed(
               cache.clear();
               const { version } = parseAnswer(changeVersionSchema, ev.data, 'change stream ready');
               seen = Math.max(seen ?? 0, version);
-              onReachable();
+              hooks.onReachable?.();
             } else if (ev.event === 'change') {
-              apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')]);
+              apply([parseAnswer(changeEventSchema, ev.data, 'change stream event')], 'push');
             }
           },
         });

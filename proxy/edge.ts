@@ -15,6 +15,7 @@ import { ambiguousCredentials, presentedKey, upstreamHeaders } from './headers.j
 import type { HoldStore } from './holds.js';
 import type { KeyCache } from './key-cache.js';
 import type { HeldCall, Metering } from './metering.js';
+import type { EdgeCall, EdgeObserver } from './observe.js';
 import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
 import { estimateCountTokens } from './translate/count-tokens.js';
@@ -28,6 +29,7 @@ export interface EdgeDeps {
   holds: HoldStore;
   metering: Metering;
   pool(origin: string): Pool;
+  observe: EdgeObserver;
   now: NowMs;
 }
 
@@ -134,21 +136,24 @@ export function createEdgeHandler(deps: EdgeDeps) {
   const settings = config.proxy;
 
   /** The caller's key: from the cache without waiting when it is there (the usual case), else from the control plane. */
-  async function lookupKey(req: IncomingMessage, format: WireFormat): Promise<ResolvedKey | null> {
+  async function lookupKey(req: IncomingMessage, format: WireFormat, call: EdgeCall): Promise<ResolvedKey | null> {
     if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
     const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
     // Malformed keys never cost a lookup.
     if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
     const hash = sha256Hex(presented);
+    call.keyStartAt = performance.now();
     const found = deps.keys.cached(hash) ?? (await deps.keys.lookup(hash));
+    call.keyAt = performance.now();
     if (found.kind === 'unavailable') {
       throw new AppError('unavailable', 'The key could not be checked right now. Retry shortly.');
     }
     return found.kind === 'known' ? found.key : null;
   }
 
-  async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): Promise<void> {
-    const key = await lookupKey(req, r.format);
+  async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, call: EdgeCall): Promise<void> {
+    const requestId = call.requestId;
+    const key = await lookupKey(req, r.format, call);
     const verdict = decideKey(key, r.slug, deps.now());
     if (!verdict.ok) throw verdict.error;
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
@@ -160,8 +165,9 @@ export function createEdgeHandler(deps: EdgeDeps) {
    * taken (clients such as Claude Code count before many turns). A Messages
    * provider counts; for a Chat-Completions-only one the proxy estimates.
    */
-  async function countTokens(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
-    const k = decideKey(await lookupKey(req, r.format), r.slug, deps.now());
+  async function countTokens(req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+    const requestId = obs.requestId;
+    const k = decideKey(await lookupKey(req, r.format, obs), r.slug, deps.now());
     if (!k.ok) throw k.error;
     const raw = await readBody(req, settings.maxBodyBytes);
     const call = parseCall(r.format, raw, req.headers, 'count');
@@ -191,18 +197,22 @@ export function createEdgeHandler(deps: EdgeDeps) {
     if (outcome.kind === 'failed') sendError(res, r.format, outcome.error, { 'x-request-id': requestId });
   }
 
-  async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, requestId: string): Promise<void> {
+  async function modelCall(req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+    const requestId = obs.requestId;
     const startedMs = performance.now();
     // The key before the body: a caller without a valid key never makes the proxy read (or buffer) what it sends.
-    const key = await lookupKey(req, r.format);
+    const key = await lookupKey(req, r.format, obs);
     const k = decideKey(key, r.slug, deps.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
+    obs.keyId = resolved.id;
+    obs.workspaceId = resolved.workspace_id;
     const raw = await readBody(req, settings.maxBodyBytes);
     const call = parseCall(r.format, raw, req.headers);
     const verdict = decideModel(resolved, call.alias, catalog);
     if (!verdict.ok) throw verdict.error;
     const { model, provider } = verdict;
+    obs.model = model;
     // Built before anything is held or counted: a call translation refuses costs nothing.
     const up = upstreamCall(r.format, call, model, provider, r.format === 'messages' ? search : '');
 
@@ -214,6 +224,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
     // Every answer from here on carries the request id with the limit headers.
     limitHeaders['x-request-id'] = requestId;
     if (!limit.ok) {
+      obs.detail = limit.which;
       const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
       throw new AppError('rate_limited', `Rate limit reached for ${limit.which} per minute on this key. Retry after ${retryAfter}s.`, {
         headers: { ...limitHeaders, 'retry-after': retryAfter },
@@ -247,6 +258,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       throw new AppError('unavailable', 'Spending limits cannot be checked right now. Retry shortly.', { headers: limitHeaders });
     }
     if (!held.ok) {
+      obs.detail = held.reason;
       throw new AppError(
         'insufficient_funds',
         held.reason === 'balance'
@@ -269,16 +281,22 @@ export function createEdgeHandler(deps: EdgeDeps) {
       format: r.format,
       startedMs,
     };
+    obs.admittedAt = performance.now();
+    obs.translated = up.translate !== undefined;
+    obs.upstreamFormat = up.format;
     // From here on the hold is owed: it is settled or released on every path, a throw included.
     deps.metering.admitted(heldCall);
     let accounted = false;
     try {
+      const headers = upstreamHeaders(req.headers, { header: up.authHeader, secret: provider.api_key ?? '' }, up.body.length, up.extraHeaders);
+      deps.observe.upstream(obs, headers);
       const outcome = await forward(
         {
           pool: deps.pool(up.origin),
           origin: up.origin,
           path: up.path,
-          headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+          headers,
+          timing: obs,
           body: up.body,
           format: up.format,
           dropUsageChunk: up.dropUsageChunk,
@@ -289,9 +307,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
         },
         res,
       );
+      obs.upstreamEndAt = performance.now();
+      obs.outcome = outcome.kind;
 
       switch (outcome.kind) {
         case 'failed':
+          obs.error = outcome.error;
           deps.metering.release(heldCall, outcome.error.status);
           accounted = true;
           logger.warn({ requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
@@ -303,11 +324,12 @@ export function createEdgeHandler(deps: EdgeDeps) {
           return;
         case 'complete': {
           const usage = outcome.tap.usage();
-          if (usage) deps.metering.settle(heldCall, usage.inputTokens, usage.outputTokens);
+          if (obs.span) obs.finishReasons = outcome.tap.finishReasons();
+          if (usage) settle(obs, heldCall, usage.inputTokens, usage.outputTokens);
           else {
             // An answer without usage is billed as if it used everything it was allowed.
             logger.warn({ requestId }, 'upstream answer carried no usage; billing the hold');
-            deps.metering.settle(heldCall, inputEstimate, outputCeiling(call, model));
+            settle(obs, heldCall, inputEstimate, outputCeiling(call, model));
           }
           accounted = true;
           return;
@@ -315,7 +337,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
         case 'cut': {
           const tap = outcome.tap;
           // The client went away (499, as nginx logs it) or the provider broke off mid-answer (502).
-          deps.metering.settle(heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
+          settle(obs, heldCall, tap?.inputReported() ?? inputEstimate, tap?.outputSeen() ?? 0, outcome.by === 'client' ? 499 : 502);
           accounted = true;
           return;
         }
@@ -326,8 +348,13 @@ export function createEdgeHandler(deps: EdgeDeps) {
     }
   }
 
-  // One line per request at debug level; off by default to keep the hot path lean.
-  const accessLog = logger.isLevelEnabled('debug');
+  /** Bills the call and notes what was billed for the metrics and the access log. */
+  function settle(obs: EdgeCall, held: HeldCall, inputTokens: number, outputTokens: number, status?: number): void {
+    obs.costMicros = deps.metering.settle(held, inputTokens, outputTokens, status);
+    obs.inputTokens = Math.max(1, inputTokens);
+    obs.outputTokens = Math.max(0, outputTokens);
+    obs.settledAt = performance.now();
+  }
 
   // Calls in flight, so shutdown can wait for them and for the settlements they queue.
   let active = 0;
@@ -341,40 +368,30 @@ export function createEdgeHandler(deps: EdgeDeps) {
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const requestId = newRequestId();
-    if (accessLog) {
-      const started = performance.now();
-      res.once('close', () =>
-        logger.debug(
-          {
-            requestId,
-            method: req.method,
-            path: req.url?.split('?')[0],
-            status: res.statusCode,
-            complete: res.writableFinished,
-            ms: Math.round(performance.now() - started),
-          },
-          'edge request',
-        ),
-      );
-    }
+    const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     const search = q < 0 ? '' : url.slice(q);
 
+    // Probes are neither counted nor logged.
     if (path === '/healthz') {
       send(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, '{"status":"ok"}', { 'x-request-id': requestId });
       return;
     }
     const r = route(path);
     const format: WireFormat = r?.format ?? (path.includes('/anthropic/') ? 'messages' : 'chat');
+    obs.format = format;
     if (!r) {
       sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
+    obs.route = r.action;
     const method = r.action === 'models' ? 'GET' : 'POST';
     if (req.method !== method) {
       send(res, 405, errorBody(format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
     if (req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] !== undefined) {
@@ -382,15 +399,16 @@ export function createEdgeHandler(deps: EdgeDeps) {
         'x-request-id': requestId,
         connection: 'close',
       });
+      deps.observe.end(obs, res.statusCode);
       return;
     }
     active++;
     const work =
       r.action === 'models'
-        ? listModels(req, res, r, requestId)
+        ? listModels(req, res, r, obs)
         : r.action === 'count'
-          ? countTokens(req, res, r, search, requestId)
-          : modelCall(req, res, r, search, requestId);
+          ? countTokens(req, res, r, search, obs)
+          : modelCall(req, res, r, search, obs);
     work
       .catch((thrown: unknown) => {
         if (thrown instanceof ClientLeft) {
@@ -398,6 +416,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
           return;
         }
         const err = toAppError(thrown);
+        obs.error = err;
         if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
         // A body refused, or never read because the call was refused first (a bad key), is not
         // read on: discard what is in flight (never buffered) so the answer is seen, then close.
@@ -407,6 +426,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
         if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
         sendError(res, format, err, extra);
       })
+      .then(() => deps.observe.end(obs, res.statusCode))
+      .catch((err: unknown) => logger.error({ err, requestId }, 'recording the request failed'))
       .finally(finished);
   }
 

@@ -31,6 +31,8 @@ export interface ForwardRequest {
   extraHeaders: Record<string, string>;
   headersTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Stamped when the answer's head goes to the client (time to first byte). */
+  timing?: { headAt: number; stream: boolean };
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -110,6 +112,10 @@ class Relay implements Dispatcher.DispatchHandler {
     // The head is built once, straight from the provider's headers, and written once.
     res.writeHead(status, downstreamHeaders(headers, this.filter !== undefined || req.translate !== undefined, req.extraHeaders));
     this.headersSent = true;
+    if (req.timing) {
+      req.timing.headAt = performance.now();
+      req.timing.stream = this.eventStream;
+    }
     // A stream's head goes out at once, so its client sees the status before the first event.
     // A whole answer's head rides with its body: one segment, no Nagle/delayed-ACK stall.
     if (this.eventStream && !this.errorAnswer) res.flushHeaders();

@@ -78,6 +78,8 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
   const inflight = new Map<string, Promise<Lookup>>();
   // Bumped by every invalidation: a fetch that raced one must not be cached.
   let generation = 0;
+  // Plain counters, read by the metrics scrape: free on the lookup path.
+  const stats = { hit: 0, miss: 0, stale: 0, unavailable: 0 };
 
   const halfFresh = settings.keyFreshMs / 2;
   const answer = (e: Entry): Lookup => (e.key ? { kind: 'known', key: e.key } : { kind: 'unknown' });
@@ -93,7 +95,11 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) logger.error({ err }, 'key resolution failed');
       else logger.warn({ err: err.message }, 'key resolution: control plane unavailable');
-      if (stale?.key && now() - stale.fetchedAt < settings.keyStaleMs) return answer(stale);
+      if (stale?.key && now() - stale.fetchedAt < settings.keyStaleMs) {
+        stats.stale++;
+        return answer(stale);
+      }
+      stats.unavailable++;
       return { kind: 'unavailable' };
     }
   }
@@ -122,9 +128,14 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     if (!e) return undefined;
     const t = now();
     const age = t - e.fetchedAt;
-    if (!e.key) return age < settings.keyNegativeMs ? answer(e) : undefined;
+    if (!e.key) {
+      if (age >= settings.keyNegativeMs) return undefined;
+      stats.hit++;
+      return answer(e);
+    }
     if (age >= settings.keyFreshMs) return undefined;
     if (t >= e.refreshAfter) refreshInBackground(hash, e, t);
+    stats.hit++;
     return answer(e);
   }
 
@@ -132,7 +143,9 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     cached,
     lookup(hash: string): Promise<Lookup> {
       const hit = cached(hash);
-      return hit ? Promise.resolve(hit) : fetchShared(hash, cache.get(hash));
+      if (hit) return Promise.resolve(hit);
+      stats.miss++;
+      return fetchShared(hash, cache.get(hash));
     },
     /** A change-feed hint: forget every entry the changed subject could affect. */
     invalidate(topic: ChangeTopic, subjectId: string): void {
@@ -150,6 +163,7 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
       cache.clear();
     },
     size: () => cache.size,
+    stats,
   };
 }
 

@@ -263,8 +263,8 @@ export function createMetering(deps: MeteringDeps) {
         keyBudget: call.keyBudget,
       });
     },
-    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. */
-    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): void {
+    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
+    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): number {
       const input = Math.max(1, inputTokens);
       const output = Math.max(0, outputTokens);
       const full = costMicros(call.model, input, output);
@@ -289,6 +289,7 @@ export function createMetering(deps: MeteringDeps) {
         },
       });
       schedule();
+      return cost;
     },
     /**
      * Not billed: the upstream failed before answering (`status` is what the

@@ -1,10 +1,12 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
+import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
+import { createTracing } from '../shared/tracing.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { createEdgeHandler } from './edge.js';
@@ -14,6 +16,9 @@ import { openOutbox } from './outbox.js';
 import { createRedisHoldStore } from './holds-redis.js';
 import { createKeyCache } from './key-cache.js';
 import { createMetering, type Metering } from './metering.js';
+import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
+import { createEdgeObserver } from './observe.js';
+import { createSettlementWatch } from './settlement-watch.js';
 import { createRateLimits } from './rate-limits.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
@@ -22,11 +27,13 @@ const SETTLE_ON_CLOSE_MS = 5_000;
 export interface RunningProxy {
   server: Server;
   url: string;
+  /** Where this proxy's metrics are registered (undefined with METRICS_ENABLED=false). */
+  metrics: Registry | undefined;
   /** Resolves once every usage report in flight has been taken (tests, shutdown). */
   drain(): Promise<void>;
   /**
    * Stops taking connections, lets calls in flight finish for up to
-   * `graceMs` (default PROXY_DRAIN_MS; streams longer than that are cut and
+   * `graceMs` (default SHUTDOWN_GRACE_SECONDS; streams longer than that are cut and
    * billed for what they used), hands their usage to the control plane (or
    * leaves it in the outbox for the next start), then releases everything.
    */
@@ -39,14 +46,26 @@ export interface ProxyOptions {
   controlPlaneUrl: string;
   /** Subscribe to the control plane's push stream (default true); tests turn it off to prove the poll alone suffices. */
   changePush?: boolean;
+  /** The process's metrics registry (bin/ serves it); one of its own is made when metrics are on and none is given. */
+  registry?: Registry;
   /** The proxy's one clock (default Date.now); every part that reads the time gets this one. */
   now?: NowMs;
+}
+
+/** What /readyz answers: ready, and each check by name. */
+export interface Readiness {
+  ready: boolean;
+  checks: Record<string, boolean>;
 }
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
-  const cp = createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken);
+  const registry = config.ops.metricsEnabled ? (options.registry ?? createMetricsRegistry()) : undefined;
+  const gauges: ProxyGaugeSources = {};
+  const metrics = registry ? createProxyMetrics(registry, gauges) : undefined;
+  const settlements = createSettlementWatch(metrics);
+  const cp = settlements.wrap(createControlPlaneClient(options.controlPlaneUrl, config.dataPlaneToken));
   const now = options.now ?? Date.now;
   const keys = createKeyCache(cp, settings, logger, now);
 
@@ -93,6 +112,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       })
     : undefined;
   const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs, now);
+  // Every hold owed is in the keep-alive list, from admission until release or acknowledgement.
+  gauges.holdsOutstanding = () => live.size();
   const limits = createRateLimits(redis, settings.redisPrefix);
   const metering: Metering = createMetering({
     cp,
@@ -124,12 +145,53 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     return p;
   };
 
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now });
-  const server = createServer({ keepAliveTimeout: 65_000 }, edge.handle);
+  const tracing = createTracing(config.ops.tracesEndpoint, config.ops.serviceName ?? 'tollgate-proxy');
+  const observe = createEdgeObserver({
+    metrics,
+    accessLog: config.ops.accessLog ? logger.child({ access: true }) : undefined,
+    tracing,
+    settlements,
+  });
+  gauges.keyCacheSize = () => keys.size();
+  gauges.keyStats = () => keys.stats;
+  gauges.settlementDepth = () => settlements.depth();
+  gauges.redisUp = () => redis?.status === 'ready';
+
+  let closing = false;
+  const readiness = (): Readiness => {
+    const checks: Record<string, boolean> = {
+      accepting: !closing,
+      models: config.models.models.size > 0,
+      controlPlane: settlements.controlPlaneReachable(),
+      keyCacheWarm: keys.size() > 0,
+    };
+    if (redis) checks.redis = redis.status === 'ready';
+    // A warm cache keeps serving known keys through a control-plane outage.
+    const ready = checks.accepting! && checks.models! && (checks.controlPlane! || checks.keyCacheWarm!) && checks.redis !== false;
+    return { ready, checks };
+  };
+
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now, observe });
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url === '/readyz') {
+      const r = readiness();
+      const body = JSON.stringify({ status: r.ready ? 'ready' : 'not ready', checks: r.checks });
+      res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      return;
+    }
+    edge.handle(req, res);
+  };
+  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);
-  // The control plane answering again is the signal for settlement retries to go at once.
-  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, () => metering.wake());
+  const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, {
+    // The control plane answering again is the signal for settlement retries to go at once.
+    onReachable: () => metering.wake(),
+    onApplied: (via, at) => {
+      metrics?.invalidations.labels(via).inc();
+      if (at !== undefined) metrics?.invalidationLag.labels(via).observe(Math.max(0, Date.now() - at) / 1000);
+    },
+  });
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -139,11 +201,15 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   return {
     server,
     url: `http://127.0.0.1:${port}`,
+    metrics: registry,
     drain: () => metering.drain(),
-    async close(graceMs = settings.drainMs) {
-      // 1. Take no new connections; idle keep-alive ones go now.
+    async close(graceMs = config.ops.shutdownGraceMs) {
+      closing = true;
+      // 1. Take no new connections; idle keep-alive ones go now, and each one
+      // whose call finishes while we wait goes too, rather than holding shutdown.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
       // 2. Calls in flight get until the deadline.
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
@@ -153,6 +219,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       server.closeAllConnections();
       await edge.idle();
       await closed;
+      clearInterval(sweep);
       feed.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.
       await metering.close(SETTLE_ON_CLOSE_MS);
@@ -161,6 +228,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       await cp.close();
       await holds.close();
       redis?.disconnect();
+      await observe.close();
     },
   };
 }

@@ -16,6 +16,8 @@ export interface UsageTap {
   usage(): Usage | undefined;
   inputReported(): number | undefined;
   outputSeen(): number;
+  /** Why the answer ended (`stop`, `length`, `end_turn`, `tool_use`…), for traces; empty when not seen. */
+  finishReasons(): string[];
 }
 
 type Json = Record<string, unknown>;
@@ -40,6 +42,7 @@ class JsonTap implements UsageTap {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private parsed: Usage | undefined | null = null;
+  private reasons: string[] = [];
 
   constructor(private readonly format: WireFormat) {}
 
@@ -55,6 +58,7 @@ class JsonTap implements UsageTap {
       // Most answers arrive in one chunk: parse it where it lies rather than copy it.
       const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
       const body = JSON.parse(whole.toString('utf8')) as Json;
+      this.reasons = finishReasonsOf(body);
       const u = body.usage as Json | undefined;
       if (u && typeof u === 'object') {
         this.parsed =
@@ -75,12 +79,26 @@ class JsonTap implements UsageTap {
   outputSeen(): number {
     return 0;
   }
+
+  finishReasons(): string[] {
+    this.usage();
+    return this.reasons;
+  }
 }
+
+function finishReasonsOf(body: Json): string[] {
+  if (typeof body.stop_reason === 'string') return [body.stop_reason];
+  if (!Array.isArray(body.choices)) return [];
+  return (body.choices as Json[]).map((c) => c.finish_reason).filter((r): r is string => typeof r === 'string');
+}
+
+const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
 
 function sseTap(format: WireFormat): UsageTap {
   let input: number | undefined;
   let output: number | undefined;
   let deltas = 0;
+  const reasons: string[] = [];
   // Usage is final only once the chunk or event that closes the answer has come.
   let final = false;
   const decoder = new TextDecoder();
@@ -90,6 +108,11 @@ function sseTap(format: WireFormat): UsageTap {
       // Only the usage chunk needs parsing; every other chunk is one delta.
       if (!data.includes('"usage":{')) {
         deltas++;
+        // Only the closing chunk of a choice names a reason: a byte search on the rest.
+        if (data.includes('"finish_reason":"')) {
+          const m = FINISH_REASON.exec(data);
+          if (m) reasons.push(m[1]!);
+        }
         return;
       }
       try {
@@ -111,6 +134,8 @@ function sseTap(format: WireFormat): UsageTap {
     if (event !== 'message_start' && event !== 'message_delta') return;
     try {
       const msg = JSON.parse(data) as Json;
+      const stop = (msg.delta as Json | undefined)?.stop_reason;
+      if (typeof stop === 'string') reasons.push(stop);
       const u = (event === 'message_start' ? (msg.message as Json | undefined)?.usage : msg.usage) as Json | undefined;
       if (!u) return;
       if (event === 'message_start' || u.input_tokens !== undefined) input = anthropicInput(u);
@@ -129,6 +154,7 @@ function sseTap(format: WireFormat): UsageTap {
     usage: () => (final && input !== undefined && output !== undefined ? { inputTokens: input, outputTokens: output } : undefined),
     inputReported: () => input,
     outputSeen: () => Math.max(deltas, output ?? 0),
+    finishReasons: () => reasons,
   };
 }
 

@@ -27,6 +27,28 @@ export interface Config {
   secretsKey: Buffer | undefined;
   /** Data-plane tuning (docs/proxy.md). */
   proxy: ProxySettings;
+  /** Operations (docs/operations.md). */
+  ops: OpsSettings;
+}
+
+export interface OpsSettings {
+  /** METRICS_ENABLED: count and time every request (default on). */
+  metricsEnabled: boolean;
+  /** Where `GET /metrics` is served: its own listener, loopback by default, apart from the public ports. */
+  metricsHost: string;
+  metricsPort: number;
+  /** Whether METRICS_PORT was given: only then is a port already taken fatal. */
+  metricsPortSet: boolean;
+  /** When set, `/metrics` also wants `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** ACCESS_LOG: one `info` line per edge request (default on). */
+  accessLog: boolean;
+  /** On SIGTERM, calls and streams in flight get this long to finish. */
+  shutdownGraceMs: number;
+  /** OTLP/HTTP traces endpoint (…/v1/traces); undefined: tracing is off. */
+  tracesEndpoint: string | undefined;
+  /** OTEL_SERVICE_NAME, else tollgate-<half>. */
+  serviceName: string | undefined;
 }
 
 export interface ProxySettings {
@@ -55,8 +77,6 @@ export interface ProxySettings {
   outboxMaxRecords: number;
   /** After Redis lost its data, holds wait this long for every proxy to put its live holds back. */
   holdFenceMs: number;
-  /** On shutdown, calls in flight get this long to finish before they are cut (and billed for what they used). */
-  drainMs: number;
 }
 
 export class ConfigError extends Error {
@@ -153,7 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     settleRetryMaxMs: positiveInt('PROXY_SETTLE_RETRY_MAX_MS', 30_000),
     outboxMaxRecords: positiveInt('PROXY_OUTBOX_MAX_RECORDS', 100_000),
     holdFenceMs: positiveInt('PROXY_HOLD_FENCE_MS', 3_000),
-    drainMs: positiveInt('PROXY_DRAIN_MS', 10_000),
   };
   // An idle hold account in Redis lapses after twice the hold TTL; a key served
   // from the stale window must not carry a snapshot older than that (docs/proxy.md).
@@ -162,6 +181,29 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
       `PROXY_HOLD_TTL_SECONDS: must be more than half the stale window PROXY_KEY_STALE_MS (${proxy.holdTtlSeconds} s against ${proxy.keyStaleMs / 1000} s)`,
     );
   }
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+    problems.push(`${name}: "${env[name]}" is not on/off (true/false, 1/0)`);
+    return fallback;
+  };
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN: must be at least 16 characters');
+  const ops: OpsSettings = {
+    metricsEnabled: flag('METRICS_ENABLED', true),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
+    // Apart per half, so both can run on one host with the defaults.
+    metricsPort: port('METRICS_PORT', mode === 'control-plane' ? 9465 : 9464),
+    metricsPortSet: Boolean(env.METRICS_PORT),
+    metricsToken,
+    accessLog: flag('ACCESS_LOG', true),
+    shutdownGraceMs: positiveInt('SHUTDOWN_GRACE_SECONDS', 25) * 1000,
+    tracesEndpoint: tracesEndpoint(env, url),
+    serviceName: env.OTEL_SERVICE_NAME || undefined,
+  };
+
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
@@ -183,7 +225,24 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     sessionTtlSeconds,
     secretsKey: secretsKey ?? undefined,
     proxy,
+    ops,
   };
+}
+
+/**
+ * The standard OpenTelemetry variables: the traces endpoint as given, or the
+ * base endpoint plus /v1/traces (OTLP/HTTP); none, or OTEL_SDK_DISABLED /
+ * OTEL_TRACES_EXPORTER=none, leaves tracing off.
+ */
+function tracesEndpoint(
+  env: NodeJS.ProcessEnv,
+  url: (name: string, fallback: string | undefined, protocols: string[]) => string | undefined,
+): string | undefined {
+  if (env.OTEL_SDK_DISABLED?.toLowerCase() === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  const full = url('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', undefined, ['http:', 'https:']);
+  if (full) return full;
+  const base = url('OTEL_EXPORTER_OTLP_ENDPOINT', undefined, ['http:', 'https:']);
+  return base ? `${base}/v1/traces` : undefined;
 }
 
 /** undefined when unset, null when set but not a 32-byte key in hex or base64(url). */

@@ -30,7 +30,12 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
     api_key_env: UPSTREAM_KEY_ENV,
   });
   const model = (alias: string, provider: string) => ({
-    alias, provider, upstream_model: 'bench-model', input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 64000,
+    alias,
+    provider,
+    upstream_model: 'bench-model',
+    input_usd_per_mtok: 3,
+    output_usd_per_mtok: 15,
+    max_output_tokens: 64000,
   });
   const messagesOnly = (url: string) => ({ messages_base_url: `${url}/anthropic`, api_key_env: UPSTREAM_KEY_ENV });
   const chatOnly = (url: string) => ({ chat_completions_base_url: `${url}/v1`, api_key_env: UPSTREAM_KEY_ENV });
@@ -106,6 +111,8 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     EDGE_BASE_URL: edgeUrl,
     MODELS_FILE: options.modelsFile,
     LOG_LEVEL: 'warn',
+    // Any free port: a fixed one would collide between the halves and with other runs on the host.
+    METRICS_PORT: '0',
     DATA_PLANE_TOKEN: randomBytes(32).toString('base64url'),
     CONTROL_PLANE_URL: baseUrl,
     [UPSTREAM_KEY_ENV]: UPSTREAM_KEY,
@@ -245,4 +252,25 @@ export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Pro
 export async function createTeamKey(call: ConsoleCall, teamId: string, name: string): Promise<string> {
   const created = await call<{ key: string }>('POST', `/v1/teams/${teamId}/keys`, { kind: 'team', name, ...UNREACHABLE_LIMITS });
   return created.key;
+}
+
+/**
+ * One more proxy process over a running Tollgate's control plane, with its
+ * own port and `env` on top of the shared settings (e.g. metrics off).
+ */
+export async function startProxyVariant(
+  tollgate: Tollgate,
+  name: string,
+  env: NodeJS.ProcessEnv,
+  placement: Placement,
+): Promise<{ proxy: Proc; edgeUrl: string }> {
+  const proxyPort = await freePort();
+  const edgeUrl = `http://127.0.0.1:${proxyPort}`;
+  const [node, args] = compiledArgs('bin/proxy.ts');
+  const proxy = await startProcess(name, node, args, {
+    cpus: placement.sut,
+    env: { ...tollgate.env, PROXY_PORT: String(proxyPort), EDGE_BASE_URL: edgeUrl, ...env },
+    ready: readyWhenHealthy(`${edgeUrl}/healthz`),
+  });
+  return { proxy, edgeUrl };
 }

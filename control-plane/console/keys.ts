@@ -11,7 +11,7 @@ import { createKey, listKeys, revokeKey } from '../services/workspaces/keys.js';
 const MAX_BUDGET_USD = 1_000_000_000;
 const MAX_PER_MINUTE = 2_147_483_647;
 
-const newKey = z
+export const newKey = z
   .object({
     kind: z.enum(['personal', 'team']),
     name: displayName,

@@ -8,8 +8,8 @@ import { changeMemberRole, listMembers } from '../services/orgs/members.js';
 import { listAudit } from '../services/orgs/audit.js';
 import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
-const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
-const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
+export const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
+export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
 
 /** Settings → Members and the org's audit trail: /v1/orgs/:org_id/members, /v1/orgs/:org_id/audit */
 /*

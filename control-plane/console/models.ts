@@ -6,7 +6,7 @@ import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
 import { listModels, setTeamModels, showTeamModels } from '../services/workspaces/models.js';
 
-const modelAccess = z.object({ models: z.array(z.string().min(1).max(200)).max(1000) }).strict();
+export const modelAccess = z.object({ models: z.array(z.string().min(1).max(200)).max(1000) }).strict();
 
 /** Model catalog and team model access: GET /v1/models, GET/PUT /v1/teams/:team_id/models */
 export function modelsRoutes(deps: ControlPlaneDeps): Router {

@@ -7,7 +7,7 @@ import { assertOrgAdmin } from '../services/auth/console-auth.js';
 import { readValid } from '../http/body.js';
 import { rotateScimToken, scimSettings, setScimEnabled } from '../scim/tokens.js';
 
-const SettingsBody = z.strictObject({ enabled: z.boolean() });
+export const SettingsBody = z.strictObject({ enabled: z.boolean() });
 
 /** Settings → SCIM: GET/PUT /v1/orgs/:org_id/scim, POST /v1/orgs/:org_id/scim/token (owner or admin). */
 export function scimSettingsRoutes(deps: ControlPlaneDeps): Router {

@@ -7,7 +7,7 @@ import { setSessionCookie } from '../http/auth.js';
 import { readBody, parseValid } from '../http/body.js';
 import { signInWithConsoleToken } from '../services/auth/sessions.js';
 
-const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
+export const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
 
 /**
  * `POST /v1/auth/session {token}` → 204 + the console's httpOnly session

@@ -23,12 +23,8 @@ function isIssuer(raw: string): boolean {
   return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname));
 }
 
-const ssoSettingsBody = z.strictObject({
-  issuer: z
-    .string()
-    .trim()
-    .max(2048)
-    .refine(isIssuer, 'must be an https URL without query or fragment (http only on localhost)'),
+export const ssoSettingsBody = z.strictObject({
+  issuer: z.string().trim().max(2048).refine(isIssuer, 'must be an https URL without query or fragment (http only on localhost)'),
   client_id: z.string().trim().min(1, 'must not be empty').max(255),
   client_secret: z.string().min(1, 'must not be empty').max(4096),
   external_id_claim: z

@@ -7,8 +7,8 @@ import { readValid } from '../http/body.js';
 import { displayName } from './fields.js';
 import { addTeamMember, createTeam, listTeamMembers, listTeams, removeTeamMember, showTeam } from '../services/workspaces/teams.js';
 
-const newTeam = z.object({ name: displayName }).strict();
-const newMember = z.object({ user_id: z.guid() }).strict();
+export const newTeam = z.object({ name: displayName }).strict();
+export const newMember = z.object({ user_id: z.guid() }).strict();
 
 /**
  * Teams and their members: POST/GET /v1/workspaces/:workspace_id/teams, GET /v1/teams/:team_id,

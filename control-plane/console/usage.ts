@@ -22,7 +22,7 @@ const filters = {
   format: z.enum(['json', 'csv']).default('json'),
 };
 
-const summaryQuery = z
+export const summaryQuery = z
   .object({
     ...filters,
     granularity: z.enum(['day', 'hour']).default('day'),
@@ -30,7 +30,7 @@ const summaryQuery = z
   })
   .strict();
 
-const requestsQuery = z
+export const requestsQuery = z
   .object({
     ...filters,
     errors: z.enum(['true', 'false']).optional(),

@@ -7,9 +7,7 @@ import { readValid } from '../http/body.js';
 import { addCredits, listWorkspaces, MAX_CREDIT_USD, showWorkspace } from '../services/workspaces/workspaces.js';
 
 // Balances keep nine decimal places: a smaller credit would be a ledger row that moves nothing.
-const credit = z
-  .object({ amount_usd: z.number().min(0.000000001, 'must be at least 0.000000001').max(MAX_CREDIT_USD) })
-  .strict();
+export const credit = z.object({ amount_usd: z.number().min(0.000000001, 'must be at least 0.000000001').max(MAX_CREDIT_USD) }).strict();
 
 /** Workspaces and balance: GET /v1/orgs/:org_id/workspaces, GET /v1/workspaces/:workspace_id, POST /v1/workspaces/:workspace_id/credits */
 export function workspacesRoutes(deps: ControlPlaneDeps): Router {

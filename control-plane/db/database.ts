@@ -15,6 +15,8 @@ export interface Database extends Queryable {
    * function that stops listening. Optional: callers fall back to polling.
    */
   listen?(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  /** The connection pool's state, where there is a pool (PostgreSQL), for the metrics. */
+  poolStats?(): { total: number; idle: number; waiting: number };
   /** Runs a script of several statements (migrations). */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;

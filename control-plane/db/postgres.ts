@@ -28,6 +28,7 @@ export async function openPostgres(connectionString: string): Promise<Database> 
   return {
     kind: 'postgres',
     query: (sql, params) => query(pool, sql, params),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect();
       const tx: Queryable = { query: (sql, params) => query(client, sql, params) };

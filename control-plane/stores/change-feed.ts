@@ -2,10 +2,7 @@ import type { ChangeTopic } from '../../shared/contract/changes.js';
 import type { Queryable } from '../db/database.js';
 
 export async function change_feed_insert(q: Queryable, topic: ChangeTopic, subjectId: string): Promise<number> {
-  const [row] = await q.query<{ id: number }>(`INSERT INTO change_feed (topic, subject_id) VALUES ($1, $2) RETURNING id`, [
-    topic,
-    subjectId,
-  ]);
+  const [row] = await q.query<{ id: number }>(`INSERT INTO change_feed (topic, subject_id) VALUES ($1, $2) RETURNING id`, [topic, subjectId]);
   return row!.id;
 }
 
@@ -13,8 +10,11 @@ export async function change_feed_since(
   q: Queryable,
   afterId: number,
   limit: number,
-): Promise<{ id: number; topic: ChangeTopic; subject_id: string }[]> {
-  return q.query(`SELECT id, topic, subject_id FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, limit]);
+): Promise<{ id: number; topic: ChangeTopic; subject_id: string; at: number }[]> {
+  return q.query(
+    `SELECT id, topic, subject_id, (extract(epoch FROM created_at) * 1000)::float8 AS at FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`,
+    [afterId, limit],
+  );
 }
 
 export async function change_feed_latest(q: Queryable): Promise<number> {

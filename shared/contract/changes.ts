@@ -11,6 +11,8 @@ export const changeEventSchema = z.object({
   id: z.number().int().positive(),
   topic: changeTopicSchema,
   subject_id: z.string(),
+  /** When the change was recorded (ms since the epoch), so a proxy can tell how late it heard of it. */
+  at: z.number().optional(),
 });
 export type ChangeEvent = z.infer<typeof changeEventSchema>;
 

@@ -9,6 +9,8 @@ import { createControlPlane } from '../../control-plane/app.js';
 import type { ControlPlaneDeps } from '../../control-plane/deps.js';
 import type { Database } from '../../control-plane/db/database.js';
 import { bootstrapOrg, type BootstrapResult } from '../../control-plane/services/orgs/bootstrap.js';
+import { createControlPlaneMetrics, instrumentDatabase } from '../../control-plane/metrics.js';
+import type { Registry } from '../../shared/metrics.js';
 
 export const TEST_MODELS_FILE = fileURLToPath(new URL('../fixtures/models.test.json', import.meta.url));
 
@@ -29,16 +31,18 @@ export interface TestControlPlane {
 /** The real control plane on a loopback port, over the given store. */
 export async function startTestControlPlane(
   db: Database,
-  options: { env?: NodeJS.ProcessEnv; clock?: Clock } = {},
+  options: { env?: NodeJS.ProcessEnv; clock?: Clock; registry?: Registry } = {},
 ): Promise<TestControlPlane> {
   const config = testConfig(options.env);
+  // With a registry, the control plane is counted and its store timed as bin/ sets it up.
+  const metrics = options.registry ? createControlPlaneMetrics(options.registry, () => db) : undefined;
   const deps: ControlPlaneDeps = {
-    db,
+    db: metrics ? instrumentDatabase(db, metrics) : db,
     config,
     clock: options.clock ?? systemClock,
     logger: createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-control-plane'),
   };
-  const server = await createControlPlane(deps).listen(0);
+  const server = await createControlPlane(deps, { metrics }).listen(0);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Later control-plane URLs (SCIM base, edge URLs) should name this server.
   deps.config.publicBaseUrl = url;

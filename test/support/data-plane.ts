@@ -15,6 +15,7 @@ import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '
 import { seedOrg, startTestControlPlane, testConfig, type TestControlPlane } from './control-plane.js';
 import type { StoreContext } from './stores.js';
 import { skipped } from './skips.js';
+import type { Registry } from '../../shared/metrics.js';
 
 export const UPSTREAM_SECRET = 'sk-upstream-provider-secret';
 
@@ -163,6 +164,8 @@ export interface DataPlaneOptions {
   env?: NodeJS.ProcessEnv;
   /** One entry per proxy to start; by default a single proxy with just `env`. */
   proxies?: ProxyOptions[];
+  /** Counts the control plane's requests and store calls into this registry. */
+  controlPlaneRegistry?: Registry;
 }
 
 /** The fake upstream, the real control plane over the suite's store, and proxies aimed at both. */
@@ -187,7 +190,7 @@ export async function startDataPlane(store: StoreContext, options: DataPlaneOpti
     await cp?.close();
   };
   try {
-    cp = await startTestControlPlane(store.db);
+    cp = await startTestControlPlane(store.db, { registry: options.controlPlaneRegistry });
     for (const p of options.proxies ?? [{}]) {
       proxies.push(await startTestProxy(cp, fake, { ...options.env, ...p.env }, { changePush: p.changePush }));
     }

@@ -33,7 +33,7 @@ export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promi
 
 export async function changesSince(deps: ControlPlaneDeps, afterId: number): Promise<ChangeEvent[]> {
   const rows = await change_feed_since(deps.db, afterId, CHANGE_FEED_PAGE_SIZE);
-  return rows.map((r) => ({ id: Number(r.id), topic: r.topic, subject_id: r.subject_id }));
+  return rows.map((r) => ({ id: Number(r.id), topic: r.topic, subject_id: r.subject_id, at: Number(r.at) }));
 }
 
 export async function changeVersion(deps: ControlPlaneDeps): Promise<number> {

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,15 +22,22 @@ interface Run {
   stderr: string;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
+/**
+ * A port for CONTROL_PLANE_PORT that nothing else can take while the suite
+ * runs: a port merely found free could be handed to another test's service a
+ * moment later, and the CLI would then (rightly) talk to that one. The holder
+ * answers 404, as anything that is not Tollgate would.
+ */
+async function reservedPort(): Promise<{ port: string; release(): Promise<void> }> {
+  const server = createServer((_req, res) => res.writeHead(404).end());
+  await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.listen(0, '127.0.0.1', () => resolve());
   });
+  return {
+    port: String((server.address() as AddressInfo).port),
+    release: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /**
@@ -64,11 +72,16 @@ describe('cli: help and usage errors', function () {
   this.timeout(60_000);
   let env: NodeJS.ProcessEnv;
   let dir: string;
+  let port: Awaited<ReturnType<typeof reservedPort>>;
   before(async () => {
     dir = tempDir();
-    env = { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: String(await freePort()) };
+    port = await reservedPort();
+    env = { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: port.port };
   });
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await port.release();
+  });
 
   for (const args of [['--help'], ['-h'], ['help']]) {
     it(`\`cli ${args.join(' ')}\` lists every command and exits 0`, async () => {
@@ -129,6 +142,7 @@ function storeStory(title: string, settings: () => Promise<NodeJS.ProcessEnv | u
     this.timeout(120_000);
     let dir: string;
     let env: NodeJS.ProcessEnv;
+    let port: Awaited<ReturnType<typeof reservedPort>> | undefined;
 
     before(async function () {
       const store = await settings();
@@ -137,9 +151,13 @@ function storeStory(title: string, settings: () => Promise<NodeJS.ProcessEnv | u
         this.skip();
       }
       dir = tempDir();
-      env = { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: String(await freePort()), ...store };
+      port = await reservedPort();
+      env = { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: port.port, ...store };
     });
-    after(() => dir && rmSync(dir, { recursive: true, force: true }));
+    after(async () => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      await port?.release();
+    });
 
     it('bootstrap --out writes the answer itself (mode 0600) and stores the owner’s given and family name', async () => {
       const out = join(dir, 'acme.json');

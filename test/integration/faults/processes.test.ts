@@ -162,7 +162,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
 
     it('SIGTERM with a stream longer than the drain deadline: the proxy exits and the stream is billed for what it generated', async () => {
       const k = keys.drain;
-      const url = await plane.startProxy('drain', { PROXY_DRAIN_MS: '1000' });
+      const url = await plane.startProxy('drain', { SHUTDOWN_GRACE_SECONDS: '1' });
       fake.reset();
       fake.enqueue({ kind: 'ok', outputTokens: 400, eventDelayMs: 50 });
       const payload = JSON.stringify({ model: 'tg/sonnet', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'A long story.' }] });

@@ -11,6 +11,7 @@ import { createMemoryHoldStore, type HoldStore } from '../../../proxy/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/keep-alive.js';
 import { createKeyCache } from '../../../proxy/key-cache.js';
 import { createMetering, type Metering } from '../../../proxy/metering.js';
+import { createEdgeObserver } from '../../../proxy/observe.js';
 import { openOutbox } from '../../../proxy/outbox.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createLogger } from '../../../shared/logger.js';
@@ -59,6 +60,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     config,
     logger,
     now: Date.now,
+    observe: createEdgeObserver({}),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,
@@ -66,7 +68,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
       ...metering,
       settle(call, input, output) {
         if (armed === 'settle') throw new Error('injected: settle');
-        metering.settle(call, input, output);
+        return metering.settle(call, input, output);
       },
     },
     pool(origin) {
