@@ -1,14 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import {
-  defaultTextMapGetter,
-  type TextMapSetter,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import { defaultTextMapGetter, type TextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { AppError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { statusClass } from '../shared/metrics.js';
