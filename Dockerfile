@@ -30,7 +30,8 @@ ENV NODE_ENV=production \
 VOLUME ["/app/data"]
 USER node
 EXPOSE 8080 8081
-# node itself is PID 1, so SIGTERM reaches the process that drains (an npm or
-# tsx wrapper in between would have to relay it). The compose file and the
-# Kubernetes manifests pick the half: bin/control-plane.ts or bin/proxy.ts.
-CMD ["node", "--import", "tsx", "bin/start.ts"]
+# node itself is PID 1 and runs the compiled code, so SIGTERM reaches the
+# process that drains (an npm wrapper in between would have to relay it). The
+# compose file and the Kubernetes manifests pick the half:
+# dist/bin/control-plane.js or dist/bin/proxy.js.
+CMD ["node", "dist/bin/start.js"]

@@ -20,15 +20,18 @@ interface ComposeService {
 /** `${NAME:-default}` as compose reads it with NAME unset. */
 const withDefaults = (s: string) => s.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
 
+/** The source a compiled entry point (`dist/bin/x.js`, built in the image) is built from. */
+const sourceOf = (compiled: string) => compiled.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+
 describe('docker-compose.yml: PostgreSQL, Redis, a control plane and two proxies', () => {
   const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
   const services = compose.services;
-  const proxies = Object.entries(services).filter(([, s]) => s.command?.includes('bin/proxy.ts'));
+  const proxies = Object.entries(services).filter(([, s]) => s.command?.includes('dist/bin/proxy.js'));
 
   it('has the four parts, the proxies twice', () => {
     expect(services.postgres?.image).to.match(/^postgres:/);
     expect(services.redis?.image).to.match(/^redis:/);
-    expect(services['control-plane']?.command).to.include('bin/control-plane.ts');
+    expect(services['control-plane']?.command).to.include('dist/bin/control-plane.js');
     expect(proxies).to.have.length(2);
   });
 
@@ -46,8 +49,8 @@ describe('docker-compose.yml: PostgreSQL, Redis, a control plane and two proxies
 
   it('every Tollgate service runs a file that exists, is ready-checked on /readyz, and mounts a models file that exists by default', () => {
     for (const [name, s] of [['control-plane', services['control-plane']!] as const, ...proxies]) {
-      const entry = s.command!.find((a) => a.startsWith('bin/'))!;
-      expect(existsSync(join(ROOT, entry)), `${name}: ${entry}`).to.equal(true);
+      const entry = s.command!.find((a) => a.startsWith('dist/bin/'))!;
+      expect(existsSync(join(ROOT, sourceOf(entry))), `${name}: ${entry}`).to.equal(true);
       expect(s.healthcheck?.test.join(' '), name).to.include('/readyz');
       const mount = s.volumes!.map(withDefaults).find((v) => v.includes(':/app/config/models.json'))!;
       expect(mount, name).to.not.equal(undefined);
@@ -77,6 +80,7 @@ describe('Dockerfile: the default command runs as the non-root user with no DATA
     }
     const cmd = JSON.parse(lines.find((l) => l.startsWith('CMD '))!.slice(4)) as string[];
     expect(cmd[0]).to.equal('node');
-    expect(existsSync(join(ROOT, cmd.at(-1)!))).to.equal(true);
+    expect(text).to.include('RUN npm run build');
+    expect(existsSync(join(ROOT, sourceOf(cmd.at(-1)!)))).to.equal(true);
   });
 });
