@@ -4,11 +4,17 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
-const CONTROL_PLANE = { group: ['**/control-plane/**'], message: 'The proxy and the bench talk to the control plane only through the wire contract in shared/contract/.' };
+const CONTROL_PLANE = {
+  group: ['**/control-plane/**'],
+  message: 'The proxy and the bench talk to the control plane only through the wire contract in shared/contract/.',
+};
 const PROXY = { group: ['**/proxy/**'], message: 'The control plane never imports the proxy: shared code goes in shared/.' };
 const HALVES = { group: ['**/control-plane/**', '**/proxy/**'], message: 'shared/ imports neither half.' };
 const STORES = { group: ['**/stores/**'], message: 'Routes call services; only services call stores.' };
-const HTTP = { group: ['**/http/**', '**/console/**', '**/internal/**', '**/sso/index.js', '**/web/**'], message: 'Services never import the HTTP layer.' };
+const HTTP = {
+  group: ['**/http/**', '**/console/**', '**/internal/**', '**/sso/index.js', '**/web/**'],
+  message: 'Services never import the HTTP layer.',
+};
 
 /** One no-restricted-imports per directory: a later block replaces an earlier one's list, so each lists all it forbids. */
 const restrict = (files, ...patterns) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } });

@@ -26,7 +26,19 @@ import { streamingScenario } from './scenarios/streaming.js';
 import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
 
-const SCENARIOS = ['overhead', 'streaming', 'translation', 'peer', 'observability', 'whole', 'key-cache', 'cold-keys', 'scim', 'usage', 'soak'] as const;
+const SCENARIOS = [
+  'overhead',
+  'streaming',
+  'translation',
+  'peer',
+  'observability',
+  'whole',
+  'key-cache',
+  'cold-keys',
+  'scim',
+  'usage',
+  'soak',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const USAGE = `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join('|')}[,…]] [--tool wrk|autocannon] [--shape split|combined] [--cp-nice 0-19]`;

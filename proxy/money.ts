@@ -23,4 +23,3 @@ export function costMicros(model: ModelConfig, inputTokens: number, outputTokens
 export function estimateInputTokens(bodyBytes: number): number {
   return Math.max(1, Math.ceil(bodyBytes / 3));
 }
-

@@ -55,10 +55,7 @@ export interface ModelCatalog {
 }
 
 /** Parses a catalog; returns every problem found rather than the first. */
-export function parseModelCatalog(
-  raw: unknown,
-  env: NodeJS.ProcessEnv,
-): { catalog?: ModelCatalog; problems: string[] } {
+export function parseModelCatalog(raw: unknown, env: NodeJS.ProcessEnv): { catalog?: ModelCatalog; problems: string[] } {
   const parsed = catalogSchema.safeParse(raw);
   if (!parsed.success) {
     return {

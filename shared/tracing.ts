@@ -30,4 +30,3 @@ export function createTracing(endpoint: string | undefined, serviceName: string)
     close: () => provider.shutdown().catch(() => undefined),
   };
 }
-

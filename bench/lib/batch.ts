@@ -7,7 +7,13 @@ import { nodeArgs, REPO_ROOT } from './procs.js';
 let files = 0;
 
 /** Sends each request once over `connections` sockets from a pinned child process. */
-export async function runBatch(dir: string, origin: string, requests: BatchRequest[], connections: number, cpus: string | undefined): Promise<BatchResult> {
+export async function runBatch(
+  dir: string,
+  origin: string,
+  requests: BatchRequest[],
+  connections: number,
+  cpus: string | undefined,
+): Promise<BatchResult> {
   const requestsFile = join(dir, `batch-${++files}.json`);
   writeFileSync(requestsFile, JSON.stringify(requests));
   const [node, args] = nodeArgs(join(REPO_ROOT, 'bench/load/batch-client.ts'), [JSON.stringify({ origin, connections, requestsFile })]);

@@ -6,8 +6,17 @@ import type { LoadTool } from './load.js';
 import { freePort, nodeArgs, readyWhenPrinted, startProcess, type Placement, type Proc } from './procs.js';
 import type { Report } from './report.js';
 import {
-  FAST_ALIAS, PACED_ALIAS, provision, removeDataDir, startTollgate, TRANSLATED_ALIASES, UPSTREAM_KEY, writeModelsFile,
-  type Provisioned, type Shape, type Tollgate,
+  FAST_ALIAS,
+  PACED_ALIAS,
+  provision,
+  removeDataDir,
+  startTollgate,
+  TRANSLATED_ALIASES,
+  UPSTREAM_KEY,
+  writeModelsFile,
+  type Provisioned,
+  type Shape,
+  type Tollgate,
 } from './tollgate.js';
 
 /** How long each part runs: the full suite fits in 10 minutes on 2 cores, --quick in about 1.5. */
@@ -24,8 +33,28 @@ export interface Profile {
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
-  full: { name: 'full', warmS: 2, measureS: 3, soakS: 300, coldKeys: 1000, scimCreates: 1000, scimFilterQueries: 1000, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 500_000 },
-  quick: { name: 'quick', warmS: 1, measureS: 1, soakS: 20, coldKeys: 100, scimCreates: 200, scimFilterQueries: 300, keyCacheSizes: [1_000, 100_000, 1_000_000], keyCacheLookups: 200_000 },
+  full: {
+    name: 'full',
+    warmS: 2,
+    measureS: 3,
+    soakS: 300,
+    coldKeys: 1000,
+    scimCreates: 1000,
+    scimFilterQueries: 1000,
+    keyCacheSizes: [1_000, 100_000, 1_000_000],
+    keyCacheLookups: 500_000,
+  },
+  quick: {
+    name: 'quick',
+    warmS: 1,
+    measureS: 1,
+    soakS: 20,
+    coldKeys: 100,
+    scimCreates: 200,
+    scimFilterQueries: 300,
+    keyCacheSizes: [1_000, 100_000, 1_000_000],
+    keyCacheLookups: 200_000,
+  },
 };
 
 export type Format = 'chat' | 'messages';
@@ -144,14 +173,22 @@ export class BenchContext {
         format === 'chat'
           ? {
               url: `${url}/v1/chat/completions`,
-              headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}`, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${fast}/v1` },
+              headers: {
+                ...JSON_TYPE,
+                authorization: `Bearer ${UPSTREAM_KEY}`,
+                'x-portkey-provider': 'openai',
+                'x-portkey-custom-host': `${fast}/v1`,
+              },
               body: chatBody('bench-model'),
             }
           : {
               url: `${url}/v1/messages`,
               headers: {
-                ...JSON_TYPE, 'x-api-key': UPSTREAM_KEY, 'anthropic-version': ANTHROPIC_VERSION,
-                'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${fast}/anthropic/v1`,
+                ...JSON_TYPE,
+                'x-api-key': UPSTREAM_KEY,
+                'anthropic-version': ANTHROPIC_VERSION,
+                'x-portkey-provider': 'anthropic',
+                'x-portkey-custom-host': `${fast}/anthropic/v1`,
               },
               body: messagesBody('bench-model'),
             },
@@ -249,7 +286,11 @@ export function tollgateRequest(
 ): RequestShape {
   const alias = o.translated ? TRANSLATED_ALIASES[o.paced ? 'paced' : 'fast'][format] : o.paced ? PACED_ALIAS : FAST_ALIAS;
   return format === 'chat'
-    ? { url: `${edgeUrl}/${slug}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${key}` }, body: chatBody(alias, { stream: o.stream }) }
+    ? {
+        url: `${edgeUrl}/${slug}/v1/chat/completions`,
+        headers: { ...JSON_TYPE, authorization: `Bearer ${key}` },
+        body: chatBody(alias, { stream: o.stream }),
+      }
     : {
         url: `${edgeUrl}/${slug}/anthropic/v1/messages`,
         headers: { ...JSON_TYPE, 'x-api-key': key, 'anthropic-version': ANTHROPIC_VERSION },

@@ -87,8 +87,18 @@ end
 }
 
 interface WrkJson {
-  requests: number; duration_us: number; connect: number; read: number; write: number; status: number; timeout: number;
-  p50: number; p99: number; p999: number; mean: number; max: number;
+  requests: number;
+  duration_us: number;
+  connect: number;
+  read: number;
+  write: number;
+  status: number;
+  timeout: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  mean: number;
+  max: number;
 }
 
 async function runWrk(spec: LoadSpec, cpus: string | undefined): Promise<LoadResult> {

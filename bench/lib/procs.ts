@@ -91,7 +91,12 @@ export async function startProcess(name: string, command: string, args: string[]
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   let exited = false;
-  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => { exited = true; resolve(); }));
+  const exitedPromise = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
   const proc: Proc = {
     name,
     pid: child.pid ?? -1,

@@ -44,33 +44,30 @@ function oneStream(): Promise<void> {
     let first = 0n;
     let frames = 0;
     let lastByte = 0;
-    const req = request(
-      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers },
-      (res) => {
-        res.on('data', (chunk: Buffer) => {
-          if (first === 0n) first = process.hrtime.bigint();
-          // A frame ends with "\n\n"; the pair may straddle two chunks.
-          if (lastByte === 10 && chunk[0] === 10) frames++;
-          for (let i = chunk.indexOf(10); i !== -1 && i < chunk.length - 1; i = chunk.indexOf(10, i + 1)) {
-            if (chunk[i + 1] === 10) frames++;
-          }
-          lastByte = chunk[chunk.length - 1]!;
-        });
-        res.on('end', () => {
-          if (res.statusCode !== 200 || first === 0n) errors++;
-          else {
-            ttfb.push(Number(first - t0) / 1000);
-            total.push(Number(process.hrtime.bigint() - t0) / 1000);
-            events += frames;
-          }
-          resolve();
-        });
-        res.on('error', () => {
-          errors++;
-          resolve();
-        });
-      },
-    );
+    const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers }, (res) => {
+      res.on('data', (chunk: Buffer) => {
+        if (first === 0n) first = process.hrtime.bigint();
+        // A frame ends with "\n\n"; the pair may straddle two chunks.
+        if (lastByte === 10 && chunk[0] === 10) frames++;
+        for (let i = chunk.indexOf(10); i !== -1 && i < chunk.length - 1; i = chunk.indexOf(10, i + 1)) {
+          if (chunk[i + 1] === 10) frames++;
+        }
+        lastByte = chunk[chunk.length - 1]!;
+      });
+      res.on('end', () => {
+        if (res.statusCode !== 200 || first === 0n) errors++;
+        else {
+          ttfb.push(Number(first - t0) / 1000);
+          total.push(Number(process.hrtime.bigint() - t0) / 1000);
+          events += frames;
+        }
+        resolve();
+      });
+      res.on('error', () => {
+        errors++;
+        resolve();
+      });
+    });
     req.on('error', () => {
       errors++;
       resolve();

@@ -28,7 +28,11 @@ export async function coldKeysScenario(ctx: BenchContext): Promise<void> {
   const n = ctx.profile.coldKeys;
   ctx.log(`cold keys: creating ${n} keys through the console API`);
   const t0 = Date.now();
-  const keys = await mapLimit(Array.from({ length: n }, (_, i) => i), 8, (i) => createTeamKey(provisioned.call, provisioned.teamId, `cold-${i}`));
+  const keys = await mapLimit(
+    Array.from({ length: n }, (_, i) => i),
+    8,
+    (i) => createTeamKey(provisioned.call, provisioned.teamId, `cold-${i}`),
+  );
   const createS = (Date.now() - t0) / 1000;
   const slug = provisioned.org.workspace_slug;
   const batch = (edgeUrl: string): BatchRequest[] =>
@@ -53,7 +57,14 @@ export async function coldKeysScenario(ctx: BenchContext): Promise<void> {
 
   // Same data, fresh process: the cache is empty again, the keys are the same.
   try {
-    const second = await startTollgate({ shape: ctx.shape, placement: ctx.placement, modelsFile, dataDir: first.dataDir, redisUrl: REDIS_URL, controlPlaneNice: ctx.controlPlaneNice });
+    const second = await startTollgate({
+      shape: ctx.shape,
+      placement: ctx.placement,
+      modelsFile,
+      dataDir: first.dataDir,
+      redisUrl: REDIS_URL,
+      controlPlaneNice: ctx.controlPlaneNice,
+    });
     ctx.track(second.proxy, ...(second.controlPlane ? [second.controlPlane] : []));
     try {
       await measure('redis', second);
@@ -68,10 +79,24 @@ export async function coldKeysScenario(ctx: BenchContext): Promise<void> {
 
   ctx.report.data.coldKeys = { keys: n, keyCreateSeconds: createS, connections: CONNECTIONS, figures };
   const table = ctx.report.section(`Cold keys (${n} distinct keys, one request each, ${CONNECTIONS} connections)`, [
-    'limits', 'key cache', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'errors',
+    'limits',
+    'key cache',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'errors',
   ]);
   for (const f of figures) {
-    table.row(f.limits, f.cache, fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtNum(f.cpuUsPerRequest), f.errors ? `${f.errors} ${JSON.stringify(f.statuses)}` : '0');
+    table.row(
+      f.limits,
+      f.cache,
+      fmtNum(f.rps),
+      fmtMs(f.latencyUs.p50),
+      fmtMs(f.latencyUs.p99),
+      fmtNum(f.cpuUsPerRequest),
+      f.errors ? `${f.errors} ${JSON.stringify(f.statuses)}` : '0',
+    );
   }
   table.note(`keys created through the console API at ${fmtNum(n / createS)}/s (8 in flight)`);
 }

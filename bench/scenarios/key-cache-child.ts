@@ -40,7 +40,11 @@ const settings = { ...config.proxy, keyCacheSize: bound };
 
 // Key hashes live in one buffer (32 bytes each), so the test data itself barely shows in RSS.
 const digests = Buffer.allocUnsafe(spec.keys * 32);
-for (let i = 0; i < spec.keys; i++) createHash('sha256').update(`tg-bench-key-${i}`).digest().copy(digests, i * 32);
+for (let i = 0; i < spec.keys; i++)
+  createHash('sha256')
+    .update(`tg-bench-key-${i}`)
+    .digest()
+    .copy(digests, i * 32);
 const hashOf = (i: number) => digests.toString('hex', i * 32, i * 32 + 32);
 
 const workspaceId = randomUUID();
@@ -52,9 +56,21 @@ const source = {
     fetches++;
     return {
       key: {
-        id: randomUUID(), org_id: orgId, workspace_id: workspaceId, workspace_slug: 'bench', team_id: teamId, owner_user_id: null,
-        revoked: false, expires_at: null, rpm: 1000, tpm: 100000, models: ['tg/bench', 'tg/bench-paced'],
-        key_remaining_micros: 1_000_000_000, key_version: 1, balance_micros: 1_000_000_000_000, balance_version: 1,
+        id: randomUUID(),
+        org_id: orgId,
+        workspace_id: workspaceId,
+        workspace_slug: 'bench',
+        team_id: teamId,
+        owner_user_id: null,
+        revoked: false,
+        expires_at: null,
+        rpm: 1000,
+        tpm: 100000,
+        models: ['tg/bench', 'tg/bench-paced'],
+        key_remaining_micros: 1_000_000_000,
+        key_version: 1,
+        balance_micros: 1_000_000_000_000,
+        balance_version: 1,
       },
     };
   },
@@ -76,7 +92,7 @@ const next = () => {
   x ^= x << 13;
   x ^= x >>> 17;
   x ^= x << 5;
-  return (x >>> 0);
+  return x >>> 0;
 };
 const fetchesBefore = fetches;
 t0 = process.hrtime.bigint();
@@ -87,7 +103,15 @@ const hitRate = 1 - (fetches - fetchesBefore) / spec.lookups;
 gc();
 const mem = process.memoryUsage();
 const result: KeyCacheResult = {
-  keys: spec.keys, bound, size: cache.size(), fillPerSecond, lookupsPerSecond, hitRate,
-  rssBaseBytes, rssBytes: mem.rss, heapBaseBytes, heapBytes: mem.heapUsed,
+  keys: spec.keys,
+  bound,
+  size: cache.size(),
+  fillPerSecond,
+  lookupsPerSecond,
+  hitRate,
+  rssBaseBytes,
+  rssBytes: mem.rss,
+  heapBaseBytes,
+  heapBytes: mem.heapUsed,
 };
 process.stdout.write(`BENCH_RESULT ${JSON.stringify(result)}\n`);

@@ -28,18 +28,38 @@ export async function keyCacheScenario(ctx: BenchContext): Promise<void> {
   }
   ctx.report.data.keyCache = figures;
   const table = ctx.report.section('Key cache (proxy/key-cache.ts in-process, source answers at once)', [
-    'keys', 'bound', 'held', 'fill/s', 'lookups/s', 'hit rate', 'RSS Δ MiB', 'heap Δ MiB', 'bytes/entry',
+    'keys',
+    'bound',
+    'held',
+    'fill/s',
+    'lookups/s',
+    'hit rate',
+    'RSS Δ MiB',
+    'heap Δ MiB',
+    'bytes/entry',
   ]);
   for (const f of figures) {
     const heapDelta = f.heapBytes - f.heapBaseBytes;
     table.row(
-      fmtNum(f.keys), fmtNum(f.bound), fmtNum(f.size), fmtNum(f.fillPerSecond), fmtNum(f.lookupsPerSecond), `${(f.hitRate * 100).toFixed(1)}%`,
-      fmtMiB(f.rssBytes - f.rssBaseBytes), fmtMiB(heapDelta), f.size ? fmtNum(heapDelta / f.size) : '-',
+      fmtNum(f.keys),
+      fmtNum(f.bound),
+      fmtNum(f.size),
+      fmtNum(f.fillPerSecond),
+      fmtNum(f.lookupsPerSecond),
+      `${(f.hitRate * 100).toFixed(1)}%`,
+      fmtMiB(f.rssBytes - f.rssBaseBytes),
+      fmtMiB(heapDelta),
+      f.size ? fmtNum(heapDelta / f.size) : '-',
     );
     ctx.report.check({
-      scenario: 'key cache', figure: `entries held, ${fmtNum(f.keys)} keys (${f.sizing})`, value: f.size, target: `≤ bound ${fmtNum(f.bound)}`,
+      scenario: 'key cache',
+      figure: `entries held, ${fmtNum(f.keys)} keys (${f.sizing})`,
+      value: f.size,
+      target: `≤ bound ${fmtNum(f.bound)}`,
       pass: f.size <= f.bound,
     });
   }
-  table.note('Lookups pick keys uniformly at random; past the bound most are misses that fetch and evict. Δ = after the run minus before the cache existed (after GC).');
+  table.note(
+    'Lookups pick keys uniformly at random; past the bound most are misses that fetch and evict. Δ = after the run minus before the cache existed (after GC).',
+  );
 }

@@ -33,7 +33,12 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
   if (drainS > 1) ctx.log(`  waited ${drainS.toFixed(1)}s for the control plane to absorb earlier runs' usage reports`);
   const { result, cpuUs, wallUs } = await withCpu(
     pids,
-    () => runLoad(ctx.tool, { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds }, ctx.placement.driver),
+    () =>
+      runLoad(
+        ctx.tool,
+        { url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, durationS: seconds },
+        ctx.placement.driver,
+      ),
     system.tree ? new Set(['sut']) : undefined,
   );
   const completed = result.requests - result.errors;
@@ -95,24 +100,42 @@ export async function overheadScenario(ctx: BenchContext, options: { portkey: bo
   }
   ctx.report.data.overhead = figures;
   const table = ctx.report.section('Overhead, non-streamed (~1 KB bodies, 12-token answers)', [
-    'system', 'format', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'CPU µs/req', 'SUT core', 'CP µs/req', 'errors',
+    'system',
+    'format',
+    'conns',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'p99.9 ms',
+    'CPU µs/req',
+    'SUT core',
+    'CP µs/req',
+    'errors',
   ]);
   for (const f of figures) {
     table.row(
-      f.system, f.format, String(f.connections), fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtMs(f.latencyUs.p999),
+      f.system,
+      f.format,
+      String(f.connections),
+      fmtNum(f.rps),
+      fmtMs(f.latencyUs.p50),
+      fmtMs(f.latencyUs.p99),
+      fmtMs(f.latencyUs.p999),
       f.cpuUsPerRequest === undefined ? '-' : fmtNum(f.cpuUsPerRequest),
       f.sutCoreUse === undefined ? '-' : `${Math.round(f.sutCoreUse * 100)}%`,
       f.controlPlaneCpuUsPerRequest === undefined ? '-' : fmtNum(f.controlPlaneCpuUsPerRequest),
       f.errors ? `${f.errors}/${f.requests}` : '0',
     );
   }
-  table.note('CPU µs/req = the system under test\'s CPU time (utime+stime from /proc) ÷ completed requests.');
+  table.note("CPU µs/req = the system under test's CPU time (utime+stime from /proc) ÷ completed requests.");
   table.note(
     ctx.shape === 'split'
-      ? 'CP µs/req = Tollgate\'s control plane (its own process, on the driver core) for the same requests: one usage report each.'
-      : 'Tollgate runs combined (bin/start.ts): its CPU µs/req includes the control plane\'s work for those requests.',
+      ? "CP µs/req = Tollgate's control plane (its own process, on the driver core) for the same requests: one usage report each."
+      : "Tollgate runs combined (bin/start.ts): its CPU µs/req includes the control plane's work for those requests.",
   );
-  table.note('SUT core = share of its core the system under test used; well under 100% at 50 conns means the driver core, not the SUT, was the limit.');
+  table.note(
+    'SUT core = share of its core the system under test used; well under 100% at 50 conns means the driver core, not the SUT, was the limit.',
+  );
   addChecks(ctx, figures);
 }
 
@@ -132,22 +155,60 @@ function addChecks(ctx: BenchContext, figures: LoadFigures[]): void {
     const missing = (...xs: (LoadFigures | undefined)[]) => (xs.some((x) => !x) ? 'not measured or failing' : undefined);
 
     const cpu = ratio(t50?.cpuUsPerRequest ?? NaN, b50?.cpuUsPerRequest ?? NaN);
-    ctx.report.check({ scenario: `overhead ${format}`, figure: 'proxy CPU/req ÷ bare (50 conns)', value: cpu, target: '≤ 1.00×', pass: Number.isFinite(cpu) ? cpu <= 1.0 : undefined, note: missing(t50, b50) });
+    ctx.report.check({
+      scenario: `overhead ${format}`,
+      figure: 'proxy CPU/req ÷ bare (50 conns)',
+      value: cpu,
+      target: '≤ 1.00×',
+      pass: Number.isFinite(cpu) ? cpu <= 1.0 : undefined,
+      note: missing(t50, b50),
+    });
 
     const rpsBare = ratio(t50?.rps ?? NaN, b50?.rps ?? NaN);
     const bound = t50 && b50 && (t50.sutCoreUse ?? 0) < 0.9 && (b50.sutCoreUse ?? 0) < 0.9 ? 'neither SUT saturated its core' : undefined;
-    ctx.report.check({ scenario: `overhead ${format}`, figure: 'req/s ÷ bare (50 conns)', value: rpsBare, target: '≥ 1.20×', pass: Number.isFinite(rpsBare) ? rpsBare >= 1.2 : undefined, note: missing(t50, b50) ?? bound });
+    ctx.report.check({
+      scenario: `overhead ${format}`,
+      figure: 'req/s ÷ bare (50 conns)',
+      value: rpsBare,
+      target: '≥ 1.20×',
+      pass: Number.isFinite(rpsBare) ? rpsBare >= 1.2 : undefined,
+      note: missing(t50, b50) ?? bound,
+    });
 
     if (figures.some((f) => f.system === 'portkey' && f.format === format)) {
       const rpsPk = ratio(t50?.rps ?? NaN, p50?.rps ?? NaN);
-      ctx.report.check({ scenario: `peer ${format}`, figure: 'req/s ÷ Portkey (50 conns)', value: rpsPk, target: '≥ 20×', pass: Number.isFinite(rpsPk) ? rpsPk >= 20 : undefined, note: missing(t50, p50) });
-      for (const [t, p, conns] of [[t50, p50, 50], [t1, find(figures, 'portkey', format, 1), 1]] as const) {
+      ctx.report.check({
+        scenario: `peer ${format}`,
+        figure: 'req/s ÷ Portkey (50 conns)',
+        value: rpsPk,
+        target: '≥ 20×',
+        pass: Number.isFinite(rpsPk) ? rpsPk >= 20 : undefined,
+        note: missing(t50, p50),
+      });
+      for (const [t, p, conns] of [
+        [t50, p50, 50],
+        [t1, find(figures, 'portkey', format, 1), 1],
+      ] as const) {
         const lat = ratio(t?.latencyUs.p50 ?? NaN, p?.latencyUs.p50 ?? NaN);
-        ctx.report.check({ scenario: `peer ${format}`, figure: `p50 latency ÷ Portkey (${conns} conn${conns > 1 ? 's' : ''})`, value: lat, target: '(report)', pass: undefined, note: missing(t, p) ?? 'lower is better' });
+        ctx.report.check({
+          scenario: `peer ${format}`,
+          figure: `p50 latency ÷ Portkey (${conns} conn${conns > 1 ? 's' : ''})`,
+          value: lat,
+          target: '(report)',
+          pass: undefined,
+          note: missing(t, p) ?? 'lower is better',
+        });
       }
     }
 
     const added = t1 && d1 ? (t1.latencyUs.p50 - d1.latencyUs.p50) / 1000 : NaN;
-    ctx.report.check({ scenario: `overhead ${format}`, figure: 'added p50 ms over direct (1 conn)', value: added, target: '≤ 0.15 ms', pass: Number.isFinite(added) ? added <= 0.15 : undefined, note: missing(t1, d1) });
+    ctx.report.check({
+      scenario: `overhead ${format}`,
+      figure: 'added p50 ms over direct (1 conn)',
+      value: added,
+      target: '≤ 0.15 ms',
+      pass: Number.isFinite(added) ? added <= 0.15 : undefined,
+      note: missing(t1, d1),
+    });
   }
 }

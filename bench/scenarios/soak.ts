@@ -14,7 +14,11 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
   const streamed = system.request('messages', { stream: true, paced: true });
   const load = (durationS: number) =>
     Promise.all([
-      runLoad(ctx.tool, { url: plain.url, method: 'POST', headers: plain.headers, body: plain.body, connections: 8, durationS }, ctx.placement.driver),
+      runLoad(
+        ctx.tool,
+        { url: plain.url, method: 'POST', headers: plain.headers, body: plain.body, connections: 8, durationS },
+        ctx.placement.driver,
+      ),
       runStreams({ url: streamed.url, headers: streamed.headers, body: streamed.body, connections: 8, durationS }, ctx.placement.driver),
     ]);
   // Warm-up first, so JIT, pools and caches have reached their working size before the first sample.
@@ -48,18 +52,51 @@ export async function soakScenario(ctx: BenchContext): Promise<void> {
   const end = median(samples.slice(-tenth).map((s) => s.rss));
   const max = Math.max(...samples.map((s) => s.rss));
   const growth = start > 0 ? end / start - 1 : NaN;
-  ctx.report.data.soak = { seconds, warmUpSeconds: warmS, nonStreamed, streams, cpuUs, controlPlaneCpuUs, wallUs, rssSamples: samples, rssStart: start, rssEnd: end, rssMax: max, growth };
-  const table = ctx.report.section(`Soak (${seconds}s mixed load after ${warmS}s warm-up)`, ['RSS start MiB', 'RSS end MiB', 'RSS max MiB', 'growth', 'non-streamed req', 'streams', 'proxy core', 'CP core', 'errors']);
+  ctx.report.data.soak = {
+    seconds,
+    warmUpSeconds: warmS,
+    nonStreamed,
+    streams,
+    cpuUs,
+    controlPlaneCpuUs,
+    wallUs,
+    rssSamples: samples,
+    rssStart: start,
+    rssEnd: end,
+    rssMax: max,
+    growth,
+  };
+  const table = ctx.report.section(`Soak (${seconds}s mixed load after ${warmS}s warm-up)`, [
+    'RSS start MiB',
+    'RSS end MiB',
+    'RSS max MiB',
+    'growth',
+    'non-streamed req',
+    'streams',
+    'proxy core',
+    'CP core',
+    'errors',
+  ]);
   table.row(
-    fmtMiB(start), fmtMiB(end), fmtMiB(max), `${(growth * 100).toFixed(1)}%`,
-    fmtNum(nonStreamed.requests), fmtNum(streams.streams), `${Math.round((cpuUs / wallUs) * 100)}%`,
+    fmtMiB(start),
+    fmtMiB(end),
+    fmtMiB(max),
+    `${(growth * 100).toFixed(1)}%`,
+    fmtNum(nonStreamed.requests),
+    fmtNum(streams.streams),
+    `${Math.round((cpuUs / wallUs) * 100)}%`,
     controlPlaneCpuUs === undefined ? '-' : `${Math.round((controlPlaneCpuUs / wallUs) * 100)}%`,
     String(nonStreamed.errors + streams.errors),
   );
-  table.note('Mixed load: 8 connections of non-streamed Chat Completions plus 8 paced Messages streams. Start/end = median RSS of the first/last tenth of the 1 s samples.');
+  table.note(
+    'Mixed load: 8 connections of non-streamed Chat Completions plus 8 paced Messages streams. Start/end = median RSS of the first/last tenth of the 1 s samples.',
+  );
   const failing = nonStreamed.errors > nonStreamed.requests * 0.01 || streams.errors > streams.streams * 0.01;
   ctx.report.check({
-    scenario: 'soak', figure: 'proxy RSS growth % over the soak', value: growth * 100, target: '≤ 10 % (flat)',
+    scenario: 'soak',
+    figure: 'proxy RSS growth % over the soak',
+    value: growth * 100,
+    target: '≤ 10 % (flat)',
     pass: failing || !Number.isFinite(growth) ? undefined : growth <= 0.1,
     note: failing ? 'requests failing' : undefined,
   });

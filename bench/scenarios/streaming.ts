@@ -13,7 +13,13 @@ export interface StreamFigures extends StreamResult {
   sutCoreUse: number | undefined;
 }
 
-export async function measureStreams(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<StreamFigures> {
+export async function measureStreams(
+  ctx: BenchContext,
+  system: System,
+  format: Format,
+  connections: number,
+  seconds: number,
+): Promise<StreamFigures> {
   const req = system.request(format, { stream: true, paced: true });
   const pids: Record<string, number> = system.pid ? { sut: system.pid } : {};
   if (system.controlPlanePid) await waitUntilIdle(system.controlPlanePid);
@@ -57,13 +63,31 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
   }
   ctx.report.data.streaming = figures;
   const table = ctx.report.section('Streaming (paced SSE: 50 token events 2 ms apart)', [
-    'system', 'format', 'streams', 'done', 'events', 'TTFB p50', 'TTFB p99', 'total p50', 'total p99', 'CPU µs/event', 'errors',
+    'system',
+    'format',
+    'streams',
+    'done',
+    'events',
+    'TTFB p50',
+    'TTFB p99',
+    'total p50',
+    'total p99',
+    'CPU µs/event',
+    'errors',
   ]);
   for (const f of figures) {
     table.row(
-      f.system, f.format, String(f.connections), String(f.streams), String(f.events),
-      fmtMs(f.ttfbUs.p50), fmtMs(f.ttfbUs.p99), fmtMs(f.totalUs.p50), fmtMs(f.totalUs.p99),
-      f.cpuUsPerEvent === undefined ? '-' : fmtNum(f.cpuUsPerEvent), String(f.errors),
+      f.system,
+      f.format,
+      String(f.connections),
+      String(f.streams),
+      String(f.events),
+      fmtMs(f.ttfbUs.p50),
+      fmtMs(f.ttfbUs.p99),
+      fmtMs(f.totalUs.p50),
+      fmtMs(f.totalUs.p99),
+      f.cpuUsPerEvent === undefined ? '-' : fmtNum(f.cpuUsPerEvent),
+      String(f.errors),
     );
   }
   table.note('Times in ms. TTFB = request sent → first body byte (the first SSE event). Events = SSE frames the client received.');
@@ -75,8 +99,22 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
     const t50 = ok(figures.find((f) => f.system === 'tollgate' && f.format === format && f.connections === 50));
     const added = t1 && d1 ? (t1.ttfbUs.p50 - d1.ttfbUs.p50) / 1000 : NaN;
     const note = t1 && d1 ? undefined : 'not measured or failing';
-    ctx.report.check({ scenario: `streaming ${format}`, figure: 'added TTFB p50 ms over direct (1 stream)', value: added, target: '≤ 0.5 ms', pass: Number.isFinite(added) ? added <= 0.5 : undefined, note });
+    ctx.report.check({
+      scenario: `streaming ${format}`,
+      figure: 'added TTFB p50 ms over direct (1 stream)',
+      value: added,
+      target: '≤ 0.5 ms',
+      pass: Number.isFinite(added) ? added <= 0.5 : undefined,
+      note,
+    });
     const cpu = t50?.cpuUsPerEvent ?? NaN;
-    ctx.report.check({ scenario: `streaming ${format}`, figure: 'proxy CPU µs per SSE event (50 streams)', value: cpu, target: '≤ 10 µs', pass: Number.isFinite(cpu) ? cpu <= 10 : undefined, note: t50 ? undefined : 'not measured or failing' });
+    ctx.report.check({
+      scenario: `streaming ${format}`,
+      figure: 'proxy CPU µs per SSE event (50 streams)',
+      value: cpu,
+      target: '≤ 10 µs',
+      pass: Number.isFinite(cpu) ? cpu <= 10 : undefined,
+      note: t50 ? undefined : 'not measured or failing',
+    });
   }
 }

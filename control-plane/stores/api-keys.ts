@@ -16,8 +16,23 @@ export async function api_key_insert(q: Queryable, k: NewApiKey): Promise<ApiKey
     `INSERT INTO api_keys (org_id, workspace_id, team_id, kind, owner_user_id, name, key_hash, prefix, last4,
                            budget_usd, rpm, tpm, expires_at, created_by, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
-    [k.org_id, k.workspace_id, k.team_id, k.kind, k.owner_user_id, k.name, k.key_hash, k.prefix, k.last4,
-     k.budget_usd, k.rpm, k.tpm, k.expires_at, k.created_by, k.now],
+    [
+      k.org_id,
+      k.workspace_id,
+      k.team_id,
+      k.kind,
+      k.owner_user_id,
+      k.name,
+      k.key_hash,
+      k.prefix,
+      k.last4,
+      k.budget_usd,
+      k.rpm,
+      k.tpm,
+      k.expires_at,
+      k.created_by,
+      k.now,
+    ],
   );
   return row!;
 }
@@ -37,20 +52,12 @@ export async function api_key_list_for_team(q: Queryable, teamId: string): Promi
 }
 
 export async function api_key_revoke(q: Queryable, id: string, now: Date): Promise<ApiKey | undefined> {
-  const [row] = await q.query<ApiKey>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, now],
-  );
+  const [row] = await q.query<ApiKey>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`, [id, now]);
   return row;
 }
 
 /** A personal key dies with its owner's team membership. */
-export async function api_key_revoke_personal_in_team(
-  q: Queryable,
-  teamId: string,
-  ownerUserId: string,
-  now: Date,
-): Promise<ApiKey[]> {
+export async function api_key_revoke_personal_in_team(q: Queryable, teamId: string, ownerUserId: string, now: Date): Promise<ApiKey[]> {
   return q.query<ApiKey>(
     `UPDATE api_keys SET revoked_at = $3
       WHERE team_id = $1 AND owner_user_id = $2 AND kind = 'personal' AND revoked_at IS NULL RETURNING ${COLUMNS}`,
@@ -59,7 +66,10 @@ export async function api_key_revoke_personal_in_team(
 }
 
 /** What the proxy needs to decide on a key, in integer micro-dollars (floored: never more than there is). */
-export type KeyResolutionRow = Pick<ApiKey, 'id' | 'org_id' | 'workspace_id' | 'team_id' | 'owner_user_id' | 'revoked_at' | 'expires_at' | 'rpm' | 'tpm'> &
+export type KeyResolutionRow = Pick<
+  ApiKey,
+  'id' | 'org_id' | 'workspace_id' | 'team_id' | 'owner_user_id' | 'revoked_at' | 'expires_at' | 'rpm' | 'tpm'
+> &
   Pick<ResolvedKey, 'workspace_slug' | 'key_remaining_micros' | 'key_version' | 'balance_micros' | 'balance_version' | 'models'>;
 
 export async function api_key_resolve(q: Queryable, keyHash: string): Promise<KeyResolutionRow | undefined> {

@@ -13,10 +13,15 @@ export interface AuditEntry {
 }
 
 export async function audit_insert(q: Queryable, e: AuditEntry): Promise<void> {
-  await q.query(
-    `INSERT INTO audit_log (org_id, actor, action, target_type, target_id, detail, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [e.org_id, e.actor, e.action, e.target_type, e.target_id, JSON.stringify(e.detail ?? {}), e.now],
-  );
+  await q.query(`INSERT INTO audit_log (org_id, actor, action, target_type, target_id, detail, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    e.org_id,
+    e.actor,
+    e.action,
+    e.target_type,
+    e.target_id,
+    JSON.stringify(e.detail ?? {}),
+    e.now,
+  ]);
 }
 
 export interface AuditRow {

@@ -7,18 +7,17 @@ export async function membership_insert(
   q: Queryable,
   m: { org_id: string; user_id: string; role: Role; status: MembershipStatus },
 ): Promise<Membership> {
-  const [row] = await q.query<Membership>(
-    `INSERT INTO memberships (org_id, user_id, role, status) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`,
-    [m.org_id, m.user_id, m.role, m.status],
-  );
+  const [row] = await q.query<Membership>(`INSERT INTO memberships (org_id, user_id, role, status) VALUES ($1, $2, $3, $4) RETURNING ${COLUMNS}`, [
+    m.org_id,
+    m.user_id,
+    m.role,
+    m.status,
+  ]);
   return row!;
 }
 
 export async function membership_find(q: Queryable, orgId: string, userId: string): Promise<Membership | undefined> {
-  const [row] = await q.query<Membership>(`SELECT ${COLUMNS} FROM memberships WHERE org_id = $1 AND user_id = $2`, [
-    orgId,
-    userId,
-  ]);
+  const [row] = await q.query<Membership>(`SELECT ${COLUMNS} FROM memberships WHERE org_id = $1 AND user_id = $2`, [orgId, userId]);
   return row;
 }
 
@@ -40,13 +39,7 @@ export async function membership_set_status(
   return row;
 }
 
-export async function membership_set_role(
-  q: Queryable,
-  orgId: string,
-  userId: string,
-  role: Role,
-  now: Date,
-): Promise<Membership | undefined> {
+export async function membership_set_role(q: Queryable, orgId: string, userId: string, role: Role, now: Date): Promise<Membership | undefined> {
   const [row] = await q.query<Membership>(
     `UPDATE memberships SET role = $3, updated_at = $4 WHERE org_id = $1 AND user_id = $2 RETURNING ${COLUMNS}`,
     [orgId, userId, role, now],

@@ -4,10 +4,7 @@ import type { Org } from '../domain.js';
 const COLUMNS = 'id, slug, name, scim_enabled, created_at';
 
 export async function org_insert(q: Queryable, input: { slug: string; name: string }): Promise<Org> {
-  const [row] = await q.query<Org>(`INSERT INTO orgs (slug, name) VALUES ($1, $2) RETURNING ${COLUMNS}`, [
-    input.slug,
-    input.name,
-  ]);
+  const [row] = await q.query<Org>(`INSERT INTO orgs (slug, name) VALUES ($1, $2) RETURNING ${COLUMNS}`, [input.slug, input.name]);
   return row!;
 }
 
@@ -22,9 +19,6 @@ export async function org_find_by_slug(q: Queryable, slug: string): Promise<Org 
 }
 
 export async function org_set_scim_enabled(q: Queryable, id: string, enabled: boolean): Promise<Org> {
-  const [row] = await q.query<Org>(`UPDATE orgs SET scim_enabled = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [
-    id,
-    enabled,
-  ]);
+  const [row] = await q.query<Org>(`UPDATE orgs SET scim_enabled = $2 WHERE id = $1 RETURNING ${COLUMNS}`, [id, enabled]);
   return row!;
 }

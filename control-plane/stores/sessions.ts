@@ -46,9 +46,10 @@ export async function session_revoke(q: Queryable, sessionId: string, now: Date)
 
 /** Ends every console session of a user: deprovisioning. */
 export async function session_revoke_all_for_user(q: Queryable, orgId: string, userId: string, now: Date): Promise<number> {
-  const rows = await q.query(
-    `UPDATE console_sessions SET revoked_at = $3 WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id`,
-    [orgId, userId, now],
-  );
+  const rows = await q.query(`UPDATE console_sessions SET revoked_at = $3 WHERE org_id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id`, [
+    orgId,
+    userId,
+    now,
+  ]);
   return rows.length;
 }

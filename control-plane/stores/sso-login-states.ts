@@ -8,10 +8,13 @@ export interface SsoLoginState {
 }
 
 export async function sso_login_state_insert(q: Queryable, s: SsoLoginState, now: Date): Promise<void> {
-  await q.query(
-    `INSERT INTO sso_login_states (state_hash, org_id, sealed_checks, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-    [s.state_hash, s.org_id, s.sealed_checks, now, s.expires_at],
-  );
+  await q.query(`INSERT INTO sso_login_states (state_hash, org_id, sealed_checks, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+    s.state_hash,
+    s.org_id,
+    s.sealed_checks,
+    now,
+    s.expires_at,
+  ]);
 }
 
 /** Deletes and returns the pending login: a state is usable once, even when two callbacks race. */

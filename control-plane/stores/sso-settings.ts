@@ -3,11 +3,7 @@ import type { SsoSettings } from '../domain.js';
 
 const COLUMNS = 'org_id, issuer, client_id, client_secret_sealed, external_id_claim, updated_at';
 
-export async function sso_settings_upsert(
-  q: Queryable,
-  s: Omit<SsoSettings, 'updated_at'>,
-  now: Date,
-): Promise<SsoSettings> {
+export async function sso_settings_upsert(q: Queryable, s: Omit<SsoSettings, 'updated_at'>, now: Date): Promise<SsoSettings> {
   const [row] = await q.query<SsoSettings>(
     `INSERT INTO sso_settings (org_id, issuer, client_id, client_secret_sealed, external_id_claim, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6)

@@ -4,10 +4,11 @@ import type { Team } from '../domain.js';
 const COLUMNS = 'id, org_id, workspace_id, name';
 
 export async function team_insert(q: Queryable, t: { org_id: string; workspace_id: string; name: string }): Promise<Team> {
-  const [row] = await q.query<Team>(
-    `INSERT INTO teams (org_id, workspace_id, name) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
-    [t.org_id, t.workspace_id, t.name],
-  );
+  const [row] = await q.query<Team>(`INSERT INTO teams (org_id, workspace_id, name) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`, [
+    t.org_id,
+    t.workspace_id,
+    t.name,
+  ]);
   return row!;
 }
 

@@ -71,18 +71,30 @@ describe('config', () => {
 
   it('warns once per provider whose key variable is unset, naming the variable and its models', () => {
     const provider = (env: string) => ({ chat_completions_base_url: 'http://x/v1', messages_base_url: 'http://x', api_key_env: env });
-    const model = (alias: string, p: string) => ({ alias, provider: p, upstream_model: 'm', input_usd_per_mtok: 1, output_usd_per_mtok: 1, max_output_tokens: 1 });
+    const model = (alias: string, p: string) => ({
+      alias,
+      provider: p,
+      upstream_model: 'm',
+      input_usd_per_mtok: 1,
+      output_usd_per_mtok: 1,
+      max_output_tokens: 1,
+    });
     const { catalog } = parseModelCatalog(
-      { alias_prefix: 'tg', providers: { a: provider('A_KEY'), b: provider('B_KEY') }, models: [model('tg/a1', 'a'), model('tg/a2', 'a'), model('tg/b', 'b')] },
+      {
+        alias_prefix: 'tg',
+        providers: { a: provider('A_KEY'), b: provider('B_KEY') },
+        models: [model('tg/a1', 'a'), model('tg/a2', 'a'), model('tg/b', 'b')],
+      },
       { B_KEY: 'sk-b' },
     );
     const warnings = unsetProviderKeyWarnings(catalog!);
     expect(warnings).to.have.length(1);
     expect(warnings[0]).to.match(/^warning: A_KEY is not set: provider "a" \(tg\/a1, tg\/a2\)/);
     expect(warnings[0]).to.include('401');
-    expect(unsetProviderKeyWarnings(parseModelCatalog(
-      { alias_prefix: 'tg', providers: { a: provider('A_KEY') }, models: [model('tg/a1', 'a')] },
-      { A_KEY: 'sk-a' },
-    ).catalog!)).to.deep.equal([]);
+    expect(
+      unsetProviderKeyWarnings(
+        parseModelCatalog({ alias_prefix: 'tg', providers: { a: provider('A_KEY') }, models: [model('tg/a1', 'a')] }, { A_KEY: 'sk-a' }).catalog!,
+      ),
+    ).to.deep.equal([]);
   });
 });

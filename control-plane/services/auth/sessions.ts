@@ -9,12 +9,7 @@ import { session_authenticate, session_insert, session_revoke, type Authenticate
 import type { ConsoleAuth } from './console-auth.js';
 
 /** Opens a console session; the returned token is the only copy of the secret. */
-export async function openSession(
-  deps: ControlPlaneDeps,
-  q: Queryable,
-  orgId: string,
-  userId: string,
-): Promise<{ token: string; expires_at: Date }> {
+export async function openSession(deps: ControlPlaneDeps, q: Queryable, orgId: string, userId: string): Promise<{ token: string; expires_at: Date }> {
   const token = generateSecret('consoleSession');
   const now = deps.clock.now();
   const expires_at = new Date(now.getTime() + deps.config.sessionTtlSeconds * 1000);

@@ -53,7 +53,7 @@ function checksKey(browserSecret: string, stateHash: string): Buffer {
   return Buffer.from(hkdfSync('sha256', browserSecret, stateHash, 'tollgate sso login checks', 32));
 }
 
-const RESTART = 'Start the sign-in again from your organization\'s sign-in link.';
+const RESTART = "Start the sign-in again from your organization's sign-in link.";
 
 export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, client: SsoOidc = createSsoOidc(deps.logger)): SsoLogin {
   const clientSettings = (s: SsoSettings): OidcClientSettings => ({
@@ -104,7 +104,9 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
       const idpError = query.get('error');
       if (idpError) {
         const description = query.get('error_description');
-        throw forbidden(`Your identity provider refused the sign-in (${idpError.slice(0, 100)}${description ? `: ${description.slice(0, 300)}` : ''}). ${RESTART}`);
+        throw forbidden(
+          `Your identity provider refused the sign-in (${idpError.slice(0, 100)}${description ? `: ${description.slice(0, 300)}` : ''}). ${RESTART}`,
+        );
       }
       if (!state) throw forbidden(`The identity provider's response has no state parameter. ${RESTART}`);
       const now = deps.clock.now();
@@ -152,9 +154,7 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
 }
 
 function openChecks(sealed: string, browserSecret: string | undefined, stateHash: string, orgId: string): LoginChecks {
-  const refused = forbidden(
-    `This sign-in was started in a different browser, or the browser did not keep its sign-in cookie. ${RESTART}`,
-  );
+  const refused = forbidden(`This sign-in was started in a different browser, or the browser did not keep its sign-in cookie. ${RESTART}`);
   if (!browserSecret) throw refused;
   try {
     return JSON.parse(unseal(checksKey(browserSecret, stateHash), sealed, `${stateHash}:${orgId}`)) as LoginChecks;

@@ -25,11 +25,7 @@ export interface AuthorizationRequest {
 export interface SsoOidc {
   authorizationUrl(settings: OidcClientSettings, request: AuthorizationRequest): Promise<URL>;
   /** Exchanges the code at the token endpoint and validates the ID token (issuer, audience, nonce, signature). */
-  exchange(
-    settings: OidcClientSettings,
-    callbackUrl: URL,
-    checks: { state: string; nonce: string; codeVerifier: string },
-  ): Promise<IdentityClaims>;
+  exchange(settings: OidcClientSettings, callbackUrl: URL, checks: { state: string; nonce: string; codeVerifier: string }): Promise<IdentityClaims>;
 }
 
 export const SSO_SCOPES = 'openid email profile';
@@ -169,7 +165,7 @@ function idpFailure(logger: Logger, err: unknown, phase: 'discovery' | 'token', 
   if (err instanceof TypeError || (code !== undefined && UNREACHABLE_CODES.has(code))) {
     return new AppError('upstream_unreachable', `Your identity provider at ${issuer} could not be reached or gave an unexpected answer.`);
   }
-  return new AppError('forbidden', 'The identity provider\'s answer failed validation (ID token issuer, audience, nonce, signature or expiry).');
+  return new AppError('forbidden', "The identity provider's answer failed validation (ID token issuer, audience, nonce, signature or expiry).");
 }
 
 /**

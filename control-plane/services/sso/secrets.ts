@@ -45,7 +45,7 @@ export function createSecretSealer(config: Config): SecretSealer {
         if (!(err instanceof SealError)) throw err;
         throw new AppError(
           'unavailable',
-          'The stored SSO client secret cannot be opened with this server\'s SECRETS_KEY. An administrator must run ' +
+          "The stored SSO client secret cannot be opened with this server's SECRETS_KEY. An administrator must run " +
             'every replica with the key it was saved under, or save the SSO settings again.',
           { cause: err },
         );

@@ -29,7 +29,7 @@ export function identityOf(claims: IdentityClaims, externalIdClaim: string): Sso
   if (!externalId) {
     throw forbidden(
       `Your identity provider did not send the "${externalIdClaim}" claim, which this organization's SSO settings use ` +
-        'as the user\'s identifier. An administrator should check Settings → SSO.',
+        "as the user's identifier. An administrator should check Settings → SSO.",
     );
   }
   const email = text(claims.email);
@@ -134,9 +134,10 @@ async function refreshFromLogin(tx: Queryable, org: Org, user: User, id: SsoIden
     given_name: id.givenName ?? user.given_name,
     family_name: id.familyName ?? user.family_name,
     display_name: id.displayName ?? user.display_name,
-    emails: id.email && !user.emails.some((e) => e.value.toLowerCase() === id.email!.toLowerCase())
-      ? [{ value: id.email, primary: true }, ...user.emails.map((e) => ({ ...e, primary: false }))]
-      : user.emails,
+    emails:
+      id.email && !user.emails.some((e) => e.value.toLowerCase() === id.email!.toLowerCase())
+        ? [{ value: id.email, primary: true }, ...user.emails.map((e) => ({ ...e, primary: false }))]
+        : user.emails,
     active: user.active,
   };
   const changed = (['external_id', 'given_name', 'family_name', 'display_name', 'emails'] as const).filter(

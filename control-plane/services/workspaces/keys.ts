@@ -70,12 +70,7 @@ export type CreatedKey = Pick<
  * key needs owner or admin and has no owner. The returned `key` is the only
  * copy of the secret that will ever exist outside the caller's hands.
  */
-export async function createKey(
-  deps: ControlPlaneDeps,
-  auth: ConsoleAuth,
-  rawTeamId: string | undefined,
-  input: NewKeyInput,
-): Promise<CreatedKey> {
+export async function createKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined, input: NewKeyInput): Promise<CreatedKey> {
   const now = deps.clock.now();
   if (input.expires_at && input.expires_at.getTime() <= now.getTime()) {
     throw invalidInput('expires_at: must be in the future');

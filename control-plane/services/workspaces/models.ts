@@ -21,11 +21,7 @@ export function listModels(deps: ControlPlaneDeps): ModelPrice[] {
   }));
 }
 
-export async function showTeamModels(
-  deps: ControlPlaneDeps,
-  auth: ConsoleAuth,
-  rawTeamId: string | undefined,
-): Promise<{ models: string[] }> {
+export async function showTeamModels(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined): Promise<{ models: string[] }> {
   const team = await loadTeam(deps.db, auth, rawTeamId);
   return { models: await team_models_list(deps.db, team.id) };
 }

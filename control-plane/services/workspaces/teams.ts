@@ -61,12 +61,7 @@ export async function listTeamMembers(deps: ControlPlaneDeps, auth: ConsoleAuth,
 }
 
 /** Adds an active member of the team's org; adding someone already in the team changes nothing. */
-export async function addTeamMember(
-  deps: ControlPlaneDeps,
-  auth: ConsoleAuth,
-  rawTeamId: string | undefined,
-  userId: string,
-): Promise<void> {
+export async function addTeamMember(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined, userId: string): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction(async (tx) => {
     const team = await loadTeam(tx, auth, rawTeamId);

@@ -118,7 +118,9 @@ describeEachStore('web console', (store) => {
     expect(index.headers.get('x-content-type-options')).to.equal('nosniff');
     expect(index.headers.get('referrer-policy')).to.equal('no-referrer');
     expect(index.headers.get('cache-control')).to.equal('no-cache');
-    expect(await index.text()).to.include('<script type="module" src="/js/main.js">').and.not.match(/<script>[^<]/);
+    expect(await index.text())
+      .to.include('<script type="module" src="/js/main.js">')
+      .and.not.match(/<script>[^<]/);
 
     const script = await fetch(`${cp.url}/js/main.js`);
     expect(script.headers.get('content-type')).to.match(/^text\/javascript/);
@@ -251,7 +253,9 @@ describeEachStore('web console', (store) => {
     await page.getByRole('button', { name: 'TypeScript · @anthropic-ai/sdk' }).click();
     expect(await page.locator('pre').textContent()).to.include(`baseURL: "${ws.body.messages_base_url}"`);
     await page.getByRole('button', { name: 'curl · Messages' }).click();
-    expect(await page.locator('pre').textContent()).to.include('anthropic-version: 2023-06-01').and.include('x-api-key');
+    expect(await page.locator('pre').textContent())
+      .to.include('anthropic-version: 2023-06-01')
+      .and.include('x-api-key');
     await shots('06-workspace');
   });
 
@@ -290,7 +294,11 @@ describeEachStore('web console', (store) => {
 
     const row = page.locator('tr', { hasText: 'ci-pipeline' });
     await row.waitFor();
-    expect(await row.textContent()).to.include(apiKey.slice(0, 8)).and.include(`…${apiKey.slice(-4)}`).and.include('Team').and.include('active');
+    expect(await row.textContent())
+      .to.include(apiKey.slice(0, 8))
+      .and.include(`…${apiKey.slice(-4)}`)
+      .and.include('Team')
+      .and.include('active');
   });
 
   it('the key works through the proxy at the base URLs the page shows, on both SDKs, and its spend appears', async () => {
@@ -312,7 +320,9 @@ describeEachStore('web console', (store) => {
       await page.reload();
       await row.waitFor();
     }
-    expect(await row.textContent()).to.not.include('Never').and.not.include('$0.00 of');
+    expect(await row.textContent())
+      .to.not.include('Never')
+      .and.not.include('$0.00 of');
     await shots('08-keys');
   });
 
@@ -345,7 +355,16 @@ describeEachStore('web console', (store) => {
     const rows = page.locator('tbody tr');
     await rows.first().waitFor();
     const text = (await rows.allTextContents()).join('\n');
-    for (const action of ['key.revoke', 'key.create', 'team.models_set', 'team.create', 'member.role_change', 'scim.token.rotate', 'scim.user.create', 'workspace.credit']) {
+    for (const action of [
+      'key.revoke',
+      'key.create',
+      'team.models_set',
+      'team.create',
+      'member.role_change',
+      'scim.token.rotate',
+      'scim.user.create',
+      'workspace.credit',
+    ]) {
       expect(text, action).to.include(action);
     }
     expect(await rows.filter({ hasText: 'key.revoke' }).first().textContent()).to.include(`owner@${org.org_slug}.test`);
@@ -381,7 +400,9 @@ describeEachStore('web console', (store) => {
     // In the team: a personal key of their own, never a team key.
     const teams = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: org.console_token });
     const platform = teams.body.find((t: { name: string }) => t.name === 'Platform');
-    expect((await call(`${cp.url}/v1/teams/${platform.id}/members`, { token: org.console_token, body: { user_id: member.user_id } })).status).to.equal(204);
+    expect(
+      (await call(`${cp.url}/v1/teams/${platform.id}/members`, { token: org.console_token, body: { user_id: member.user_id } })).status,
+    ).to.equal(204);
     await view.page.reload();
     await view.page.getByRole('button', { name: 'Create key' }).click();
     const dialog = view.page.getByRole('dialog');
@@ -413,7 +434,10 @@ describeEachStore('web console', (store) => {
     const confirm = page.getByRole('dialog', { name: `Remove ${grace}?` });
     expect(await confirm.textContent()).to.include('personal keys in this team are revoked');
     await confirm.getByRole('button', { name: 'Remove member' }).click();
-    await page.getByRole('status').filter({ hasText: `${grace} removed from Platform` }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${grace} removed from Platform` })
+      .waitFor();
     // The toast comes before the member list re-renders: wait for the row to go rather than count at once.
     await page.getByRole('cell', { name: grace, exact: true }).waitFor({ state: 'detached' });
     expect(await page.getByRole('cell', { name: grace, exact: true }).count()).to.equal(0);
@@ -489,7 +513,9 @@ describeEachStore('web console', (store) => {
     await person.page.getByLabel('Organization').fill(org.org_slug);
     await person.page.getByRole('button', { name: 'Continue with SSO' }).click();
     await person.page.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
-    expect(await person.page.locator('.who').textContent()).to.include(scimUser).and.include('admin');
+    expect(await person.page.locator('.who').textContent())
+      .to.include(scimUser)
+      .and.include('admin');
     await person.context.close();
   });
 

@@ -23,7 +23,9 @@ describeEachStore('console to proxy: a key created in the console works on both 
     expect((await call(`${dp.cp.url}/v1/workspaces/${org.workspace_id}/credits`, { token, body: { amount_usd: 10 } })).status).to.equal(200);
     const team = await call(`${dp.cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token, body: { name: 'Platform' } });
     expect(team.status).to.equal(201);
-    expect((await call(`${dp.cp.url}/v1/teams/${team.body.id}/models`, { method: 'PUT', token, body: { models: ['tg/haiku'] } })).status).to.equal(200);
+    expect((await call(`${dp.cp.url}/v1/teams/${team.body.id}/models`, { method: 'PUT', token, body: { models: ['tg/haiku'] } })).status).to.equal(
+      200,
+    );
     const created = await call(`${dp.cp.url}/v1/teams/${team.body.id}/keys`, { token, body: { kind: 'team', name: 'ci', budget_usd: 1, rpm: 100 } });
     expect(created.status).to.equal(201);
     const key: string = created.body.key;
@@ -44,13 +46,15 @@ describeEachStore('console to proxy: a key created in the console works on both 
     const start = Date.now();
     let refused = false;
     while (!refused && Date.now() - start <= 2000) {
-      const e = await anthropic.messages.create({ model: 'tg/haiku', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((err: unknown) => err);
+      const e = await anthropic.messages
+        .create({ model: 'tg/haiku', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+        .catch((err: unknown) => err);
       refused = e instanceof Anthropic.AuthenticationError;
       if (!refused) await new Promise((r) => setTimeout(r, 50));
     }
     expect(refused, 'refused within 2 s').to.equal(true);
-    expect(await openai.chat.completions.create({ model: 'tg/haiku', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)).to.be.instanceOf(
-      OpenAI.AuthenticationError,
-    );
+    expect(
+      await openai.chat.completions.create({ model: 'tg/haiku', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e),
+    ).to.be.instanceOf(OpenAI.AuthenticationError);
   });
 });

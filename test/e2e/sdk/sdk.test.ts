@@ -28,7 +28,12 @@ describeEachStore('SDKs through the proxy: openai and @anthropic-ai/sdk with onl
   });
 
   it('openai: a streamed call yields the text chunk by chunk and no usage chunk it did not ask for', async () => {
-    const stream = await openai.chat.completions.create({ model: 'tg/sonnet', messages: [{ role: 'user', content: 'Stream, please.' }], stream: true, max_tokens: 6 });
+    const stream = await openai.chat.completions.create({
+      model: 'tg/sonnet',
+      messages: [{ role: 'user', content: 'Stream, please.' }],
+      stream: true,
+      max_tokens: 6,
+    });
     let text = '';
     let usageChunks = 0;
     for await (const chunk of stream) {
@@ -65,9 +70,13 @@ describeEachStore('SDKs through the proxy: openai and @anthropic-ai/sdk with onl
   });
 
   it("both clients raise their own typed errors for the proxy's refusals", async () => {
-    const notAllowed = await openai.chat.completions.create({ model: 'tg/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const notAllowed = await openai.chat.completions
+      .create({ model: 'tg/gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(notAllowed).to.be.instanceOf(OpenAI.PermissionDeniedError);
-    const unknown = await anthropic.messages.create({ model: 'tg/nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const unknown = await anthropic.messages
+      .create({ model: 'tg/nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(unknown).to.be.instanceOf(Anthropic.NotFoundError);
     const badKey = new OpenAI({ apiKey: 'tgk_wrong', baseURL: `${dp.proxy.url}/${k.slug}/v1`, maxRetries: 0 });
     expect(await badKey.models.list().catch((e: unknown) => e)).to.be.instanceOf(OpenAI.AuthenticationError);

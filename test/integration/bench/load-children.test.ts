@@ -18,7 +18,11 @@ async function listen(handler: (req: IncomingMessage, body: string, res: ServerR
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-function post(url: string, body: string, headers: Record<string, string>): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
+function post(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       let text = '';
@@ -69,7 +73,10 @@ describe('bench load children and the bare proxy', function () {
       }, 5);
     });
     closers.push(() => new Promise((r) => up.server.close(() => r())));
-    const r = await runStreams({ url: `${up.url}/s`, headers: { 'content-type': 'application/json' }, body: '{}', connections: 2, durationS: 0.3 }, undefined);
+    const r = await runStreams(
+      { url: `${up.url}/s`, headers: { 'content-type': 'application/json' }, body: '{}', connections: 2, durationS: 0.3 },
+      undefined,
+    );
     expect(r.errors).to.equal(0);
     expect(r.streams).to.be.greaterThan(0);
     expect(r.events).to.equal(r.streams * 3);

@@ -14,9 +14,7 @@ describeEachStore('console: concurrent changes keep their invariants', (store) =
   it('20 credits at once all land: balance equals their sum and the ledger sum', async () => {
     const org = await seedOrg(cp.deps);
     const url = `${cp.url}/v1/workspaces/${org.workspace_id}/credits`;
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => ok(url, { token: org.console_token, body: { amount_usd: i + 0.25 } })),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => ok(url, { token: org.console_token, body: { amount_usd: i + 0.25 } })));
     const expected = 190 + 20 * 0.25;
     expect(Math.max(...answers.map((a) => a.balance_usd))).to.equal(expected);
     const shown = await ok(`${cp.url}/v1/workspaces/${org.workspace_id}`, { token: org.console_token });

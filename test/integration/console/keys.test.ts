@@ -40,8 +40,19 @@ describeEachStore('console: API keys', (store) => {
     const res = await create(f.team, f.member.token, { kind: 'personal', name: 'laptop' });
     expect(res.status).to.equal(201);
     expect(res.body).to.have.keys(
-      'id', 'key', 'prefix', 'kind', 'name', 'team_id', 'workspace_id', 'owner_user_id',
-      'budget_usd', 'rpm', 'tpm', 'expires_at', 'created_at',
+      'id',
+      'key',
+      'prefix',
+      'kind',
+      'name',
+      'team_id',
+      'workspace_id',
+      'owner_user_id',
+      'budget_usd',
+      'rpm',
+      'tpm',
+      'expires_at',
+      'created_at',
     );
     expect(res.body).to.include({
       kind: 'personal',
@@ -194,7 +205,7 @@ describeEachStore('console: API keys', (store) => {
     expect(revokes[0].detail).to.include({ name: made.name, prefix: made.prefix });
   });
 
-  it('403: a member cannot revoke a team key or another member\'s personal key; an admin can revoke both', async () => {
+  it("403: a member cannot revoke a team key or another member's personal key; an admin can revoke both", async () => {
     const f = await fixture();
     const colleague = await addMember(cp.deps, f.org.org_id);
     await ok(`${cp.url}/v1/teams/${f.team}/members`, { token: f.org.console_token, body: { user_id: colleague.user_id } }, 204);

@@ -48,7 +48,9 @@ describeEachStore('console: model catalog and team model access', (store) => {
     const audit = await ok(`${cp.url}/v1/orgs/${org.org_id}/audit`, { token: org.console_token });
     const sets = audit.filter((a: { action: string }) => a.action === 'team.models_set');
     expect(sets[sets.length - 1].detail).to.deep.include({ before: [], after: ['tg/haiku', 'tg/sonnet'] });
-    expect(sets[sets.length - 1].detail.team_name).to.be.a('string').and.not.equal('');
+    expect(sets[sets.length - 1].detail.team_name)
+      .to.be.a('string')
+      .and.not.equal('');
   });
 
   it('400 naming the unknown alias, and the list is unchanged', async () => {

@@ -20,11 +20,7 @@ describeEachStore('console: teams and team members', (store) => {
   it('201: an admin creates a team; it is listed and shown; the creation is audited', async () => {
     const org = await seedOrg(cp.deps);
     const admin = await addMember(cp.deps, org.org_id, { role: 'admin' });
-    const created = await ok(
-      `${cp.url}/v1/workspaces/${org.workspace_id}/teams`,
-      { token: admin.token, body: { name: '  Research  ' } },
-      201,
-    );
+    const created = await ok(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: admin.token, body: { name: '  Research  ' } }, 201);
     expect(created).to.have.keys('id', 'name');
     expect(created.name).to.equal('Research');
     const listed = await ok(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: admin.token });
@@ -136,8 +132,7 @@ describeEachStore('console: teams and team members', (store) => {
     for (const t of [team, otherTeam]) {
       await ok(`${cp.url}/v1/teams/${t}/members`, { token: org.console_token, body: { user_id: m.user_id } }, 204);
     }
-    const mkKey = (t: string, token: string, kind: string, name: string) =>
-      ok(`${cp.url}/v1/teams/${t}/keys`, { token, body: { kind, name } }, 201);
+    const mkKey = (t: string, token: string, kind: string, name: string) => ok(`${cp.url}/v1/teams/${t}/keys`, { token, body: { kind, name } }, 201);
     const p1 = await mkKey(team, m.token, 'personal', 'laptop');
     const p2 = await mkKey(team, m.token, 'personal', 'ci');
     const elsewhere = await mkKey(otherTeam, m.token, 'personal', 'other team');

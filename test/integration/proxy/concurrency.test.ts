@@ -37,7 +37,10 @@ function concurrencySuite(label: string, setup: () => Promise<DataPlane | undefi
     const k = await seedKey(world!.cp.deps, { budgetUsd: budget });
     for (let wave = 0; wave < 3; wave++) {
       const statuses = await burst(world!.proxies, k.slug, k.secret, 12);
-      expect(statuses.every((s) => s === 200 || s === 402), statuses.join()).to.equal(true);
+      expect(
+        statuses.every((s) => s === 200 || s === 402),
+        statuses.join(),
+      ).to.equal(true);
       await drain();
     }
     const m = await moneyOf(world!.cp.deps, k);

@@ -1,7 +1,16 @@
 import { expect } from 'chai';
 import { createServer } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
-import { moneyOf, revokeKey, seedAnotherKey, seedKey, startDataPlane, startTestProxy, UPSTREAM_SECRET, type DataPlane } from '../../support/data-plane.js';
+import {
+  moneyOf,
+  revokeKey,
+  seedAnotherKey,
+  seedKey,
+  startDataPlane,
+  startTestProxy,
+  UPSTREAM_SECRET,
+  type DataPlane,
+} from '../../support/data-plane.js';
 import { edgeCall, errorType, FORMATS, modelBody, type EdgeAnswer } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/wire-errors.js';
 import { generateSecret } from '../../../shared/secrets.js';
@@ -93,7 +102,12 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it('404 for an unknown model alias', async () => {
         const k = await seedKey(dp.cp.deps);
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { model: 'tg/nope' })), 404, 'model_not_found');
+        expectOutcome(
+          format,
+          await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { model: 'tg/nope' })),
+          404,
+          'model_not_found',
+        );
       });
 
       it("403 for a model that is not on the key's team list", async () => {
@@ -146,9 +160,10 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it("the upstream's own error answer passes through with its status and body, and is not billed", async () => {
         const k = await seedKey(dp.cp.deps);
-        const body = format === 'chat'
-          ? { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } }
-          : { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } };
+        const body =
+          format === 'chat'
+            ? { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } }
+            : { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } };
         dp.fake.enqueue({ kind: 'error', status: 529, body });
         const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
         expect(a.status).to.equal(529);
@@ -171,7 +186,8 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
       it('GET models lists the aliases this key may call, in the provider list shape', async () => {
         const k = await seedKey(dp.cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
         const path = format === 'chat' ? `/${k.slug}/v1/models` : `/${k.slug}/anthropic/v1/models`;
-        const headers: Record<string, string> = format === 'chat' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' };
+        const headers: Record<string, string> =
+          format === 'chat' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' };
         const res = await fetch(`${dp.proxy.url}${path}`, { headers });
         expect(res.status).to.equal(200);
         expect(res.headers.get('x-request-id')).to.match(/^req_/);
@@ -190,7 +206,11 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
     const noMax = modelBody('messages');
     delete noMax.max_tokens;
     expectOutcome('messages', await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, noMax), 400);
-    expectOutcome('messages', await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, modelBody('messages'), { headers: { 'anthropic-version': '' } }), 400);
+    expectOutcome(
+      'messages',
+      await edgeCall(dp.proxy.url, 'messages', k.slug, k.secret, modelBody('messages'), { headers: { 'anthropic-version': '' } }),
+      400,
+    );
     expect((await edgeCall(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat'))).status).to.equal(200);
   });
 
@@ -210,7 +230,10 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
   it('502 on both formats when the provider cannot be reached; nothing is billed', async () => {
     const port = await closedPort();
-    const dead = await startTestProxy(dp.cp, { chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`, messagesBaseUrl: `http://127.0.0.1:${port}/anthropic` });
+    const dead = await startTestProxy(dp.cp, {
+      chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`,
+      messagesBaseUrl: `http://127.0.0.1:${port}/anthropic`,
+    });
     try {
       const k = await seedKey(dp.cp.deps);
       for (const format of FORMATS) expectOutcome(format, await edgeCall(dead.url, format, k.slug, k.secret, modelBody(format)), 502);

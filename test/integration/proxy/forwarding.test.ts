@@ -58,9 +58,10 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
       const res = await fetch(`${dp.proxy.url}${edgePath(format, k.slug)}`, {
         method: 'POST',
         redirect: 'manual',
-        headers: format === 'chat'
-          ? { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' }
-          : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+        headers:
+          format === 'chat'
+            ? { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' }
+            : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
         body: JSON.stringify(modelBody(format)),
       });
       expect(res.status).to.equal(307);

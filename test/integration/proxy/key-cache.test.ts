@@ -59,7 +59,9 @@ describeEachStore('proxy: key cache invalidation (push, with a poll behind it)',
     const k = await seedKey(dp.cp.deps, { balanceUsd: 0 });
     expect((await edgeCall(pushOnly.url, 'messages', k.slug, k.secret, modelBody('messages'))).status).to.equal(402);
     await creditWorkspace(dp.cp.deps, k.workspaceId, 5);
-    expect(await until(2000, async () => (await edgeCall(pushOnly.url, 'messages', k.slug, k.secret, modelBody('messages'))).status, 200)).to.be.at.least(0);
+    expect(
+      await until(2000, async () => (await edgeCall(pushOnly.url, 'messages', k.slug, k.secret, modelBody('messages'))).status, 200),
+    ).to.be.at.least(0);
   });
 });
 

@@ -33,7 +33,12 @@ describeEachStore('proxy: graceful shutdown', (store) => {
     for (let r = await reader.read(); !r.done; r = await reader.read()) text += Buffer.from(r.value).toString();
     expect(text).to.include('data: [DONE]');
     await closing;
-    expect(await fetch(`${proxy.url}/healthz`).then(() => 'answered', () => 'refused')).to.equal('refused');
+    expect(
+      await fetch(`${proxy.url}/healthz`).then(
+        () => 'answered',
+        () => 'refused',
+      ),
+    ).to.equal('refused');
     const m = await moneyOf(cp.deps, k);
     expect(m.entries).to.equal(1);
     expect(m.spend).to.be.greaterThan(0);

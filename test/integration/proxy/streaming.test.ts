@@ -49,7 +49,9 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
     const text = await res.text();
     const fs = frames(text);
     expect(fs.at(-1)).to.equal('data: [DONE]');
-    const chunks = fs.slice(0, -1).map((f) => JSON.parse(f.slice('data: '.length)) as { choices: { delta: { content?: string } }[]; usage?: unknown });
+    const chunks = fs
+      .slice(0, -1)
+      .map((f) => JSON.parse(f.slice('data: '.length)) as { choices: { delta: { content?: string } }[]; usage?: unknown });
     expect(chunks.every((c) => c.choices.length > 0)).to.equal(true);
     expect(chunks.map((c) => c.choices[0]!.delta.content ?? '').join('')).to.match(/^tok1 tok2/);
     const upstreamBody = dp.fake.requests.at(-1)!.body as { stream_options: { include_usage: boolean } };
@@ -62,7 +64,13 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
 
   it('Chat Completions: a client that asked for include_usage gets the usage chunk unchanged', async () => {
     const k = await seedKey(dp.cp.deps);
-    const res = await openStream(dp.proxy.url, 'chat', k.slug, k.secret, modelBody('chat', { stream: true, stream_options: { include_usage: true } }));
+    const res = await openStream(
+      dp.proxy.url,
+      'chat',
+      k.slug,
+      k.secret,
+      modelBody('chat', { stream: true, stream_options: { include_usage: true } }),
+    );
     const fs = frames(await res.text());
     const usageChunk = JSON.parse(fs.at(-2)!.slice('data: '.length)) as { choices: unknown[]; usage: { completion_tokens: number } };
     expect(usageChunk.choices).to.deep.equal([]);

@@ -18,7 +18,12 @@ export async function configureSso(
   const res = await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, {
     method: 'PUT',
     token: org.console_token,
-    body: { issuer: extra.issuer ?? idp.issuer, client_id: idp.clientId, client_secret: extra.client_secret ?? idp.clientSecret, ...(extra.external_id_claim ? { external_id_claim: extra.external_id_claim } : {}) },
+    body: {
+      issuer: extra.issuer ?? idp.issuer,
+      client_id: idp.clientId,
+      client_secret: extra.client_secret ?? idp.clientSecret,
+      ...(extra.external_id_claim ? { external_id_claim: extra.external_id_claim } : {}),
+    },
   });
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
 }
@@ -35,7 +40,15 @@ export interface SeededUser {
 export async function seedUser(
   deps: ControlPlaneDeps,
   orgId: string,
-  u: { user_name: string; external_id?: string | null; email?: string; source?: UserSource; role?: Role; active?: boolean; status?: 'active' | 'inactive' },
+  u: {
+    user_name: string;
+    external_id?: string | null;
+    email?: string;
+    source?: UserSource;
+    role?: Role;
+    active?: boolean;
+    status?: 'active' | 'inactive';
+  },
 ): Promise<SeededUser> {
   return deps.db.transaction(async (tx) => {
     const user = await user_insert(

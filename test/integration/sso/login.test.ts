@@ -46,7 +46,8 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
       [orgId],
     );
 
-  const me = (browser: TestBrowser) => call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } });
+  const me = (browser: TestBrowser) =>
+    call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } });
 
   it('302 to the IdP with response_type code, PKCE S256, state, nonce, openid email profile and the registered redirect_uri', async () => {
     const org = await ssoOrg();
@@ -75,12 +76,24 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
     expect(done.status).to.equal(302);
     expect(done.location).to.equal(`${cp.url}/`);
     const cookie = done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
-    expect(cookie).to.match(/httponly/i).and.match(/samesite=lax/i).and.match(/path=\//i).and.match(/expires=/i);
+    expect(cookie)
+      .to.match(/httponly/i)
+      .and.match(/samesite=lax/i)
+      .and.match(/path=\//i)
+      .and.match(/expires=/i);
     expect(cookie).not.to.match(/;\s*secure/i);
 
     const users = await usersOf(org.org_id);
     const alice = users.find((u) => u.external_id === 'alice-sub')!;
-    expect(alice).to.include({ user_name: 'alice@example.test', given_name: 'Alice', family_name: 'Liddell', source: 'sso', active: true, role: 'member', status: 'active' });
+    expect(alice).to.include({
+      user_name: 'alice@example.test',
+      given_name: 'Alice',
+      family_name: 'Liddell',
+      source: 'sso',
+      active: true,
+      role: 'member',
+      status: 'active',
+    });
     expect(alice.emails.map((e) => e.value)).to.deep.equal(['alice@example.test']);
 
     const res = await me(browser);
@@ -204,7 +217,11 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
 
     // The replay carries the original login cookie too: only the used state stops it.
     const replay = await fetch(run.callbackUrl!, { redirect: 'manual', headers: { cookie: `tollgate_sso_login=${loginCookie}` } });
-    expectPage({ url: run.callbackUrl!, status: replay.status, location: undefined, headers: replay.headers, text: await replay.text() }, 403, /already used/);
+    expectPage(
+      { url: run.callbackUrl!, status: replay.status, location: undefined, headers: replay.headers, text: await replay.text() },
+      403,
+      /already used/,
+    );
     expect(replay.headers.getSetCookie().join()).not.to.include(`${SESSION_COOKIE}=tgs_`);
   });
 
@@ -231,7 +248,11 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
 
   it('403 page for an unknown state, and for a callback in a browser that did not start the login', async () => {
     const org = await ssoOrg();
-    expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/callback?code=abc&state=never-issued`), 403, /unknown, has expired or was already used/);
+    expectPage(
+      await new TestBrowser().get(`${cp.url}/v1/auth/sso/callback?code=abc&state=never-issued`),
+      403,
+      /unknown, has expired or was already used/,
+    );
 
     idp.signInAs({ sub: 'ivy-sub', email: 'ivy@example.test' });
     const run = await walkToCallback(new TestBrowser(), cp.url, org.org_slug);
@@ -298,7 +319,9 @@ describeEachStore('sso: client authentication at the token endpoint', (store) =>
       idp.signInAs({ sub, email: `${sub}@example.test` });
       const browser = new TestBrowser();
       expect((await ssoLogin(browser, cp.url, org.org_slug)).status).to.equal(302);
-      expect((await call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } })).status).to.equal(200);
+      expect((await call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } })).status).to.equal(
+        200,
+      );
     }
   });
 
@@ -339,7 +362,10 @@ describeEachStore('sso: login behind a TLS-terminating proxy', (store) => {
     const done = await browser.get(hop.location!.replace(PUBLIC, cp.url));
     expect(done.status, done.text.slice(0, 300)).to.equal(302);
     const cookie = done.headers.getSetCookie().find((c) => c.startsWith(`${SESSION_COOKIE}=`))!;
-    expect(cookie).to.match(/;\s*secure/i).and.match(/httponly/i).and.match(/samesite=lax/i);
+    expect(cookie)
+      .to.match(/;\s*secure/i)
+      .and.match(/httponly/i)
+      .and.match(/samesite=lax/i);
   });
 });
 
@@ -394,7 +420,8 @@ describeEachStore('sso: login with SCIM provisioning', (store) => {
     return org;
   }
 
-  const me = (browser: TestBrowser) => call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } });
+  const me = (browser: TestBrowser) =>
+    call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } });
   const userCount = async (orgId: string) =>
     (await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE org_id = $1', [orgId]))[0]!.n;
 
@@ -406,7 +433,9 @@ describeEachStore('sso: login with SCIM provisioning', (store) => {
     expect((await ssoLogin(browser, cp.url, org.org_slug)).status).to.equal(302);
     expect((await me(browser)).body.user_id).to.equal(provisioned.userId);
     expect(await userCount(org.org_id)).to.equal(2);
-    const [row] = await store.db.query<{ source: string; user_name: string }>('SELECT source, user_name FROM users WHERE id = $1', [provisioned.userId]);
+    const [row] = await store.db.query<{ source: string; user_name: string }>('SELECT source, user_name FROM users WHERE id = $1', [
+      provisioned.userId,
+    ]);
     expect(row).to.deep.equal({ source: 'scim', user_name: 'lena.scim' });
   });
 

@@ -94,7 +94,9 @@ describeEachStore('sso: settings API', (store) => {
     expect(login.status).to.equal(404);
     expect(await login.text()).to.include('Single sign-on is not available');
     expect((await del()).status).to.equal(404);
-    const actions = await store.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND action LIKE 'sso.%' ORDER BY id`, [org.org_id]);
+    const actions = await store.db.query<{ action: string }>(`SELECT action FROM audit_log WHERE org_id = $1 AND action LIKE 'sso.%' ORDER BY id`, [
+      org.org_id,
+    ]);
     expect(actions.map((a) => a.action)).to.deep.equal(['sso.settings_create', 'sso.settings_delete']);
   });
 
@@ -136,7 +138,9 @@ describeEachStore('sso: settings API', (store) => {
     expect(dump).not.to.include(VALID.client_secret);
     expect(dump).not.to.include(Buffer.from(VALID.client_secret).toString('base64').slice(0, 16));
 
-    const [row] = await store.db.query<{ client_secret_sealed: string }>('SELECT client_secret_sealed FROM sso_settings WHERE org_id = $1', [org.org_id]);
+    const [row] = await store.db.query<{ client_secret_sealed: string }>('SELECT client_secret_sealed FROM sso_settings WHERE org_id = $1', [
+      org.org_id,
+    ]);
     expect(row!.client_secret_sealed).to.match(/^v1\./);
     expect(createSecretSealer(cp.deps.config).unseal(row!.client_secret_sealed, clientSecretContext(org.org_id))).to.equal(VALID.client_secret);
   });
@@ -186,7 +190,9 @@ describeEachStore('sso: the key that seals client secrets', (store) => {
       expect(readFileSync(file, 'utf8')).to.equal(key);
 
       // A restarted process (a fresh sealer over the same DATA_DIR) opens what the first one sealed.
-      const [row] = await store.db.query<{ client_secret_sealed: string }>('SELECT client_secret_sealed FROM sso_settings WHERE org_id = $1', [org.org_id]);
+      const [row] = await store.db.query<{ client_secret_sealed: string }>('SELECT client_secret_sealed FROM sso_settings WHERE org_id = $1', [
+        org.org_id,
+      ]);
       expect(createSecretSealer(testConfig(env)).unseal(row!.client_secret_sealed, clientSecretContext(org.org_id))).to.equal(VALID.client_secret);
     } finally {
       await cp.close();

@@ -120,10 +120,17 @@ describeEachStore('console API robustness (property)', (store) => {
       ['PATCH', `/v1/orgs/${org.org_id}/members/${member.user_id}`],
     ];
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...routes), fc.oneof(rawBody, keyBody.map((b) => JSON.stringify(b))), async ([method, path], body) => {
-        const res = await call(`${cp.url}${path}`, { method, token: org.console_token, body });
-        expectHandled(res, `${method} ${path} ${body}`);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom(...routes),
+        fc.oneof(
+          rawBody,
+          keyBody.map((b) => JSON.stringify(b)),
+        ),
+        async ([method, path], body) => {
+          const res = await call(`${cp.url}${path}`, { method, token: org.console_token, body });
+          expectHandled(res, `${method} ${path} ${body}`);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -150,7 +157,7 @@ describeEachStore('console API robustness (property)', (store) => {
     );
   });
 
-  it('any path id, including another org\'s, is a 404 or an answer about our own org, never a 5xx', async function () {
+  it("any path id, including another org's, is a 404 or an answer about our own org, never a 5xx", async function () {
     this.timeout(120_000);
     const templates = [
       (id: string) => ['GET', `/v1/workspaces/${id}`],

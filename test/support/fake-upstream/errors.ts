@@ -10,12 +10,18 @@ interface OpenAIErrorFields {
 
 function openaiDefaults(status: number): OpenAIErrorFields {
   switch (status) {
-    case 400: return { type: 'invalid_request_error', code: null, message: 'Invalid request.' };
-    case 401: return { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' };
-    case 403: return { type: 'permission_error', code: null, message: 'You are not allowed to access this resource.' };
-    case 404: return { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' };
-    case 413: return { type: 'invalid_request_error', code: null, message: 'Request too large.' };
-    case 429: return { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Rate limit reached.' };
+    case 400:
+      return { type: 'invalid_request_error', code: null, message: 'Invalid request.' };
+    case 401:
+      return { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' };
+    case 403:
+      return { type: 'permission_error', code: null, message: 'You are not allowed to access this resource.' };
+    case 404:
+      return { type: 'invalid_request_error', code: 'model_not_found', message: 'The model does not exist or you do not have access to it.' };
+    case 413:
+      return { type: 'invalid_request_error', code: null, message: 'Request too large.' };
+    case 429:
+      return { type: 'rate_limit_error', code: 'rate_limit_exceeded', message: 'Rate limit reached.' };
     default:
       if (status >= 500) return { type: 'server_error', code: null, message: 'The server had an error while processing your request.' };
       return { type: 'invalid_request_error', code: null, message: `Request failed with status ${status}.` };
@@ -24,16 +30,26 @@ function openaiDefaults(status: number): OpenAIErrorFields {
 
 function anthropicType(status: number): string {
   switch (status) {
-    case 400: return 'invalid_request_error';
-    case 401: return 'authentication_error';
-    case 402: return 'billing_error';
-    case 403: return 'permission_error';
-    case 404: return 'not_found_error';
-    case 413: return 'request_too_large';
-    case 429: return 'rate_limit_error';
-    case 504: return 'timeout_error';
-    case 529: return 'overloaded_error';
-    default: return status >= 500 ? 'api_error' : 'invalid_request_error';
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 504:
+      return 'timeout_error';
+    case 529:
+      return 'overloaded_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
   }
 }
 

@@ -57,7 +57,10 @@ let stopping = false;
 function stop(): void {
   if (stopping) return;
   stopping = true;
-  fake.close().then(() => process.exit(0), () => process.exit(1));
+  fake.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 }
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -30,9 +30,11 @@ function usageJson(inputTokens: number, outputTokens: number): string {
 }
 
 export function messageJson(m: Message): string {
-  return `{"id":"${m.id}","type":"message","role":"assistant","model":${JSON.stringify(m.model)},`
-    + `"content":[${m.toolCalls.length ? m.toolCalls.map((c) => toolUse(c, c.input)).join(',') : `{"type":"text","text":"${tokenText(m.output.tokens)}"}`}],`
-    + `"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)},"usage":${usageJson(m.inputTokens, m.output.tokens)}}`;
+  return (
+    `{"id":"${m.id}","type":"message","role":"assistant","model":${JSON.stringify(m.model)},` +
+    `"content":[${m.toolCalls.length ? m.toolCalls.map((c) => toolUse(c, c.input)).join(',') : `{"type":"text","text":"${tokenText(m.output.tokens)}"}`}],` +
+    `"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)},"usage":${usageJson(m.inputTokens, m.output.tokens)}}`
+  );
 }
 
 function frame(type: string, data: string): string {
@@ -58,8 +60,11 @@ function deltaFrame(index: number): string {
 /** Every SSE frame of the streamed answer, in order; each is written on its own. */
 export function messageFrames(m: Message): string[] {
   const frames: string[] = [
-    frame('message_start', `{"type":"message_start","message":{"id":"${m.id}","type":"message","role":"assistant",`
-      + `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${usageJson(m.inputTokens, 1)}}}`),
+    frame(
+      'message_start',
+      `{"type":"message_start","message":{"id":"${m.id}","type":"message","role":"assistant",` +
+        `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${usageJson(m.inputTokens, 1)}}}`,
+    ),
   ];
   if (m.toolCalls.length) frames.push(PING, ...toolFrames(m));
   else {
@@ -68,7 +73,10 @@ export function messageFrames(m: Message): string[] {
     frames.push(BLOCK_STOP);
   }
   frames.push(
-    frame('message_delta', `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)}},"usage":{"output_tokens":${m.output.tokens}}}`),
+    frame(
+      'message_delta',
+      `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)}},"usage":{"output_tokens":${m.output.tokens}}}`,
+    ),
     MESSAGE_STOP,
   );
   return frames;
@@ -80,7 +88,12 @@ function toolFrames(m: Message): string[] {
   m.toolCalls.forEach((call, index) => {
     frames.push(frame('content_block_start', `{"type":"content_block_start","index":${index},"content_block":${toolUse(call, {})}}`));
     for (const piece of argumentPieces(call.input)) {
-      frames.push(frame('content_block_delta', `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}}`));
+      frames.push(
+        frame(
+          'content_block_delta',
+          `{"type":"content_block_delta","index":${index},"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(piece)}}}`,
+        ),
+      );
     }
     frames.push(frame('content_block_stop', `{"type":"content_block_stop","index":${index}}`));
   });

@@ -2,21 +2,16 @@
 import type { Dialect } from './errors.js';
 import type { RecordedRequest } from './types.js';
 
-export type CheckResult =
-  | { ok: true; body: Record<string, unknown> }
-  | { ok: false; status: number; message: string };
+export type CheckResult = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; message: string };
 
-export function credentialOf(
-  headers: RecordedRequest['headers'],
-  dialect: Dialect,
-): RecordedRequest['credential'] {
+export function credentialOf(headers: RecordedRequest['headers'], dialect: Dialect): RecordedRequest['credential'] {
   const apiKey = headers['x-api-key'];
   const fromApiKey = typeof apiKey === 'string' && apiKey !== '' ? { header: 'x-api-key' as const, key: apiKey } : null;
   const auth = headers.authorization;
   const bearer = typeof auth === 'string' ? /^Bearer\s+(\S.*)$/i.exec(auth) : null;
   const fromAuth = bearer ? { header: 'authorization' as const, key: bearer[1]! } : null;
   // Each provider looks at its own header first, as the real ones do.
-  return dialect === 'openai' ? fromAuth ?? fromApiKey : fromApiKey ?? fromAuth;
+  return dialect === 'openai' ? (fromAuth ?? fromApiKey) : (fromApiKey ?? fromAuth);
 }
 
 function isPositiveInteger(value: unknown): boolean {
@@ -24,12 +19,7 @@ function isPositiveInteger(value: unknown): boolean {
 }
 
 /** `count`: Anthropic's count_tokens, which takes a model call's body without max_tokens. */
-export function checkModelRequest(
-  dialect: Dialect,
-  record: RecordedRequest,
-  requireKey = true,
-  purpose: 'call' | 'count' = 'call',
-): CheckResult {
+export function checkModelRequest(dialect: Dialect, record: RecordedRequest, requireKey = true, purpose: 'call' | 'count' = 'call'): CheckResult {
   if (record.credential === null && requireKey) {
     return {
       ok: false,

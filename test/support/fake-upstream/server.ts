@@ -56,16 +56,26 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     }
     const behavior = queue.shift() ?? defaultBehavior;
     if (behavior.kind === 'error') {
-      const body = behavior.body === undefined ? errorBody(dialect, behavior.status)
-        : typeof behavior.body === 'string' ? behavior.body : JSON.stringify(behavior.body);
+      const body =
+        behavior.body === undefined
+          ? errorBody(dialect, behavior.status)
+          : typeof behavior.body === 'string'
+            ? behavior.body
+            : JSON.stringify(behavior.body);
       return sendJson(reply, behavior.status, body, behavior.headers);
     }
-    const wanted = behavior.kind === 'ok' ? behavior.outputTokens ?? DEFAULT_OUTPUT_TOKENS : DEFAULT_OUTPUT_TOKENS;
+    const wanted = behavior.kind === 'ok' ? (behavior.outputTokens ?? DEFAULT_OUTPUT_TOKENS) : DEFAULT_OUTPUT_TOKENS;
     const answer = buildAnswer(dialect, check.body, wanted, ids);
     switch (behavior.kind) {
-      case 'ok': void answerOk(reply, answer, behavior.eventDelayMs ?? 0); return;
-      case 'stall': stall(reply, answer, behavior.when); return;
-      case 'reset': void cutOff(reply, answer, behavior.afterEvents); return;
+      case 'ok':
+        void answerOk(reply, answer, behavior.eventDelayMs ?? 0);
+        return;
+      case 'stall':
+        stall(reply, answer, behavior.when);
+        return;
+      case 'reset':
+        void cutOff(reply, answer, behavior.afterEvents);
+        return;
     }
   }
 
@@ -81,7 +91,11 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const behavior = queue[0];
     if (behavior?.kind === 'error') {
       queue.shift();
-      return sendJson(reply, behavior.status, behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body));
+      return sendJson(
+        reply,
+        behavior.status,
+        behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body),
+      );
     }
     sendJson(reply, 200, JSON.stringify({ input_tokens: countInputTokens(check.body) }));
   }

@@ -61,7 +61,11 @@ function toolLength(tool: unknown): number {
   const def = isObject(tool.function) ? tool.function : tool;
   const schema = def.parameters ?? def.input_schema;
   const properties = isObject(schema) ? schema.properties : undefined;
-  return (typeof def.name === 'string' ? def.name.length : 0) + (typeof def.description === 'string' ? def.description.length : 0) + JSON.stringify(properties ?? {}).length;
+  return (
+    (typeof def.name === 'string' ? def.name.length : 0) +
+    (typeof def.description === 'string' ? def.description.length : 0) +
+    JSON.stringify(properties ?? {}).length
+  );
 }
 
 /** Depends only on what the request says, not on which format says it: the same conversation costs the same in both. */

@@ -34,7 +34,14 @@ describe('bench harness helpers', () => {
   });
 
   it('never writes `[[` after a table index (Lua would read a long string there)', () => {
-    const script = wrkScript({ url: 'http://127.0.0.1:1/', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', connections: 1, durationS: 1 });
+    const script = wrkScript({
+      url: 'http://127.0.0.1:1/',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+      connections: 1,
+      durationS: 1,
+    });
     expect(script).to.not.match(/headers\[\[/);
     expect(script).to.contain('wrk.headers[ [=[content-type]=] ] = [=[application/json]=]');
   });

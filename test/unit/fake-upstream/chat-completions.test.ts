@@ -20,7 +20,10 @@ describe('fake upstream: Chat Completions through the official openai client', (
   it('answers a non-streamed request with 12 words, stop, and usage from the character formula', async () => {
     const completion = await client.chat.completions.create({
       model: 'gpt-4o-mini',
-      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: prompt }],
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: prompt },
+      ],
     });
     expect(completion.object).to.equal('chat.completion');
     expect(completion.id).to.match(/^chatcmpl-/);
@@ -46,7 +49,15 @@ describe('fake upstream: Chat Completions through the official openai client', (
     fake.enqueue({ kind: 'ok', outputTokens: 3 });
     const completion = await client.chat.completions.create({
       model: 'gpt-4o-mini',
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'abcdefghi' }, { type: 'text', text: 'j' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'abcdefghi' },
+            { type: 'text', text: 'j' },
+          ],
+        },
+      ],
       max_tokens: 100,
     });
     expect(completion.choices[0]!.message.content).to.equal('tok1 tok2 tok3');
@@ -140,8 +151,14 @@ describe('fake upstream: Chat Completions through the official openai client', (
     expect(ids).to.include('gpt-4o-mini');
   });
   const tools: OpenAI.ChatCompletionTool[] = [
-    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } } },
-    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['utc', 'local'] } } } } },
+    {
+      type: 'function',
+      function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' } } } },
+    },
+    {
+      type: 'function',
+      function: { name: 'get_time', parameters: { type: 'object', properties: { zone: { type: 'string', enum: ['utc', 'local'] } } } },
+    },
   ];
 
   it('calls every tool with arguments built from its schema, finish_reason tool_calls', async () => {
@@ -150,12 +167,20 @@ describe('fake upstream: Chat Completions through the official openai client', (
     expect(choice.finish_reason).to.equal('tool_calls');
     expect(choice.message.content).to.equal(null);
     const calls = choice.message.tool_calls!.map((c) => (c.type === 'function' ? [c.function.name, JSON.parse(c.function.arguments)] : []));
-    expect(calls).to.deep.equal([['get_weather', { city: 'x', days: 1 }], ['get_time', { zone: 'utc' }]]);
+    expect(calls).to.deep.equal([
+      ['get_weather', { city: 'x', days: 1 }],
+      ['get_time', { zone: 'utc' }],
+    ]);
     expect(choice.message.tool_calls![0]!.id).to.match(/^call_/);
   });
 
   it('streams tool calls as OpenAI does: id and name first, then argument fragments, per tool call index', async () => {
-    const stream = client.chat.completions.stream({ model: 'gpt-4o-mini', tools, parallel_tool_calls: false, messages: [{ role: 'user', content: prompt }] });
+    const stream = client.chat.completions.stream({
+      model: 'gpt-4o-mini',
+      tools,
+      parallel_tool_calls: false,
+      messages: [{ role: 'user', content: prompt }],
+    });
     let fragments = 0;
     stream.on('tool_calls.function.arguments.delta', () => fragments++);
     const final = await stream.finalChatCompletion();
@@ -177,7 +202,12 @@ describe('fake upstream: Chat Completions through the official openai client', (
       ],
     });
     expect(answered.choices[0]!.finish_reason).to.equal('stop');
-    const none = await client.chat.completions.create({ model: 'gpt-4o-mini', tools, tool_choice: 'none', messages: [{ role: 'user', content: prompt }] });
+    const none = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      tools,
+      tool_choice: 'none',
+      messages: [{ role: 'user', content: prompt }],
+    });
     expect(none.choices[0]!.message.content).to.equal(words(12));
   });
 
@@ -185,7 +215,12 @@ describe('fake upstream: Chat Completions through the official openai client', (
     const completion = await client.chat.completions.create({ model: 'gpt-4o-mini', stop: [' tok4'], messages: [{ role: 'user', content: prompt }] });
     expect(completion.choices[0]!.message.content).to.equal(words(3));
     expect(completion.choices[0]).to.deep.include({ finish_reason: 'stop', stop_reason: ' tok4' });
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', stop: ' tok2', stream: true, messages: [{ role: 'user', content: prompt }] });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      stop: ' tok2',
+      stream: true,
+      messages: [{ role: 'user', content: prompt }],
+    });
     const last: ChatCompletionChunk[] = [];
     for await (const chunk of stream) last.push(chunk);
     expect(last.at(-1)!.choices[0]).to.deep.include({ finish_reason: 'stop', stop_reason: ' tok2' });

@@ -87,9 +87,11 @@ describe('fake upstream: stall, reset and client aborts', () => {
     fake.enqueue({ kind: 'reset', afterEvents: 3 });
     const stream = await openai.chat.completions.create({ ...chat, stream: true });
     const chunks: ChatCompletionChunk[] = [];
-    await rejectionOf((async () => {
-      for await (const chunk of stream) chunks.push(chunk);
-    })());
+    await rejectionOf(
+      (async () => {
+        for await (const chunk of stream) chunks.push(chunk);
+      })(),
+    );
     expect(chunks.map((c) => c.choices[0]?.delta.content)).to.deep.equal(['', 'tok1', ' tok2']);
     await fake.idle();
     expect(fake.requests[0]!.aborted).to.equal(false);

@@ -52,5 +52,8 @@ export function rawRequest(
 
 /** The `event:` names of an SSE body, in order. */
 export function eventNames(text: string): string[] {
-  return text.split('\n\n').filter((f) => f !== '').map((f) => /^event: (.*)$/m.exec(f)?.[1] ?? '');
+  return text
+    .split('\n\n')
+    .filter((f) => f !== '')
+    .map((f) => /^event: (.*)$/m.exec(f)?.[1] ?? '');
 }

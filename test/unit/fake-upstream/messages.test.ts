@@ -47,7 +47,13 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
       max_tokens: 100,
       system: [{ type: 'text', text: 'abcd' }],
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'efgh' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'QUJDRA==' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'efgh' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'QUJDRA==' } },
+          ],
+        },
         { role: 'assistant', content: 'i' },
       ],
     });
@@ -93,8 +99,13 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
     }
     // The SDK consumes `ping` itself; the raw wire test checks it is sent.
     expect(types).to.deep.equal([
-      'message_start', 'content_block_start', 'content_block_delta', 'content_block_delta',
-      'content_block_stop', 'message_delta', 'message_stop',
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
   });
 
@@ -131,7 +142,12 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
   };
 
   it('answers a request with tools with a tool_use per tool, input built from the schema, stop_reason tool_use', async () => {
-    const message = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather], messages: [{ role: 'user', content: 'Weather?' }] });
+    const message = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      tools: [weather],
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     expect(message.stop_reason).to.equal('tool_use');
     expect(message.content).to.have.length(1);
     expect(message.content[0]).to.deep.include({ type: 'tool_use', name: 'get_weather', input: { city: 'x', unit: 'c', days: 1 } });
@@ -139,7 +155,12 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
   });
 
   it('streams tool input as input_json_delta fragments that the SDK assembles', async () => {
-    const stream = client.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather, { ...weather, name: 'get_time' }], messages: [{ role: 'user', content: 'Weather?' }] });
+    const stream = client.messages.stream({
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      tools: [weather, { ...weather, name: 'get_time' }],
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     const fragments: string[] = [];
     stream.on('inputJson', (partial) => fragments.push(partial));
     const message = await stream.finalMessage();
@@ -150,20 +171,43 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
   });
 
   it('answers in text once the last turn is a tool result, or when tool_choice is none; one call when parallel use is off', async () => {
-    const first = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather, { ...weather, name: 'b' }], tool_choice: { type: 'any', disable_parallel_tool_use: true }, messages: [{ role: 'user', content: 'Weather?' }] });
+    const first = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      tools: [weather, { ...weather, name: 'b' }],
+      tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     expect(first.content).to.have.length(1);
     const call = first.content[0] as Anthropic.ToolUseBlock;
     const after = await client.messages.create({
-      model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather],
-      messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] }],
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      tools: [weather],
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: first.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'sunny' }] },
+      ],
     });
     expect(after.stop_reason).to.equal('end_turn');
-    const none = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, tools: [weather], tool_choice: { type: 'none' }, messages: [{ role: 'user', content: 'Weather?' }] });
+    const none = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      tools: [weather],
+      tool_choice: { type: 'none' },
+      messages: [{ role: 'user', content: 'Weather?' }],
+    });
     expect(none.content[0]).to.include({ type: 'text' });
   });
 
   it('a stop sequence naming a word of the answer ends it there with stop_reason stop_sequence', async () => {
-    const message = await client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 100, stop_sequences: [' tok4'], messages: [{ role: 'user', content: 'hi' }] });
+    const message = await client.messages.create({
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
+      stop_sequences: [' tok4'],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(message).to.include({ stop_reason: 'stop_sequence', stop_sequence: ' tok4' });
     expect(message.content).to.deep.equal([{ type: 'text', text: words(3) }]);
     expect(message.usage.output_tokens).to.equal(3);
@@ -171,7 +215,8 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
 
   it('counts tool calls, tool results and tool definitions by their content, not their JSON framing', async () => {
     const message = await client.messages.create({
-      model: 'claude-haiku-4-5', max_tokens: 100,
+      model: 'claude-haiku-4-5',
+      max_tokens: 100,
       tools: [{ name: 'ab', input_schema: { type: 'object', properties: {} } }],
       messages: [
         { role: 'user', content: 'q' },
@@ -187,7 +232,9 @@ describe('fake upstream: Messages through the official @anthropic-ai/sdk client'
     const counted = await client.messages.countTokens({ model: 'claude-haiku-4-5', system, messages: [{ role: 'user', content: prompt }] });
     expect(counted).to.deep.equal({ input_tokens: tokensFor(system.length + prompt.length) });
     fake.enqueue({ kind: 'error', status: 529 });
-    expect(await rejectionOf(client.messages.countTokens({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: prompt }] }))).to.include({ status: 529 });
+    expect(await rejectionOf(client.messages.countTokens({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: prompt }] }))).to.include({
+      status: 529,
+    });
   });
 
   it('lists models in the Anthropic list shape', async () => {

@@ -29,7 +29,9 @@ describe('fake upstream: the wire, without an SDK', () => {
 
   it('writes each SSE event on its own: no HTTP chunk carries two events', async () => {
     const res = await rawRequest(fake.url, 'POST', '/v1/chat/completions', OPENAI_AUTH, {
-      ...CHAT, stream: true, stream_options: { include_usage: true },
+      ...CHAT,
+      stream: true,
+      stream_options: { include_usage: true },
     });
     for (const chunk of res.chunks) expect(chunk.split('\n\n').length - 1).to.be.at.most(1);
     const frames = res.text.split('\n\n').filter((f) => f !== '');
@@ -43,8 +45,14 @@ describe('fake upstream: the wire, without an SDK', () => {
     expect(res.headers['content-type']).to.equal('text/event-stream');
     expect(res.headers['request-id']).to.be.a('string');
     expect(eventNames(res.text)).to.deep.equal([
-      'message_start', 'content_block_start', 'ping', 'content_block_delta', 'content_block_delta',
-      'content_block_stop', 'message_delta', 'message_stop',
+      'message_start',
+      'content_block_start',
+      'ping',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
   });
 
@@ -73,10 +81,15 @@ describe('fake upstream: the wire, without an SDK', () => {
   it('401 in each provider shape when no credential header arrives', async () => {
     const openai = await rawRequest(fake.url, 'POST', '/v1/chat/completions', {}, CHAT);
     expect(openai.status).to.equal(401);
-    expect(JSON.parse(openai.text)).to.deep.include({ error: { message: "You didn't provide an API key.", type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    expect(JSON.parse(openai.text)).to.deep.include({
+      error: { message: "You didn't provide an API key.", type: 'invalid_request_error', param: null, code: 'invalid_api_key' },
+    });
     const anthropic = await rawRequest(fake.url, 'POST', '/anthropic/v1/messages', { 'anthropic-version': '2023-06-01' }, MESSAGE);
     expect(anthropic.status).to.equal(401);
-    expect(JSON.parse(anthropic.text)).to.deep.equal({ type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } });
+    expect(JSON.parse(anthropic.text)).to.deep.equal({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'x-api-key header is required' },
+    });
     const models = await rawRequest(fake.url, 'GET', '/v1/models');
     expect(models.status).to.equal(401);
     expect(fake.requests.map((r) => r.credential)).to.deep.equal([null, null, null]);
@@ -92,7 +105,10 @@ describe('fake upstream: the wire, without an SDK', () => {
     fake.enqueue({ kind: 'error', status: 500 });
     const res = await rawRequest(fake.url, 'POST', '/anthropic/v1/messages', { 'x-api-key': 'k' }, MESSAGE);
     expect(res.status).to.equal(400);
-    expect(JSON.parse(res.text)).to.deep.equal({ type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+    expect(JSON.parse(res.text)).to.deep.equal({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+    });
     const next = await rawRequest(fake.url, 'POST', '/anthropic/v1/messages', ANTHROPIC_AUTH, MESSAGE);
     expect(next.status).to.equal(500);
     expect(JSON.parse(next.text)).to.deep.include({ type: 'error' });
@@ -174,13 +190,21 @@ describe('fake upstream: input token formula', () => {
     expect(countInputTokens({ messages: [] })).to.equal(1);
     expect(countInputTokens({ messages: [{ role: 'user', content: 'abcd' }] })).to.equal(1);
     expect(countInputTokens({ messages: [{ role: 'user', content: 'abcde' }] })).to.equal(2);
-    expect(countInputTokens({
-      system: [{ type: 'text', text: 'abc' }],
-      messages: [
-        { role: 'user', content: [{ type: 'text', text: 'defgh' }, { type: 'image_url', image_url: { url: 'data:xxxxxxxxxxxxxxxx' } }] },
-        { role: 'assistant', content: 'ijk' },
-      ],
-    })).to.equal(3);
+    expect(
+      countInputTokens({
+        system: [{ type: 'text', text: 'abc' }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'defgh' },
+              { type: 'image_url', image_url: { url: 'data:xxxxxxxxxxxxxxxx' } },
+            ],
+          },
+          { role: 'assistant', content: 'ijk' },
+        ],
+      }),
+    ).to.equal(3);
     expect(countInputTokens({ system: 'x'.repeat(40), messages: [{ role: 'user', content: 'y' }] })).to.equal(11);
   });
 });

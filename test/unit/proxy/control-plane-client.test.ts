@@ -15,8 +15,21 @@ async function answering(body: string): Promise<{ url: string; server: Server }>
 
 const HASH = 'a'.repeat(64);
 const KEY = {
-  id: 'k', org_id: 'o', workspace_id: 'w', workspace_slug: 's', team_id: 't', owner_user_id: null, revoked: false, expires_at: null,
-  rpm: null, tpm: null, models: ['tg/x'], key_remaining_micros: null, key_version: 1, balance_micros: 5, balance_version: 1,
+  id: 'k',
+  org_id: 'o',
+  workspace_id: 'w',
+  workspace_slug: 's',
+  team_id: 't',
+  owner_user_id: null,
+  revoked: false,
+  expires_at: null,
+  rpm: null,
+  tpm: null,
+  models: ['tg/x'],
+  key_remaining_micros: null,
+  key_version: 1,
+  balance_micros: 5,
+  balance_version: 1,
 };
 
 describe('proxy: control-plane client checks answers against the wire contract', () => {
@@ -57,9 +70,24 @@ describe('proxy: control-plane client checks answers against the wire contract',
   });
 
   it('refuses usage results whose money is not integer micro-dollars', async () => {
-    const result = { request_id: 'r', recorded: true, workspace_id: 'w', balance_micros: '12', balance_version: 1, key_remaining_micros: null, key_version: 1 };
+    const result = {
+      request_id: 'r',
+      recorded: true,
+      workspace_id: 'w',
+      balance_micros: '12',
+      balance_version: 1,
+      key_remaining_micros: null,
+      key_version: 1,
+    };
     const client = await clientAnswering({ results: [result] });
-    const report = { request_id: 'r', key_id: '00000000-0000-4000-8000-000000000000', model: 'tg/x', input_tokens: 1, output_tokens: 1, cost_micros: 1 };
+    const report = {
+      request_id: 'r',
+      key_id: '00000000-0000-4000-8000-000000000000',
+      model: 'tg/x',
+      input_tokens: 1,
+      output_tokens: 1,
+      cost_micros: 1,
+    };
     expect(await client.reportUsage([report]).catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
     await client.close();
   });

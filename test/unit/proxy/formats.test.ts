@@ -22,7 +22,9 @@ describe('proxy: request formats', () => {
   it('holds for the model maximum when a Chat Completions call names no limit, and for each of n choices', () => {
     expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet)).to.equal(64000);
     expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10, n: 3 }), {}), sonnet)).to.equal(30);
-    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10, max_completion_tokens: 20 }), {}), sonnet)).to.equal(20);
+    expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10, max_completion_tokens: 20 }), {}), sonnet)).to.equal(
+      20,
+    );
     expect(outputCeiling(parseCall('chat', json({ model: 'tg/sonnet', messages, max_tokens: 10_000_000 }), {}), sonnet)).to.equal(64000);
   });
 
@@ -41,12 +43,30 @@ describe('proxy: request formats', () => {
   it('rewrites only the model, and asks for the usage chunk on a streamed Chat Completions call the client left without it', () => {
     const call = parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, temperature: 0.2 }), {});
     const up = upstreamCall('chat', call, sonnet, provider, '');
-    expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages, stream: true, temperature: 0.2, stream_options: { include_usage: true } });
+    expect(JSON.parse(up.body.toString())).to.deep.equal({
+      model: 'claude-sonnet-4-5',
+      messages,
+      stream: true,
+      temperature: 0.2,
+      stream_options: { include_usage: true },
+    });
     expect(up.dropUsageChunk).to.equal(true);
     expect(up.path).to.equal('/v1/chat/completions');
-    const asked = upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, stream_options: { include_usage: true } }), {}), sonnet, provider, '');
+    const asked = upstreamCall(
+      'chat',
+      parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, stream_options: { include_usage: true } }), {}),
+      sonnet,
+      provider,
+      '',
+    );
     expect(asked.dropUsageChunk).to.equal(false);
-    const m = upstreamCall('messages', parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), { 'anthropic-version': 'x' }), sonnet, provider, '?beta=true');
+    const m = upstreamCall(
+      'messages',
+      parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), { 'anthropic-version': 'x' }),
+      sonnet,
+      provider,
+      '?beta=true',
+    );
     expect(m.path).to.equal('/anthropic/v1/messages?beta=true');
     expect(m.authHeader).to.equal('x-api-key');
   });

@@ -30,7 +30,11 @@ describe('proxy: money in integer micro-dollars', () => {
       fc.property(fc.array(fc.tuple(fc.nat(5000), fc.nat(5000)), { minLength: 1, maxLength: 20 }), (calls) => {
         const m = model(0.15, 0.6);
         const each = calls.reduce((s, [i, o]) => s + costMicros(m, i, o), 0);
-        const whole = costMicros(m, calls.reduce((s, [i]) => s + i, 0), calls.reduce((s, [, o]) => s + o, 0));
+        const whole = costMicros(
+          m,
+          calls.reduce((s, [i]) => s + i, 0),
+          calls.reduce((s, [, o]) => s + o, 0),
+        );
         expect(Number.isInteger(each)).to.equal(true);
         expect(each).to.be.at.least(whole);
       }),

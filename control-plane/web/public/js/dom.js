@@ -110,13 +110,33 @@ export function copyField(label, value, { secret = false } = {}) {
   input.addEventListener('focus', () => input.select());
   const id = uid('c');
   input.id = id;
-  return h('div', { class: 'field' }, h('label', { for: id }, label), h('div', { class: 'copy-row' }, input, copyButton(() => input.value, 'Copy', input)));
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    h(
+      'div',
+      { class: 'copy-row' },
+      input,
+      copyButton(() => input.value, 'Copy', input),
+    ),
+  );
 }
 
 /** A code block with a copy button. */
 export function codeBlock(label, code) {
   const pre = h('pre', { tabindex: '0', 'aria-label': label }, h('code', {}, code));
-  return h('div', { class: 'code-block' }, h('div', { class: 'code-head' }, h('span', {}, label), copyButton(() => code, 'Copy')), pre);
+  return h(
+    'div',
+    { class: 'code-block' },
+    h(
+      'div',
+      { class: 'code-head' },
+      h('span', {}, label),
+      copyButton(() => code, 'Copy'),
+    ),
+    pre,
+  );
 }
 
 /**
@@ -231,7 +251,15 @@ export function table(caption, headers, rows) {
       'table',
       {},
       h('caption', { class: 'visually-hidden' }, caption),
-      h('thead', {}, h('tr', {}, headers.map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
       h('tbody', {}, rows),
     ),
   );

@@ -3,7 +3,11 @@ import { h, fill, table, when, usd } from '../dom.js';
 
 /** Settings → Audit log: the organization's most recent changes (owner/admin). */
 export async function auditPage(section, s) {
-  fill(section, h('h1', { tabindex: '-1' }, 'Audit log'), h('p', { class: 'hint' }, 'Every change to the organization, newest first: who did it, what, and to what.'));
+  fill(
+    section,
+    h('h1', { tabindex: '-1' }, 'Audit log'),
+    h('p', { class: 'hint' }, 'Every change to the organization, newest first: who did it, what, and to what.'),
+  );
   const card = h('div', { class: 'card' });
   section.append(card);
   const [rows, members] = await Promise.all([
@@ -24,7 +28,14 @@ export async function auditPage(section, s) {
           'Audit log',
           ['When', 'Who', 'Action', 'Target'],
           rows.map((r) =>
-            h('tr', {}, h('td', { class: 'num' }, when(r.created_at)), h('td', {}, actor(r.actor)), h('td', { class: 'mono' }, r.action), h('td', {}, target(r))),
+            h(
+              'tr',
+              {},
+              h('td', { class: 'num' }, when(r.created_at)),
+              h('td', {}, actor(r.actor)),
+              h('td', { class: 'mono' }, r.action),
+              h('td', {}, target(r)),
+            ),
           ),
         )
       : h('p', { class: 'empty' }, 'Nothing has happened yet.'),
@@ -51,7 +62,10 @@ function targetText(r, names) {
     case 'team.member_add':
       return `${user} → ${team}`;
     case 'team.member_remove': {
-      const keys = Array.isArray(d.revoked_keys) && d.revoked_keys.length ? `; revoked ${d.revoked_keys.map((k) => `“${k.name}” (${k.prefix}…)`).join(', ')}` : '';
+      const keys =
+        Array.isArray(d.revoked_keys) && d.revoked_keys.length
+          ? `; revoked ${d.revoked_keys.map((k) => `“${k.name}” (${k.prefix}…)`).join(', ')}`
+          : '';
       return `${user} ← ${team}${keys}`;
     }
     case 'team.models_set':

@@ -21,7 +21,12 @@ export async function keysPage(section, s, { params, navigate }) {
   const teams = await api(`/v1/workspaces/${enc(s.workspace.id)}/teams`);
   if (!teams.length) {
     section.append(
-      h('p', { class: 'empty' }, 'Keys belong to a team. ', s.isAdmin ? h('a', { href: '#/teams' }, 'Create a team first.') : 'Ask an admin to add you to a team.'),
+      h(
+        'p',
+        { class: 'empty' },
+        'Keys belong to a team. ',
+        s.isAdmin ? h('a', { href: '#/teams' }, 'Create a team first.') : 'Ask an admin to add you to a team.',
+      ),
     );
     return;
   }
@@ -37,7 +42,12 @@ export async function keysPage(section, s, { params, navigate }) {
   const may = { personal: members.some((m) => m.user_id === s.me.user_id), team: s.isAdmin };
   const create = h(
     'button',
-    { type: 'button', class: 'primary', disabled: !may.personal && !may.team, onclick: () => createKeyDialog(team, s, may, () => renderKeys(listCard, team, s)) },
+    {
+      type: 'button',
+      class: 'primary',
+      disabled: !may.personal && !may.team,
+      onclick: () => createKeyDialog(team, s, may, () => renderKeys(listCard, team, s)),
+    },
     'Create key',
   );
   const toolbar = h('div', { class: 'toolbar' }, field('Team', picker), create);
@@ -51,10 +61,7 @@ export async function keysPage(section, s, { params, navigate }) {
 }
 
 async function renderKeys(card, team, s) {
-  const [keys, members] = await Promise.all([
-    api(`/v1/teams/${enc(team.id)}/keys`),
-    api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => []),
-  ]);
+  const [keys, members] = await Promise.all([api(`/v1/teams/${enc(team.id)}/keys`), api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => [])]);
   const names = new Map(members.map((m) => [m.user_id, m.user_name]));
   const error = errorBox();
   const rows = keys.map((k) => {
@@ -65,7 +72,7 @@ async function renderKeys(card, team, s) {
       { class: status === 'active' ? '' : 'inactive' },
       h('td', {}, k.name, limitsOf(k) ? h('span', { class: 'hint block' }, limitsOf(k)) : null),
       h('td', { class: 'mono nowrap' }, `${k.prefix}…${k.last4}`),
-      h('td', {}, k.kind === 'team' ? 'Team' : names.get(k.owner_user_id) ?? 'Former member'),
+      h('td', {}, k.kind === 'team' ? 'Team' : (names.get(k.owner_user_id) ?? 'Former member')),
       h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
       h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
       h(
@@ -133,7 +140,14 @@ function createKeyDialog(team, s, may, onDone) {
     },
     body: (close, content) => {
       const name = h('input', { name: 'name', required: true, maxlength: 100, placeholder: 'ci-pipeline', autofocus: true });
-      const personal = h('input', { type: 'radio', name: 'kind', value: 'personal', checked: may.personal, id: 'kind-personal', disabled: !may.personal });
+      const personal = h('input', {
+        type: 'radio',
+        name: 'kind',
+        value: 'personal',
+        checked: may.personal,
+        id: 'kind-personal',
+        disabled: !may.personal,
+      });
       const teamKind = h('input', { type: 'radio', name: 'kind', value: 'team', checked: !may.personal, id: 'kind-team', disabled: !may.team });
       const budget = h('input', { name: 'budget', type: 'number', min: '0.01', step: '0.01', inputmode: 'decimal', placeholder: 'No limit' });
       const rpm = h('input', { name: 'rpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
@@ -148,9 +162,14 @@ function createKeyDialog(team, s, may, onDone) {
             const body = { kind: form.elements.kind.value, name: name.value.trim() };
             const problems = [];
             if (!body.name) problems.push('Give the key a name.');
-            const numbers = { budget_usd: optionalNumber(budget, { integer: false }), rpm: optionalNumber(rpm, { integer: true }), tpm: optionalNumber(tpm, { integer: true }) };
+            const numbers = {
+              budget_usd: optionalNumber(budget, { integer: false }),
+              rpm: optionalNumber(rpm, { integer: true }),
+              tpm: optionalNumber(tpm, { integer: true }),
+            };
             for (const [k, v] of Object.entries(numbers)) {
-              if (Number.isNaN(v)) problems.push(k === 'budget_usd' ? 'Budget must be a positive amount.' : `${k.toUpperCase()} must be a positive whole number.`);
+              if (Number.isNaN(v))
+                problems.push(k === 'budget_usd' ? 'Budget must be a positive amount.' : `${k.toUpperCase()} must be a positive whole number.`);
               else if (v !== undefined) body[k] = v;
             }
             if (expires.value) {
@@ -182,19 +201,34 @@ function createKeyDialog(team, s, may, onDone) {
             'label',
             { class: 'check', for: 'kind-personal' },
             personal,
-            h('span', {}, h('strong', {}, 'Personal'), may.personal ? ' — yours; revoked when you leave the team' : ` — only members of ${team.name} create personal keys`),
+            h(
+              'span',
+              {},
+              h('strong', {}, 'Personal'),
+              may.personal ? ' — yours; revoked when you leave the team' : ` — only members of ${team.name} create personal keys`,
+            ),
           ),
           h(
             'label',
             { class: 'check', for: 'kind-team' },
             teamKind,
-            h('span', {}, h('strong', {}, 'Team'), s.isAdmin ? ' — owned by the team; survives membership changes' : ' — only admins create team keys'),
+            h(
+              'span',
+              {},
+              h('strong', {}, 'Team'),
+              s.isAdmin ? ' — owned by the team; survives membership changes' : ' — only admins create team keys',
+            ),
           ),
         ),
         h('div', { class: 'grid three' }, field('Budget (USD)', budget), field('Requests / minute', rpm), field('Tokens / minute', tpm)),
         field('Expires on', expires, 'Optional. Leave empty for a key that does not expire.'),
         error.el,
-        h('div', { class: 'actions' }, h('button', { type: 'button', onclick: close }, 'Cancel'), h('button', { type: 'submit', class: 'primary' }, 'Create key')),
+        h(
+          'div',
+          { class: 'actions' },
+          h('button', { type: 'button', onclick: close }, 'Cancel'),
+          h('button', { type: 'submit', class: 'primary' }, 'Create key'),
+        ),
       );
       return form;
     },
@@ -224,6 +258,11 @@ function budgetBar(k) {
     'span',
     { class: 'budget' },
     h('span', { class: 'hint' }, ` of ${usd(budget)}`),
-    h('progress', { max: '1', value: String(ratio), class: ratio >= 0.9 ? 'budget-bar high' : 'budget-bar', 'aria-label': `${Math.round(ratio * 100)}% of the budget spent` }),
+    h('progress', {
+      max: '1',
+      value: String(ratio),
+      class: ratio >= 0.9 ? 'budget-bar high' : 'budget-bar',
+      'aria-label': `${Math.round(ratio * 100)}% of the budget spent`,
+    }),
   );
 }

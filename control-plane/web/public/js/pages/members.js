@@ -72,7 +72,11 @@ export async function membersPage(section, s) {
     h('h2', {}, `${members.length} ${members.length === 1 ? 'member' : 'members'}`),
     table('Organization members', ['Name', 'userName', 'Email', 'Role', 'Status', 'Source'], rows),
     members.some((m) => m.status !== 'active')
-      ? h('p', { class: 'hint' }, 'Inactive members were deprovisioned by the identity provider: they cannot sign in, and their sessions have ended. Keys they created keep working until revoked.')
+      ? h(
+          'p',
+          { class: 'hint' },
+          'Inactive members were deprovisioned by the identity provider: they cannot sign in, and their sessions have ended. Keys they created keep working until revoked.',
+        )
       : null,
   );
 }

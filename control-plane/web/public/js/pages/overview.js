@@ -38,7 +38,15 @@ export async function overviewPage(section, s) {
   };
   showBalance(ws.balance_usd);
 
-  const balanceCard = h('div', { class: 'card' }, h('h2', {}, 'Balance'), balanceValue, balanceNote, lowBalance, h('p', { class: 'hint' }, h('a', { href: '#/usage' }, 'Where the money went →')));
+  const balanceCard = h(
+    'div',
+    { class: 'card' },
+    h('h2', {}, 'Balance'),
+    balanceValue,
+    balanceNote,
+    lowBalance,
+    h('p', { class: 'hint' }, h('a', { href: '#/usage' }, 'Where the money went →')),
+  );
   if (s.isAdmin) balanceCard.append(creditsForm(ws, showBalance));
 
   const endpoints = h(
@@ -90,7 +98,14 @@ function creditsForm(ws, showBalance) {
 async function allowedAliases(ws) {
   try {
     const teams = await api(`/v1/workspaces/${enc(ws.id)}/teams`);
-    const lists = await Promise.all(teams.map((t) => api(`/v1/teams/${enc(t.id)}/models`).then((r) => r.models, () => [])));
+    const lists = await Promise.all(
+      teams.map((t) =>
+        api(`/v1/teams/${enc(t.id)}/models`).then(
+          (r) => r.models,
+          () => [],
+        ),
+      ),
+    );
     return [...new Set(lists.flat())];
   } catch {
     return [];
@@ -111,7 +126,11 @@ async function snippetCard(ws, s) {
       ' before these examples will work.',
     );
   }
-  const model = h('select', {}, aliases.map((a) => h('option', { value: a }, a)));
+  const model = h(
+    'select',
+    {},
+    aliases.map((a) => h('option', { value: a }, a)),
+  );
   const tabs = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Example' });
   const output = h('div');
   let current = 'py-openai';

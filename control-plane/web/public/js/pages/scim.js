@@ -65,7 +65,10 @@ function draw(card, settings, s, error) {
         ),
         h('button', { type: 'button', onclick: () => generate(true) }, 'Regenerate token'),
       ]
-    : [h('p', { class: 'empty' }, 'No token yet. Generate one and enter it in your identity provider.'), h('button', { type: 'button', class: 'primary', onclick: () => generate(false) }, 'Generate token')];
+    : [
+        h('p', { class: 'empty' }, 'No token yet. Generate one and enter it in your identity provider.'),
+        h('button', { type: 'button', class: 'primary', onclick: () => generate(false) }, 'Generate token'),
+      ];
 
   async function generate(replacing) {
     if (replacing) {
@@ -91,12 +94,19 @@ function draw(card, settings, s, error) {
 
   fill(
     card,
-    h('div', { class: 'row-between' }, h('h2', {}, 'Status ', badge(settings.enabled ? 'enabled' : 'disabled', settings.enabled ? 'ok' : 'off')), toggle),
+    h(
+      'div',
+      { class: 'row-between' },
+      h('h2', {}, 'Status ', badge(settings.enabled ? 'enabled' : 'disabled', settings.enabled ? 'ok' : 'off')),
+      toggle,
+    ),
     copyField('SCIM base URL', settings.base_url),
     h('h3', {}, 'Provisioning token'),
     h('p', { class: 'hint' }, 'One token per organization. Only its prefix is kept here; the full token is shown once, when generated.'),
     tokenPart,
-    settings.enabled ? null : h('p', { class: 'hint warn' }, 'SCIM is disabled: the identity provider’s requests are refused even with a valid token.'),
+    settings.enabled
+      ? null
+      : h('p', { class: 'hint warn' }, 'SCIM is disabled: the identity provider’s requests are refused even with a valid token.'),
   );
 }
 

@@ -11,10 +11,22 @@ const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 export function signInPage({ message, onSignedIn }) {
   const lines = Array.isArray(message) ? message : message ? [message] : [];
   const notice = lines.length
-    ? h('div', { class: 'notice', role: 'status' }, h('p', {}, lines[0]), lines.slice(1).map((l) => h('p', { class: 'hint' }, l)))
+    ? h(
+        'div',
+        { class: 'notice', role: 'status' },
+        h('p', {}, lines[0]),
+        lines.slice(1).map((l) => h('p', { class: 'hint' }, l)),
+      )
     : null;
 
-  const slug = h('input', { name: 'org', autocomplete: 'organization', required: true, spellcheck: 'false', placeholder: 'acme', autocapitalize: 'none' });
+  const slug = h('input', {
+    name: 'org',
+    autocomplete: 'organization',
+    required: true,
+    spellcheck: 'false',
+    placeholder: 'acme',
+    autocapitalize: 'none',
+  });
   const ssoError = errorBox();
   const ssoForm = h(
     'form',
@@ -67,7 +79,11 @@ export function signInPage({ message, onSignedIn }) {
       },
     },
     h('h2', {}, 'Sign in with a console token'),
-    field('Console token', token, 'The console_token from “npm run cli -- bootstrap”. It is exchanged for a browser session and not stored by this page.'),
+    field(
+      'Console token',
+      token,
+      'The console_token from “npm run cli -- bootstrap”. It is exchanged for a browser session and not stored by this page.',
+    ),
     tokenError.el,
     h('button', { type: 'submit', class: 'primary' }, 'Sign in'),
   );

@@ -22,7 +22,14 @@ export async function ssoPage(section, s) {
     }),
     publicBaseUrl(s),
   ]);
-  const issuer = h('input', { name: 'issuer', type: 'url', required: true, value: current?.issuer ?? '', placeholder: 'https://login.example.com', spellcheck: 'false' });
+  const issuer = h('input', {
+    name: 'issuer',
+    type: 'url',
+    required: true,
+    value: current?.issuer ?? '',
+    placeholder: 'https://login.example.com',
+    spellcheck: 'false',
+  });
   const clientId = h('input', { name: 'client_id', required: true, value: current?.client_id ?? '', spellcheck: 'false', autocomplete: 'off' });
   const clientSecret = h('input', { name: 'client_secret', type: 'password', required: true, autocomplete: 'new-password' });
   const claim = h('input', { name: 'external_id_claim', value: current?.external_id_claim ?? 'sub', spellcheck: 'false' });
@@ -48,7 +55,12 @@ export async function ssoPage(section, s) {
           await busy(form, () =>
             api(`/v1/orgs/${enc(s.orgId)}/sso`, {
               method: 'PUT',
-              body: { issuer: issuer.value.trim(), client_id: clientId.value.trim(), client_secret: clientSecret.value, external_id_claim: claim.value.trim() || 'sub' },
+              body: {
+                issuer: issuer.value.trim(),
+                client_id: clientId.value.trim(),
+                client_secret: clientSecret.value,
+                external_id_claim: claim.value.trim() || 'sub',
+              },
             }),
           );
           clientSecret.value = '';
@@ -61,7 +73,11 @@ export async function ssoPage(section, s) {
     h('h2', {}, current ? 'Identity provider' : 'Connect an identity provider'),
     field('Issuer URL', issuer, 'The OpenID Connect issuer; its /.well-known/openid-configuration must be reachable from this server.'),
     field('Client ID', clientId),
-    field('Client secret', clientSecret, current ? 'Stored sealed and never shown. Enter it again to save any change.' : 'Stored sealed and never shown again.'),
+    field(
+      'Client secret',
+      clientSecret,
+      current ? 'Stored sealed and never shown. Enter it again to save any change.' : 'Stored sealed and never shown again.',
+    ),
     field('External ID claim', claim, 'The ID-token claim that matches the SCIM externalId of your users (usually “sub”).'),
     error.el,
     h('button', { type: 'submit', class: 'primary' }, 'Save SSO settings'),
@@ -69,7 +85,11 @@ export async function ssoPage(section, s) {
   fill(
     section,
     h('h1', { tabindex: '-1' }, 'Single sign-on'),
-    h('p', { class: 'hint' }, 'Members sign in through your identity provider. Without SCIM, a member is created on their first sign-in, with the member role.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Members sign in through your identity provider. Without SCIM, a member is created on their first sign-in, with the member role.',
+    ),
     h(
       'div',
       { class: 'card' },

@@ -39,7 +39,9 @@ function createTeamForm(s, navigate) {
         }
         error.clear();
         try {
-          const team = await busy(form, () => api(`/v1/workspaces/${enc(s.workspace.id)}/teams`, { method: 'POST', body: { name: name.value.trim() } }));
+          const team = await busy(form, () =>
+            api(`/v1/workspaces/${enc(s.workspace.id)}/teams`, { method: 'POST', body: { name: name.value.trim() } }),
+          );
           toast(`Team “${team.name}” created.`);
           navigate(`#/teams/${team.id}`);
         } catch (err) {
@@ -105,7 +107,11 @@ async function renderModels(card, team, s) {
   fill(
     card,
     h('h2', {}, 'Model access'),
-    h('p', { class: 'hint' }, s.isAdmin ? 'Keys of this team may call only the models checked here.' : 'Keys of this team may call these models. Only admins change this.'),
+    h(
+      'p',
+      { class: 'hint' },
+      s.isAdmin ? 'Keys of this team may call only the models checked here.' : 'Keys of this team may call these models. Only admins change this.',
+    ),
     catalog.length ? form : h('p', { class: 'empty' }, 'No models are configured on this gateway.'),
   );
 }
@@ -164,7 +170,11 @@ async function addMemberForm(card, team, s, current) {
   const org = await api(`/v1/orgs/${enc(s.orgId)}/members`);
   const candidates = org.filter((m) => m.status === 'active' && !inTeam.has(m.user_id));
   if (!candidates.length) return h('p', { class: 'hint' }, 'Every active member of the organization is in this team.');
-  const user = h('select', { name: 'user' }, candidates.map((m) => h('option', { value: m.user_id }, m.email && m.email !== m.user_name ? `${m.user_name} (${m.email})` : m.user_name)));
+  const user = h(
+    'select',
+    { name: 'user' },
+    candidates.map((m) => h('option', { value: m.user_id }, m.email && m.email !== m.user_name ? `${m.user_name} (${m.email})` : m.user_name)),
+  );
   const error = errorBox();
   const form = h(
     'form',
