@@ -129,7 +129,7 @@ function newRequestId(): string {
   return `req_${u.slice(0, 8)}${u.slice(9, 13)}${u.slice(14, 18)}${u.slice(19, 23)}${u.slice(24)}`;
 }
 
-/** The edge: one plain request handler for both formats (DESIGN 8, 10). */
+/** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
 export function createEdgeHandler(deps: EdgeDeps) {
   const { config, logger } = deps;
   const catalog = config.models;
@@ -253,7 +253,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       );
       held = holding instanceof Promise ? await holding : holding;
     } catch (err) {
-      // DESIGN 2: money checks fail closed when the hold store is unreachable.
+      // Money checks fail closed when the hold store is unreachable (docs/proxy.md, Redis outage).
       logger.error({ err, requestId }, 'hold store unavailable');
       throw new AppError('unavailable', 'Spending limits cannot be checked right now. Retry shortly.', { headers: limitHeaders });
     }

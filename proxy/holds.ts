@@ -1,5 +1,5 @@
 /**
- * Holds reserve a request's worst-case cost before it is forwarded (DESIGN 6).
+ * Holds reserve a request's worst-case cost before it is forwarded (docs/design.md, money).
  *
  * The store keeps, per workspace and per key, the newest money snapshot any
  * proxy has seen (remaining micro-dollars with the database row version it

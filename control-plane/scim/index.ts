@@ -7,7 +7,7 @@ import { scimErrors } from './errors.js';
 import { usersRoutes } from './users-routes.js';
 
 /**
- * SCIM 2.0 (CONTRACT §3) under /v1/scim/v2/orgs/:org_id, with RFC 7644
+ * SCIM 2.0 (docs/scim.md) under /v1/scim/v2/orgs/:org_id, with RFC 7644
  * errors. The provisioning token is checked before routing, so nothing under
  * /v1/scim — not even which paths exist — is visible without it.
  */

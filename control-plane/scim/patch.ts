@@ -13,7 +13,7 @@ import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKe
  * name.givenName, name.familyName, name.formatted, emails, emails[<f>], emails[<f>].value,
  * emails[<f>].type, emails[<f>].primary where <f> is `type eq "…"`,
  * `value eq "…"` or `primary eq true|false`. userName is accepted and kept
- * unchanged (spec 2.1). Attributes of the core User schema and the
+ * unchanged (it is the IdP's unique identifier). Attributes of the core User schema and the
  * enterprise extension that this service does not keep are accepted and
  * ignored, exactly as on create. id, meta and schemas answer `mutability`;
  * anything else answers `invalidPath`.

@@ -41,7 +41,7 @@ export async function setScimEnabled(deps: ControlPlaneDeps, orgId: string, acto
 /**
  * Generates the organization's one provisioning token. The previous token is
  * revoked in the same transaction, so it stops working the moment the new
- * one exists (spec 3, token lifecycle). The plaintext is returned once.
+ * one exists (one active token per organization). The plaintext is returned once.
  */
 export async function rotateScimToken(
   deps: ControlPlaneDeps,

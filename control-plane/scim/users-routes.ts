@@ -29,7 +29,7 @@ function reply(ctx: Context, status: number, body: unknown): void {
   ctx.type = SCIM_MEDIA_TYPE;
 }
 
-/** /Users under /v1/scim/v2/orgs/:org_id (spec 4.1, CONTRACT §3). */
+/** /Users under /v1/scim/v2/orgs/:org_id (docs/scim.md). */
 export function usersRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router({ prefix: '/v1/scim/v2/orgs/:org_id' });
   const base = () => deps.config.publicBaseUrl;

@@ -12,7 +12,7 @@ import { applyPatch } from './patch.js';
 import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
 /**
- * The User lifecycle as the identity provider drives it (spec 3). Every
+ * The User lifecycle as the identity provider drives it (docs/scim.md). Every
  * change is one transaction holding the user row, the membership, the
  * session revocations and the audit row, so a deactivation has taken effect
  * before the connector hears 200. `orgId` is always the provisioning token's
@@ -160,7 +160,7 @@ async function updateLocked(
  * PUT replaces name, displayName and emails (absent means cleared). userName
  * is required like on create (RFC 7644 §3.5.1: a PUT lacking a required
  * attribute is refused whole, so a misspelt body never deactivates anyone)
- * and keeps its original value (spec 2.1); externalId and active are kept
+ * and keeps its original value: it is the IdP's unique identifier; externalId and active are kept
  * when the body leaves them out, because losing either would unlink the SSO
  * identity or change access without the connector asking for it.
  */
@@ -183,7 +183,7 @@ export async function patchUser(deps: ControlPlaneDeps, orgId: string, id: strin
   return updateLocked(deps, orgId, id, 'patch', (current) => applyPatch(current, raw));
 }
 
-/** The row goes; memberships, sessions and team memberships cascade. API keys stay (spec 2.3). */
+/** The row goes; memberships, sessions and team memberships cascade. API keys stay: deprovisioning a user never revokes keys. */
 export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   assertId(id);
   const now = deps.clock.now();
