@@ -232,6 +232,27 @@ export function createMetering(deps: MeteringDeps) {
     if (!timer) timer = setTimeout(flush, GATHER_MS);
   }
 
+  /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
+  function gather(call: HeldCall, input: number, output: number, cost: number, status: number, recordOnly: boolean): void {
+    owed++;
+    const record: OutboxRecord = {
+      report: {
+        request_id: call.requestId,
+        key_id: call.keyId,
+        model: call.model.alias,
+        input_tokens: input,
+        output_tokens: output,
+        cost_micros: cost,
+        ...detailOf(call, status),
+      },
+      workspaceId: call.workspaceId,
+      keyBudget: call.keyBudget,
+    };
+    if (recordOnly) record.recordOnly = true;
+    gathering.push({ record });
+    schedule();
+  }
+
   return {
     /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
     async start(): Promise<void> {
@@ -272,23 +293,7 @@ export function createMetering(deps: MeteringDeps) {
       const cost = Math.min(full, call.holdMicros);
       if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
       void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(tokenWindowNotCorrected(call));
-      owed++;
-      gathering.push({
-        record: {
-          report: {
-            request_id: call.requestId,
-            key_id: call.keyId,
-            model: call.model.alias,
-            input_tokens: input,
-            output_tokens: output,
-            cost_micros: cost,
-            ...detailOf(call, status),
-          },
-          workspaceId: call.workspaceId,
-          keyBudget: call.keyBudget,
-        },
-      });
-      schedule();
+      gather(call, input, output, cost, status, false);
       return cost;
     },
     /**
@@ -299,24 +304,7 @@ export function createMetering(deps: MeteringDeps) {
      */
     release(call: HeldCall, status: number): void {
       live.remove(call.requestId);
-      owed++;
-      gathering.push({
-        record: {
-          report: {
-            request_id: call.requestId,
-            key_id: call.keyId,
-            model: call.model.alias,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost_micros: 0,
-            ...detailOf(call, status),
-          },
-          workspaceId: call.workspaceId,
-          keyBudget: call.keyBudget,
-          recordOnly: true,
-        },
-      });
-      schedule();
+      gather(call, 0, 0, 0, status, true);
       track(
         (async () => {
           await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));
