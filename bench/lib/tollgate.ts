@@ -120,6 +120,8 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     PROXY_REDIS_PREFIX: `tollgate-bench-${process.pid}-${controlPlanePort}`,
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : { DATABASE_URL: '' }),
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
+    // BENCH_CPU_PROF_DIR: a V8 CPU profile of each of Tollgate's processes, written there at exit.
+    ...(process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench/lib/cpu-profile-hook.mjs')}` } : {}),
   };
   let controlPlane: Proc | undefined;
   let proxy: Proc;
