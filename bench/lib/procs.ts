@@ -240,13 +240,13 @@ export async function withCpu<T>(
  * Returns how long that took, in seconds. Used so work one run queued up (e.g. usage
  * reports the control plane is still absorbing) does not spill into the next run.
  */
-export async function waitUntilIdle(pid: number, maxMs = 10_000, share = 0.1): Promise<number> {
+export async function waitUntilIdle(pid: number, maxMs = 10_000, share = 0.1, read: (pid: number) => number = cpuMicros): Promise<number> {
   const t0 = Date.now();
   const windowMs = 500;
   while (Date.now() - t0 < maxMs) {
-    const before = cpuMicros(pid);
+    const before = read(pid);
     await sleep(windowMs);
-    if (cpuMicros(pid) - before <= share * windowMs * 1000) break;
+    if (read(pid) - before <= share * windowMs * 1000) break;
   }
   return (Date.now() - t0) / 1000;
 }
