@@ -29,19 +29,29 @@ const FIRST_RETRY_MS = 200;
 const MAX_BATCH = 500;
 const MAX_IN_FLIGHT = 2;
 /**
- * How long the first report of a batch waits for company. Each batch costs
- * the control plane a request and a transaction whatever its size, so at
- * thousands of calls a second a few milliseconds turn batches of a handful
- * into batches of dozens; a hold is released that much later, which only
- * delays money coming back, never lets more out. It is also the most a
- * settled call waits before its record is on disk.
+ * How long the first record of a batch waits for company before it goes to
+ * disk. It is also the most a settled call waits before its record is on
+ * disk, so it stays short: a crash loses at most this window.
  */
 const GATHER_MS = 15;
-/** A batch this big goes at once rather than waiting out GATHER_MS. */
+/** A batch this big goes to disk at once rather than waiting out GATHER_MS. */
 const FLUSH_AT = 200;
+/**
+ * How long a record on disk waits for company before it is reported to the
+ * control plane (or less, once MAX_BATCH wait). Each report costs the
+ * control plane a request and a statement whatever its size (on the embedded
+ * store about 3 ms), so a call a millisecond apart must not each make one:
+ * at one connection a 15 ms window made batches of ~9 and cost the control
+ * plane over 1 ms per call. The record is already durable; the wait only
+ * delays money coming back to the balance (the hold is released when the
+ * report is acknowledged), never lets more out.
+ */
+const REPORT_MS = 100;
 
 interface Settlement {
   record: OutboxRecord;
+  /** When it joined the unsent queue (performance.now()): the report window runs from its oldest record. */
+  queuedAt?: number;
   /** Where the record sits on disk; undefined until written (or if the write failed). */
   slot?: OutboxSlot;
 }
@@ -90,8 +100,11 @@ export function createMetering(deps: MeteringDeps) {
   let failures = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let reportTimer: NodeJS.Timeout | undefined;
   let immediate = false;
   let stopped = false;
+  /** Report what is on disk without waiting out the window (drain and shutdown). */
+  let hurry = false;
 
   const track = (p: Promise<void>) => {
     pending.add(p);
@@ -175,9 +188,34 @@ export function createMetering(deps: MeteringDeps) {
     later.unref();
   }
 
+  /** Queues written records for the control plane. */
+  function queue(batch: Settlement[]): void {
+    const now = performance.now();
+    for (const s of batch) s.queuedAt ??= now;
+    unsent.push(...batch);
+    pump();
+  }
+
+  /** The next batch for the control plane, once its oldest record has waited out the window (or enough have gathered). */
+  function nextBatch(): Settlement[] | undefined {
+    const split = exact.shift();
+    if (split) return split;
+    if (!unsent.length) return undefined;
+    const wait = unsent[0]!.queuedAt! + REPORT_MS - performance.now();
+    if (hurry || wait <= 0 || unsent.length >= MAX_BATCH) return unsent.splice(0, MAX_BATCH);
+    if (!reportTimer) {
+      reportTimer = setTimeout(() => {
+        reportTimer = undefined;
+        pump();
+      }, wait);
+    }
+    return undefined;
+  }
+
   function pump(): void {
-    while ((exact.length || unsent.length) && sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
-      const batch = exact.shift() ?? unsent.splice(0, MAX_BATCH);
+    while (sending < MAX_IN_FLIGHT && !retryTimer && !stopped) {
+      const batch = nextBatch();
+      if (!batch) return;
       sending++;
       track(
         send(batch).finally(() => {
@@ -200,14 +238,12 @@ export function createMetering(deps: MeteringDeps) {
       outbox.append(batch.map((s) => s.record)).then(
         (slot) => {
           for (const s of batch) s.slot = slot;
-          unsent.push(...batch);
-          pump();
+          queue(batch);
         },
         (err: unknown) => {
           // Not durable, but still sent: better than holding back the bill.
           logger.error({ err, requests: batch.length }, 'settlement outbox write failed');
-          unsent.push(...batch);
-          pump();
+          queue(batch);
         },
       ),
     );
@@ -270,9 +306,9 @@ export function createMetering(deps: MeteringDeps) {
       }
       await holds.reassert(live.list());
       owed += replayed.length;
-      unsent.push(...replayed.map(({ record, slot }) => ({ record, slot })));
       logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
-      pump();
+      // Replayed records have waited long enough already.
+      queue(replayed.map(({ record, slot }) => ({ record, slot, queuedAt: -Infinity })));
     },
     /** A call was admitted with this hold: it is owed until released or acknowledged. */
     admitted(call: HeldCall): void {
@@ -318,10 +354,16 @@ export function createMetering(deps: MeteringDeps) {
     wake,
     /** Waits until every settlement so far is recorded and released (tests). */
     async drain(): Promise<void> {
-      while (gathering.length || unsent.length || exact.length || pending.size || timer || immediate) {
-        if (gathering.length && !timer && !immediate) flush();
-        if (pending.size) await Promise.allSettled([...pending]);
-        else await new Promise((r) => setTimeout(r, 10).unref());
+      hurry = true;
+      try {
+        while (gathering.length || unsent.length || exact.length || pending.size || timer || immediate) {
+          if (gathering.length && !timer && !immediate) flush();
+          if (unsent.length) pump();
+          if (pending.size) await Promise.allSettled([...pending]);
+          else await new Promise((r) => setTimeout(r, 10).unref());
+        }
+      } finally {
+        hurry = false;
       }
     },
     /**
@@ -330,7 +372,9 @@ export function createMetering(deps: MeteringDeps) {
      * outbox for the next start.
      */
     async close(ms: number): Promise<void> {
+      hurry = true;
       flush();
+      pump();
       const deadline = Date.now() + ms;
       // A report that failed is tried again every half second until the deadline, not on the backoff.
       for (let tick = 0; (unsent.length || exact.length || pending.size) && Date.now() < deadline; tick++) {
@@ -339,7 +383,9 @@ export function createMetering(deps: MeteringDeps) {
       }
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
+      if (reportTimer) clearTimeout(reportTimer);
       retryTimer = undefined;
+      reportTimer = undefined;
       await outbox.close();
       if (unsent.length || sending) logger.warn({ requests: owed }, 'usage left in the outbox for the next start');
     },

@@ -115,6 +115,22 @@ describe('proxy: settlement outbox', () => {
     expect(openOutbox(dir).replayed).to.deep.equal([]);
   });
 
+  it('a call settled after the previous one went to disk still joins its report: the control plane gets one report, not one per gathered batch', async () => {
+    const cp = fakeControlPlane();
+    const { metering } = meteringOn(dir, cp, 50, 1_000);
+    metering.settle(call(1), 10, 10);
+    // Longer than the 15 ms gather window (req_1 is written on its own), well inside the 100 ms report window.
+    await new Promise((r) => setTimeout(r, 30));
+    metering.settle(call(2), 10, 10);
+    await until('both recorded', () => cp.taken.length === 2);
+    expect(cp.attempts).to.equal(1);
+    // drain() (tests, shutdown) sends what waits without the window.
+    metering.settle(call(3), 10, 10);
+    await metering.drain();
+    expect(cp.taken.map((r) => r.request_id)).to.deep.equal(['req_1', 'req_2', 'req_3']);
+    expect(cp.attempts).to.equal(2);
+  });
+
   it('a restarted proxy holds its unacknowledged spend again before it admits anything, and sends it', async () => {
     const earlier = openOutbox(dir);
     await earlier.append([record(1), record(2)]);
