@@ -13,6 +13,8 @@ export interface ParsedCall {
   /** Choices asked for (Chat Completions `n`): each may use maxTokens. */
   choices: number;
   body: Record<string, unknown>;
+  /** The body as it came: forwarded as it is, but for the model, when nothing else changes. */
+  raw: Buffer;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -95,7 +97,7 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   }
   const choices = format === 'chat' ? (optionalPositiveInt(body, 'n') ?? 1) : 1;
   if (choices > 128) throw invalidInput('n: at most 128 choices.');
-  return { alias: body.model, stream: body.stream === true, maxTokens, choices, body };
+  return { alias: body.model, stream: body.stream === true, maxTokens, choices, body, raw };
 }
 
 /** The output ceiling the hold assumes: what the client allowed (per choice), else the model's own maximum. */
@@ -117,6 +119,30 @@ export interface UpstreamCall {
   translate: AnswerTranslator | undefined;
   /** Headers added to the call: the provider entry's own, and what a translated call needs. */
   extraHeaders: Record<string, string> | undefined;
+}
+
+const MODEL_KEY = Buffer.from('"model"');
+const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/**
+ * The client's bytes with only the model's value replaced, or undefined when
+ * that cannot be done for certain. Re-serializing a parsed body costs a few
+ * microseconds per call; a splice costs a byte search. It is done only when
+ * `"model"` occurs exactly once in the text (so it is the top-level key the
+ * parse found: inside a string its quotes would be escaped) and is followed
+ * by the alias the parse read, written plainly.
+ */
+function withModelReplaced(raw: Buffer, alias: string, upstreamModel: string): Buffer | undefined {
+  const at = raw.indexOf(MODEL_KEY);
+  if (at < 0 || raw.indexOf(MODEL_KEY, at + MODEL_KEY.length) >= 0) return undefined;
+  let i = at + MODEL_KEY.length;
+  while (JSON_SPACE.has(raw[i]!)) i++;
+  if (raw[i] !== 0x3a) return undefined;
+  i++;
+  while (JSON_SPACE.has(raw[i]!)) i++;
+  const value = Buffer.from(JSON.stringify(alias));
+  if (!raw.subarray(i, i + value.length).equals(value)) return undefined;
+  return Buffer.concat([raw.subarray(0, i), Buffer.from(JSON.stringify(upstreamModel)), raw.subarray(i + value.length)]);
 }
 
 const endpoints = new Map<string, { origin: string; path: string }>();
@@ -144,6 +170,7 @@ const MESSAGES_VERSION = '2023-06-01';
 export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
   const target = upstreamFormat(provider, format);
   let body: Record<string, unknown>;
+  let bytes: Buffer | undefined;
   let dropUsageChunk = false;
   let translate: AnswerTranslator | undefined;
   let extraHeaders = provider.extra_headers;
@@ -156,6 +183,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
         body.stream_options = { ...options, include_usage: true };
       }
     }
+    if (!dropUsageChunk) bytes = withModelReplaced(call.raw, call.alias, model.upstream_model);
   } else {
     const translator = translatorFrom(format);
     body = translator.request(call, model);
@@ -169,7 +197,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
   return {
     origin: url.origin,
     path: `${url.path}${search}`,
-    body: Buffer.from(JSON.stringify(body)),
+    body: bytes ?? Buffer.from(JSON.stringify(body)),
     authHeader,
     dropUsageChunk,
     format: target,

@@ -70,4 +70,24 @@ describe('proxy: request formats', () => {
     expect(m.path).to.equal('/anthropic/v1/messages?beta=true');
     expect(m.authHeader).to.equal('x-api-key');
   });
+
+  it("forwards the client's own bytes with only the model replaced: spacing, key order and escapes survive", () => {
+    const raw = Buffer.from('{ "messages" : [{"role":"user","content":"caf\\u00e9 \\"model\\""}],\n  "model" :  "tg/sonnet", "temperature":0.20 }');
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    expect(up.body.toString()).to.equal(
+      '{ "messages" : [{"role":"user","content":"caf\\u00e9 \\"model\\""}],\n  "model" :  "claude-sonnet-4-5", "temperature":0.20 }',
+    );
+  });
+
+  it('re-serializes a body whose "model" text occurs twice, replacing only the top-level model', () => {
+    const raw = json({ model: 'tg/sonnet', messages, metadata: { model: 'tg/sonnet' } });
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages, metadata: { model: 'tg/sonnet' } });
+  });
+
+  it('re-serializes a body whose model alias is written with escapes', () => {
+    const raw = Buffer.from('{"model":"tg\\/sonnet","messages":[{"role":"user","content":"hi"}]}');
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages });
+  });
 });
