@@ -273,7 +273,14 @@ export async function startProxyVariant(
   const [node, args] = compiledArgs('bin/proxy.ts');
   const proxy = await startProcess(name, node, args, {
     cpus: placement.sut,
-    env: { ...tollgate.env, PROXY_PORT: String(proxyPort), EDGE_BASE_URL: edgeUrl, ...env },
+    // Its own settlement outbox: a proxy refuses a directory another proxy holds.
+    env: {
+      ...tollgate.env,
+      PROXY_PORT: String(proxyPort),
+      EDGE_BASE_URL: edgeUrl,
+      PROXY_DATA_DIR: join(tollgate.dataDir, `proxy-${proxyPort}`),
+      ...env,
+    },
     ready: readyWhenHealthy(`${edgeUrl}/healthz`),
   });
   return { proxy, edgeUrl };
