@@ -86,7 +86,7 @@ export class BenchContext {
   private upstreams?: { fast: Proc & { url: string }; paced: Proc & { url: string } };
   private modelsFile?: string;
   private tollgateInstance?: { tollgate: Tollgate; provisioned: Provisioned };
-  private bareProc?: Proc & { url: string };
+  private bareProcs: { fast?: Proc & { url: string }; paced?: Proc & { url: string } } = {};
   private portkeyProc?: Proc & { url: string };
 
   constructor(
@@ -138,17 +138,23 @@ export class BenchContext {
     };
   }
 
-  async bare(): Promise<System> {
-    if (!this.bareProc) {
-      const { fast } = await this.upstream();
+  /** The bare pass-through in front of the instant upstream, or (`paced`) of the paced SSE one. */
+  async bare(paced = false): Promise<System> {
+    const which = paced ? 'paced' : 'fast';
+    let proc = this.bareProcs[which];
+    if (!proc) {
+      const upstreams = await this.upstream();
       const port = await freePort();
-      const [node, args] = nodeArgs('bench/bare-proxy.ts', ['--port', String(port), '--upstream', fast.url]);
-      const proc = await startProcess('bare proxy', node, args, { cpus: this.placement.sut, ready: readyWhenPrinted(/listening on/) });
-      this.procs.push(proc);
-      this.bareProc = Object.assign(proc, { url: `http://127.0.0.1:${port}` });
+      const [node, args] = nodeArgs('bench/bare-proxy.ts', ['--port', String(port), '--upstream', upstreams[which].url]);
+      const started = await startProcess(paced ? 'bare proxy (paced)' : 'bare proxy', node, args, {
+        cpus: this.placement.sut,
+        ready: readyWhenPrinted(/listening on/),
+      });
+      this.procs.push(started);
+      proc = this.bareProcs[which] = Object.assign(started, { url: `http://127.0.0.1:${port}` });
     }
-    const url = this.bareProc.url;
-    return { name: 'bare', pid: this.bareProc.pid, request: (format) => upstreamRequest(url, format, 'bench-model', false) };
+    const url = proc.url;
+    return { name: 'bare', pid: proc.pid, request: (format, o = {}) => upstreamRequest(url, format, 'bench-model', o.stream ?? false) };
   }
 
   async portkey(): Promise<System> {

@@ -1,7 +1,7 @@
 import type { StreamResult } from '../load/stream-client.js';
 import { probe, type BenchContext, type Format, type System } from '../lib/context.js';
 import { waitUntilIdle, withCpu } from '../lib/procs.js';
-import { fmtMs, fmtNum } from '../lib/report.js';
+import { fmtMs, fmtNum, ratio } from '../lib/report.js';
 import { runStreams } from '../lib/stream.js';
 
 export interface StreamFigures extends StreamResult {
@@ -39,7 +39,7 @@ export async function measureStreams(
 /** Scenario 2: paced SSE (50 token events, 2 ms apart) through the proxy versus directly. */
 export async function streamingScenario(ctx: BenchContext): Promise<void> {
   await ctx.upstream();
-  const systems: System[] = [ctx.direct()];
+  const systems: System[] = [ctx.direct(), await ctx.bare(true)];
   try {
     systems.push((await ctx.tollgate()).system);
   } catch (err) {
@@ -97,6 +97,7 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
     const t1 = ok(figures.find((f) => f.system === 'tollgate' && f.format === format && f.connections === 1));
     const d1 = ok(figures.find((f) => f.system === 'direct' && f.format === format && f.connections === 1));
     const t50 = ok(figures.find((f) => f.system === 'tollgate' && f.format === format && f.connections === 50));
+    const b50 = ok(figures.find((f) => f.system === 'bare' && f.format === format && f.connections === 50));
     const added = t1 && d1 ? (t1.ttfbUs.p50 - d1.ttfbUs.p50) / 1000 : NaN;
     const note = t1 && d1 ? undefined : 'not measured or failing';
     ctx.report.check({
@@ -115,6 +116,15 @@ export async function streamingScenario(ctx: BenchContext): Promise<void> {
       target: '≤ 10 µs',
       pass: Number.isFinite(cpu) ? cpu <= 10 : undefined,
       note: t50 ? undefined : 'not measured or failing',
+    });
+    const perBare = ratio(cpu, b50?.cpuUsPerEvent ?? NaN);
+    ctx.report.check({
+      scenario: `streaming ${format}`,
+      figure: 'proxy CPU per SSE event ÷ bare (50 streams)',
+      value: perBare,
+      target: '≤ 1.20×',
+      pass: Number.isFinite(perBare) ? perBare <= 1.2 : undefined,
+      note: t50 && b50 ? undefined : 'not measured or failing',
     });
   }
 }
