@@ -3,7 +3,16 @@
  * it (PostgreSQL via pg, embedded PGlite); the same SQL runs on both.
  */
 export interface Queryable {
-  query<R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  query<R extends object = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
+}
+
+export interface QueryOptions {
+  /**
+   * Names a statement run on every usage report, so PostgreSQL parses and
+   * plans it once per connection rather than per call (about 1 ms of server
+   * CPU for the settlement statement). PGlite plans every statement anyway.
+   */
+  name?: string;
 }
 
 export interface Database extends Queryable {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Database, Queryable } from './database.js';
+import type { Database, Queryable, QueryOptions } from './database.js';
 
 const INT8_OID = 20;
 
@@ -22,16 +22,18 @@ export async function openPostgres(connectionString: string): Promise<Database> 
   const probe = await pool.connect();
   probe.release();
 
-  const query = async <R extends object>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await client.query(sql, params as unknown[] | undefined)).rows as R[];
+  const query = async <R extends object>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+    const values = params as unknown[] | undefined;
+    return (await (options?.name ? client.query({ name: options.name, text: sql, values }) : client.query(sql, values))).rows as R[];
+  };
 
   return {
     kind: 'postgres',
-    query: (sql, params) => query(pool, sql, params),
+    query: (sql, params, options) => query(pool, sql, params, options),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect();
-      const tx: Queryable = { query: (sql, params) => query(client, sql, params) };
+      const tx: Queryable = { query: (sql, params, options) => query(client, sql, params, options) };
       try {
         await client.query('BEGIN');
         const result = await fn(tx);

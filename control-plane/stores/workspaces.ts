@@ -165,6 +165,7 @@ export async function ledger_settle_usage_batch(
             (SELECT array_agg(request_id) FROM ins) AS recorded, (SELECT n FROM notified) AS notified
        FROM money m`,
     [...USAGE_COLUMNS.map((c) => rows.map(c.value)), rows.map((r) => r.cost_usd), now, CHANGE_CHANNEL],
+    { name: 'ledger_settle_usage_batch' },
   );
   return { recorded: new Set(result[0]?.recorded ?? []), money: result };
 }

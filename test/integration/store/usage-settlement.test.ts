@@ -118,4 +118,15 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
     expect(results[0]).to.include({ recorded: false, workspace_id: null });
     expect(results[1]).to.include({ recorded: true, workspace_id: workspaceId });
   });
+
+  it('is a named statement on PostgreSQL, prepared once per connection and reused by the next batch (PGlite plans each run)', async () => {
+    const prepared = await store.db.transaction(async (tx) => {
+      const txDeps = { db: tx, clock: { now: () => new Date() } } as unknown as ControlPlaneDeps;
+      await recordUsage(txDeps, [report(plainKey, 10)]);
+      const second = await recordUsage(txDeps, [report(plainKey, 10), report(plainKey, 10)]);
+      expect(second.map((r) => r.recorded)).to.deep.equal([true, true]);
+      return tx.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name = 'ledger_settle_usage_batch'`);
+    });
+    expect(prepared).to.have.length(store.name === 'postgres' ? 1 : 0);
+  });
 });
