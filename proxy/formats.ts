@@ -169,24 +169,23 @@ const MESSAGES_VERSION = '2023-06-01';
  */
 export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
   const target = upstreamFormat(provider, format);
-  let body: Record<string, unknown>;
-  let bytes: Buffer | undefined;
+  let body: Buffer;
   let dropUsageChunk = false;
   let translate: AnswerTranslator | undefined;
   let extraHeaders = provider.extra_headers;
+  const serialize = (json: Record<string, unknown>) => Buffer.from(JSON.stringify(json));
   if (target === format) {
-    body = { ...call.body, model: model.upstream_model };
-    if (format === 'chat' && call.stream) {
-      const options = isObject(body.stream_options) ? body.stream_options : {};
-      if (options.include_usage !== true) {
-        dropUsageChunk = true;
-        body.stream_options = { ...options, include_usage: true };
-      }
+    const options = isObject(call.body.stream_options) ? call.body.stream_options : {};
+    if (format === 'chat' && call.stream && options.include_usage !== true) {
+      dropUsageChunk = true;
+      body = serialize({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
+    } else {
+      // The parsed body is copied and serialized only when the client's bytes cannot be kept.
+      body = withModelReplaced(call.raw, call.alias, model.upstream_model) ?? serialize({ ...call.body, model: model.upstream_model });
     }
-    if (!dropUsageChunk) bytes = withModelReplaced(call.raw, call.alias, model.upstream_model);
   } else {
     const translator = translatorFrom(format);
-    body = translator.request(call, model);
+    body = serialize(translator.request(call, model));
     translate = translator.answer(call);
     // The client's query string belongs to its own format's API.
     search = '';
@@ -197,7 +196,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
   return {
     origin: url.origin,
     path: `${url.path}${search}`,
-    body: bytes ?? Buffer.from(JSON.stringify(body)),
+    body,
     authHeader,
     dropUsageChunk,
     format: target,
