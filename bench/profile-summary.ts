@@ -61,8 +61,10 @@ profile.samples.forEach((id, i) => {
     idle += dt;
     return;
   }
-  byCategory.set(category(n), (byCategory.get(category(n)) ?? 0) + dt);
-  byFunction.set(label(n), (byFunction.get(label(n)) ?? 0) + dt);
+  const where = category(n);
+  const fn = label(n);
+  byCategory.set(where, (byCategory.get(where) ?? 0) + dt);
+  byFunction.set(fn, (byFunction.get(fn) ?? 0) + dt);
 });
 const busy = total - idle;
 const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(7)} ms`;

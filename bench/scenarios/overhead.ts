@@ -48,7 +48,6 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
     },
     system.tree ? new Set(['sut']) : undefined,
   );
-  const wallUs = loadUs;
   const completed = result.requests - result.errors;
   return {
     ...result,
@@ -57,8 +56,8 @@ export async function measureLoad(ctx: BenchContext, system: System, format: For
     connections,
     cpuUsPerRequest: system.pid && completed > 0 ? cpuUs.sut! / completed : undefined,
     controlPlaneCpuUsPerRequest: system.controlPlanePid && completed > 0 ? cpuUs.cp! / completed : undefined,
-    sutCoreUse: system.pid ? cpuUs.sut! / wallUs : undefined,
-    upstreamCoreUse: cpuUs.upstream! / wallUs,
+    sutCoreUse: system.pid ? cpuUs.sut! / loadUs : undefined,
+    upstreamCoreUse: cpuUs.upstream! / loadUs,
     controlPlaneDrainS: drainS,
   };
 }
