@@ -8,9 +8,10 @@ export interface Queryable {
 
 export interface QueryOptions {
   /**
-   * Names a statement run on every usage report, so PostgreSQL parses and
-   * plans it once per connection rather than per call (about 1 ms of server
-   * CPU for the settlement statement). PGlite plans every statement anyway.
+   * Names a statement run on every usage report, so it is parsed and planned
+   * once per connection rather than per call: about 1 ms of server CPU for
+   * the settlement statement on PostgreSQL, 3–4 ms on PGlite. One name, one
+   * SQL text.
    */
   name?: string;
 }
