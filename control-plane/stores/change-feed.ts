@@ -14,6 +14,8 @@ export async function change_feed_since(
   return q.query(
     `SELECT id, topic, subject_id, (extract(epoch FROM created_at) * 1000)::float8 AS at FROM change_feed WHERE id > $1 ORDER BY id LIMIT $2`,
     [afterId, limit],
+    // Read on every poll and every NOTIFY while proxies listen: planned once.
+    { name: 'change_feed_since' },
   );
 }
 
