@@ -105,7 +105,7 @@ export async function overheadScenario(ctx: BenchContext, options: { portkey: bo
     for (const system of systems) {
       // Warm-up: JIT, keep-alive sockets, and (for Tollgate) the key cache.
       ctx.log(`overhead: warming ${system.name} ${format}`);
-      const warm = await measureLoad(ctx, system, format, 50, ctx.profile.warmS);
+      const warm = await measureLoad(ctx, system, format, 50, ctx.profile.freshWarmS);
       if (warm.errors > 0 && warm.errors === warm.requests) ctx.log(`  ${system.name} ${format}: every warm-up request failed`);
     }
     for (const connections of CONNECTIONS) {

@@ -27,7 +27,7 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
     const problem = await probe(s.request('chat'));
     if (problem) ctx.log(`  ${s.name} does not answer 2xx: ${problem}`);
   }
-  for (const s of systems) await measureLoad(ctx, s, 'chat', 50, ctx.profile.warmS);
+  for (const s of systems) await measureLoad(ctx, s, 'chat', 50, ctx.profile.freshWarmS);
   const rssWarm = treeRssBytes(whole.pid!);
   const figures: LoadFigures[] = [];
   for (const connections of [1, 50]) {
