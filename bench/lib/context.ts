@@ -217,7 +217,7 @@ export class BenchContext {
       const modelsFile = await this.models();
       this.log(`starting tollgate (${this.shape})`);
       const tollgate = await startTollgate({ shape: this.shape, placement: this.placement, modelsFile, controlPlaneNice: this.controlPlaneNice });
-      this.procs.push(tollgate.proxy, ...(tollgate.controlPlane ? [tollgate.controlPlane] : []));
+      this.procs.push(...(tollgate.controlPlane ? [tollgate.controlPlane] : []), tollgate.proxy);
       this.removeLater(tollgate.dataDir);
       const provisioned = await provision(tollgate);
       this.tollgateInstance = { tollgate, provisioned };
@@ -245,7 +245,9 @@ export class BenchContext {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.procs.reverse().map((p) => p.stop().catch(() => undefined)));
+    // Newest first, one at a time: a proxy drains its usage reports to a control plane still running
+    // (stopped together, it waited out its grace and was killed, and wrote no BENCH_CPU_PROF_DIR profile).
+    for (const p of this.procs.reverse()) await p.stop().catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
 

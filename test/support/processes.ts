@@ -174,6 +174,8 @@ export interface ProcessPlane {
   money(keyId: string): Promise<{ balance_micros: number; key_remaining_micros: number | null }>;
   /** Reports usage as a proxy would (POST /internal/usage). */
   report(...reports: UsageReport[]): Promise<void>;
+  /** The last lines each child printed (the control plane and every proxy), for a failing assertion's message. */
+  logs(): string;
   close(): Promise<void>;
 }
 
@@ -248,6 +250,10 @@ export async function startProcessPlane(storeEnv: NodeJS.ProcessEnv, modelsFile:
         body: JSON.stringify({ reports }),
       });
       if (res.status !== 200) throw new Error(`usage: ${res.status} ${await res.text()}`);
+    },
+    logs() {
+      const tail = (label: string, child: Child | undefined) => `--- ${label}:\n${child?.output().slice(-3000) ?? '(not started)'}`;
+      return [tail('control plane', cp), ...[...proxies].map(([name, p]) => tail(`proxy ${name}`, p.child))].join('\n');
     },
     async close() {
       for (const p of proxies.values()) await kill(p.child);

@@ -54,7 +54,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
     async function serve(proxyUrl: string, k: SeededKey, tag: string): Promise<number> {
       const { body, cost } = callBody(tag);
       const a = await edgeCall(proxyUrl, 'chat', k.slug, k.secret, body);
-      expect(a.status, a.text).to.equal(200);
+      expect(a.status, `${a.text}\n${plane.logs()}`).to.equal(200);
       served.set(k.keyId, (served.get(k.keyId) ?? 0) + 1);
       return cost;
     }
@@ -171,7 +171,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
         headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
         body: payload,
       });
-      expect(res.status).to.equal(200);
+      expect(res.status, plane.logs()).to.equal(200);
       served.set(k.keyId, (served.get(k.keyId) ?? 0) + 1);
       const reader = res.body!.getReader();
       let text = '';
@@ -218,7 +218,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
             headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
             body: JSON.stringify({ model: 'tg/sonnet', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: `stream ${i}` }] }),
           });
-          expect(res.status).to.equal(200);
+          expect(res.status, plane.logs()).to.equal(200);
           const reader = res.body!.getReader();
           await reader.read();
           return reader;
