@@ -159,6 +159,10 @@ function endpoint(base: string, format: WireFormat): { origin: string; path: str
   return e;
 }
 
+function jsonBytes(json: Record<string, unknown>): Buffer {
+  return Buffer.from(JSON.stringify(json));
+}
+
 /** The Messages API refuses calls without a version; a translated Chat Completions client never sends one. */
 const MESSAGES_VERSION = '2023-06-01';
 
@@ -173,19 +177,19 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
   let dropUsageChunk = false;
   let translate: AnswerTranslator | undefined;
   let extraHeaders = provider.extra_headers;
-  const serialize = (json: Record<string, unknown>) => Buffer.from(JSON.stringify(json));
   if (target === format) {
-    const options = isObject(call.body.stream_options) ? call.body.stream_options : {};
-    if (format === 'chat' && call.stream && options.include_usage !== true) {
+    // Only a streamed Chat Completions call can lack the usage chunk it is billed by.
+    const options = format === 'chat' && call.stream ? (isObject(call.body.stream_options) ? call.body.stream_options : {}) : undefined;
+    if (options && options.include_usage !== true) {
       dropUsageChunk = true;
-      body = serialize({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
+      body = jsonBytes({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
     } else {
       // The parsed body is copied and serialized only when the client's bytes cannot be kept.
-      body = withModelReplaced(call.raw, call.alias, model.upstream_model) ?? serialize({ ...call.body, model: model.upstream_model });
+      body = withModelReplaced(call.raw, call.alias, model.upstream_model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
     }
   } else {
     const translator = translatorFrom(format);
-    body = serialize(translator.request(call, model));
+    body = jsonBytes(translator.request(call, model));
     translate = translator.answer(call);
     // The client's query string belongs to its own format's API.
     search = '';
