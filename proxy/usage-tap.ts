@@ -33,6 +33,56 @@ function anthropicInput(u: Json): number {
 
 const MAX_BUFFERED_BODY = 8 * 1024 * 1024;
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const USAGE_KEY = Buffer.from('"usage"');
+
+function isJsonSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Where the answer's top-level `"usage": {…}` object lies, found from the
+ * end without parsing the rest (an answer's text can be many kilobytes; its
+ * usage is a few dozen bytes near the end in both formats). Undefined when
+ * that cannot be told for certain, and the caller parses the whole answer.
+ *
+ * The last `"usage"` not preceded by a backslash is a key (in valid JSON an
+ * unescaped quote opens or closes a string, and a string closed right before
+ * `usage"` would not be JSON). It is the top-level one only if, walking on
+ * from its value, exactly one level closes before the end of the text: a
+ * `usage` key inside a tool's input or a choice closes more than one.
+ */
+function topLevelUsageSpan(body: Buffer): [number, number] | undefined {
+  const at = body.lastIndexOf(USAGE_KEY);
+  if (at < 1 || body[at - 1] === BACKSLASH) return undefined;
+  let i = at + USAGE_KEY.length;
+  while (isJsonSpace(body[i])) i++;
+  if (body[i] !== COLON) return undefined;
+  i++;
+  while (isJsonSpace(body[i])) i++;
+  if (body[i] !== OPEN_BRACE) return undefined;
+  const start = i;
+  let end = -1;
+  // Depth counted from inside the top-level object (1), so the usage object is 2.
+  let depth = 1;
+  for (; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === QUOTE) {
+      for (i++; i < body.length && body[i] !== QUOTE; i++) if (body[i] === BACKSLASH) i++;
+    } else if (c === OPEN_BRACE || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (--depth === 1 && end < 0) end = i + 1;
+      if (depth === 0) break;
+    }
+  }
+  if (depth !== 0 || end < 0) return undefined;
+  for (i++; i < body.length; i++) if (!isJsonSpace(body[i])) return undefined;
+  return [start, end];
+}
+
 /**
  * A whole (non-streamed) JSON answer: keep a copy and read `usage` at the end.
  * A class rather than closures: one is made per call, and a class instance
@@ -42,7 +92,7 @@ class JsonTap implements UsageTap {
   private readonly chunks: Buffer[] = [];
   private size = 0;
   private parsed: Usage | undefined | null = null;
-  private reasons: string[] = [];
+  private reasons: string[] | undefined;
 
   constructor(private readonly format: WireFormat) {}
 
@@ -51,23 +101,40 @@ class JsonTap implements UsageTap {
     if (this.size <= MAX_BUFFERED_BODY) this.chunks.push(chunk);
   }
 
+  /** Most answers arrive in one chunk: read it where it lies rather than copy it. */
+  private whole(): Buffer {
+    return this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
+  }
+
+  /** The whole answer parsed, or undefined when it is not JSON (or was cut short). */
+  private parseWhole(whole: Buffer): Json | undefined {
+    try {
+      const body = JSON.parse(whole.toString('utf8')) as unknown;
+      return body && typeof body === 'object' ? (body as Json) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   usage(): Usage | undefined {
     if (this.parsed !== null) return this.parsed;
     this.parsed = undefined;
-    try {
-      // Most answers arrive in one chunk: parse it where it lies rather than copy it.
-      const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
-      const body = JSON.parse(whole.toString('utf8')) as Json;
-      this.reasons = finishReasonsOf(body);
-      const u = body.usage as Json | undefined;
-      if (u && typeof u === 'object') {
-        this.parsed =
-          this.format === 'chat'
-            ? { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens) }
-            : { inputTokens: anthropicInput(u), outputTokens: num(u.output_tokens) };
+    const whole = this.whole();
+    const span = topLevelUsageSpan(whole);
+    let u: unknown;
+    if (span) {
+      try {
+        u = JSON.parse(whole.toString('utf8', span[0], span[1]));
+      } catch {
+        u = this.parseWhole(whole)?.usage;
       }
-    } catch {
-      /* not JSON or cut short: no reported usage */
+    } else u = this.parseWhole(whole)?.usage;
+    if (u && typeof u === 'object') {
+      const o = u as Json;
+      this.parsed =
+        this.format === 'chat'
+          ? { inputTokens: num(o.prompt_tokens), outputTokens: num(o.completion_tokens) }
+          : { inputTokens: anthropicInput(o), outputTokens: num(o.output_tokens) };
     }
     return this.parsed;
   }
@@ -80,8 +147,12 @@ class JsonTap implements UsageTap {
     return 0;
   }
 
+  /** Only traces ask for these, so only then is the whole answer parsed. */
   finishReasons(): string[] {
-    this.usage();
+    if (!this.reasons) {
+      const body = this.parseWhole(this.whole());
+      this.reasons = body ? finishReasonsOf(body) : [];
+    }
     return this.reasons;
   }
 }

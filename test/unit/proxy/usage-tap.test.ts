@@ -85,4 +85,40 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     cutShort.feed(Buffer.from('{"usage":{"prompt_tokens":3'));
     expect(cutShort.usage()).to.equal(undefined);
   });
+
+  it('reads the top-level usage of a whole answer as a full parse would, with "usage" keys nested anywhere and any spacing', () => {
+    const usage = fc.record({ input_tokens: fc.nat(), output_tokens: fc.nat() });
+    // Values that may themselves hold "usage" keys (a tool's input, metadata) or the word in a string.
+    const noise = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      usage.map((u) => ({ usage: u })),
+      fc.constantFrom('"usage":{"input_tokens":9}', '\\"usage\\":{}', 'usage'),
+    );
+    fc.assert(
+      fc.property(noise, noise, usage, fc.boolean(), fc.constantFrom(0, 2, '\t'), (before, after, top, usageFirst, space) => {
+        const entries: [string, unknown][] = [
+          ['id', 'msg_1'],
+          ['content', [{ type: 'tool_use', input: before }]],
+          ['extra', after],
+        ];
+        if (usageFirst) entries.unshift(['usage', top]);
+        else entries.push(['usage', top]);
+        const text = JSON.stringify(Object.fromEntries(entries), null, space);
+        const tap = createUsageTap('messages', false);
+        tap.feed(Buffer.from(text));
+        expect(tap.usage()).to.deep.equal({ inputTokens: top.input_tokens, outputTokens: top.output_tokens });
+      }),
+    );
+  });
+
+  it('reads no usage from an answer whose only "usage" key is nested, and finish reasons from the whole answer', () => {
+    const nested = createUsageTap('messages', false);
+    nested.feed(Buffer.from('{"content":[{"type":"tool_use","input":{"usage":{"input_tokens":1,"output_tokens":1}}}],"stop_reason":"tool_use"}'));
+    expect(nested.usage()).to.equal(undefined);
+    expect(nested.finishReasons()).to.deep.equal(['tool_use']);
+    const chat = createUsageTap('chat', false);
+    chat.feed(Buffer.from('{"choices":[{"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}  \n'));
+    expect(chat.usage()).to.deep.equal({ inputTokens: 3, outputTokens: 4 });
+    expect(chat.finishReasons()).to.deep.equal(['length']);
+  });
 });
