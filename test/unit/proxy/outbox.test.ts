@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { ControlPlaneUnavailable } from '../../../proxy/control-plane-client.js'
 import { createMemoryHoldStore } from '../../../proxy/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../proxy/metering.js';
-import { openOutbox, type OutboxRecord } from '../../../proxy/outbox.js';
+import { openOutbox, recordLine, type OutboxRecord } from '../../../proxy/outbox.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createLogger } from '../../../shared/logger.js';
 import { testConfig } from '../../support/control-plane.js';
@@ -99,6 +100,35 @@ describe('proxy: settlement outbox', () => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-outbox-test-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes each record as the very line JSON.stringify makes, whatever its text and whichever optional fields it has', () => {
+    const int = fc.oneof(fc.nat(), fc.integer(), fc.constant(-0));
+    const report = fc.record(
+      {
+        request_id: fc.string(),
+        key_id: fc.string(),
+        model: fc.string({ unit: 'binary' }),
+        input_tokens: int,
+        output_tokens: int,
+        cost_micros: int,
+        format: fc.constantFrom('chat' as const, 'messages' as const),
+        status: int,
+        latency_ms: int,
+      },
+      { requiredKeys: ['request_id', 'key_id', 'model', 'input_tokens', 'output_tokens', 'cost_micros'] },
+    );
+    const rec = fc.record(
+      { report, workspaceId: fc.string({ unit: 'binary' }), keyBudget: fc.boolean(), recordOnly: fc.boolean() },
+      { requiredKeys: ['report', 'workspaceId', 'keyBudget'] },
+    );
+    fc.assert(
+      fc.property(rec, (r) => {
+        expect(recordLine(r)).to.equal(`${JSON.stringify(r)}\n`);
+      }),
+    );
+    const usual = { ...record(1), report: { ...record(1).report, format: 'chat' as const, status: 200, latency_ms: 3 } };
+    expect(recordLine(usual)).to.equal(`${JSON.stringify(usual)}\n`);
+  });
 
   it('replays what was written and not acknowledged, skipping a torn last line; a file whose records were all acknowledged is emptied', async () => {
     const first = openOutbox(dir);
