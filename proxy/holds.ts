@@ -36,8 +36,11 @@ export interface LiveHold {
 export interface HoldStore {
   /** In process the answer is immediate (no promise); only the Redis store answers with one. */
   hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): HoldOutcome | Promise<HoldOutcome>;
-  /** Ends a hold; `snapshot`, when given, is the control plane's answer after recording the usage. */
-  release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): Promise<void>;
+  /**
+   * Ends a hold; `snapshot`, when given, is the control plane's answer after
+   * recording the usage. In process it is done at once (no promise).
+   */
+  release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): void | Promise<void>;
   /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
   extend(requestId: string, ids: { workspaceId: string; keyId: string }): Promise<void>;
   /**
@@ -118,7 +121,7 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
       }
       return { ok: true };
     },
-    async release(requestId, ids, s) {
+    release(requestId, ids, s) {
       const ws = accounts.get(`ws:${ids.workspaceId}`);
       const key = accounts.get(`key:${ids.keyId}`);
       drop(ws, requestId);

@@ -1,4 +1,4 @@
-import type { UsageReport, UsageResult } from '../shared/contract/usage.js';
+import type { UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
 import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
@@ -56,11 +56,6 @@ interface Settlement {
   slot?: OutboxSlot;
 }
 
-/** The report's request detail for the usage console. */
-function detailOf(call: HeldCall, status: number): Pick<UsageReport, 'format' | 'status' | 'latency_ms'> {
-  return { format: call.format, status, latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)) };
-}
-
 export interface MeteringDeps {
   cp: Pick<ControlPlaneClient, 'reportUsage'>;
   holds: HoldStore;
@@ -79,9 +74,9 @@ export interface MeteringDeps {
  * plane in batches, group-commit style: while a batch is in flight the next
  * one gathers, so the ledger takes one transaction per batch, not per call.
  *
- * Each gathered batch is written to the outbox (one write, one fdatasync)
- * before it is sent, and leaves it only once the control plane has recorded
- * it; a report is idempotent on its request id, so a failed batch is retried
+ * Each gathered batch is written to the outbox (one durable write) before
+ * it is sent, and leaves it only once the control plane has recorded it; a
+ * report is idempotent on its request id, so a failed batch is retried
  * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
  * again at once on `wake()` (the control plane is back). Its holds stay in
  * place meanwhile (they still count against the money) and are released with
@@ -111,7 +106,8 @@ export function createMetering(deps: MeteringDeps) {
     void p.finally(() => pending.delete(p));
   };
 
-  async function release(s: Settlement, r: UsageResult): Promise<void> {
+  /** Ends a recorded call's hold, adopting the control plane's answer; a promise only when the store is Redis. */
+  function release(s: Settlement, r: UsageResult): Promise<void> | undefined {
     const { report, workspaceId } = s.record;
     const snapshot: MoneySnapshot | undefined =
       r.workspace_id === null
@@ -126,9 +122,8 @@ export function createMetering(deps: MeteringDeps) {
           };
     // Off the live list first: a hold put back after Redis lost its data must not outlive its release.
     live.remove(report.request_id);
-    await holds
-      .release(report.request_id, { workspaceId, keyId: report.key_id }, snapshot)
-      .catch((err: unknown) => logger.warn({ err, requestId: report.request_id }, 'hold release failed; it will expire'));
+    const released = holds.release(report.request_id, { workspaceId, keyId: report.key_id }, snapshot);
+    return released?.catch((err: unknown) => logger.warn({ err, requestId: report.request_id }, 'hold release failed; it will expire'));
   }
 
   async function send(batch: Settlement[]): Promise<void> {
@@ -152,7 +147,12 @@ export function createMetering(deps: MeteringDeps) {
     failures = 0;
     owed -= batch.length;
     // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
-    await Promise.all(batch.map((s, i) => release(s, results[i]!)));
+    const releasing: Promise<void>[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const released = release(batch[i]!, results[i]!);
+      if (released) releasing.push(released);
+    }
+    if (releasing.length) await Promise.all(releasing);
     const acks = new Map<number, number>();
     for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
     for (const [segment, count] of acks) {
@@ -226,7 +226,7 @@ export function createMetering(deps: MeteringDeps) {
     }
   }
 
-  /** The gathered batch goes to disk (one write, one fdatasync), then to the sender. */
+  /** The gathered batch goes to disk (one durable write), then to the sender. */
   function flush(): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
@@ -279,7 +279,10 @@ export function createMetering(deps: MeteringDeps) {
         input_tokens: input,
         output_tokens: output,
         cost_micros: cost,
-        ...detailOf(call, status),
+        // The request detail for the usage console.
+        format: call.format,
+        status,
+        latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
       },
       workspaceId: call.workspaceId,
       keyBudget: call.keyBudget,
@@ -328,7 +331,7 @@ export function createMetering(deps: MeteringDeps) {
       // The hold is the ceiling: the key was promised no more than this.
       const cost = Math.min(full, call.holdMicros);
       if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
-      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken).catch(tokenWindowNotCorrected(call));
+      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
       gather(call, input, output, cost, status, false);
       return cost;
     },
@@ -343,7 +346,7 @@ export function createMetering(deps: MeteringDeps) {
       gather(call, 0, 0, 0, status, true);
       track(
         (async () => {
-          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken).catch(tokenWindowNotCorrected(call));
+          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
           await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );

@@ -19,8 +19,11 @@ export interface RateLimits {
    * Redis limiters answer with one.
    */
   admit(keyId: string, rpm: number | null, tpm: number | null, tokens: number): LimitOutcome | Promise<LimitOutcome>;
-  /** Corrects the token window once real usage is known (positive: more was used than taken). */
-  adjustTokens(keyId: string, tpm: number | null, delta: number): Promise<void>;
+  /**
+   * Corrects the token window once real usage is known (positive: more was
+   * used than taken). In process it is done at once (no promise).
+   */
+  adjustTokens(keyId: string, tpm: number | null, delta: number): void | Promise<void>;
 }
 
 function state(limit: number, res: { remainingPoints: number; msBeforeNext: number }): LimitState {
@@ -28,7 +31,6 @@ function state(limit: number, res: { remainingPoints: number; msBeforeNext: numb
 }
 
 const WINDOW_MS = 60_000;
-const DONE: Promise<void> = Promise.resolve();
 
 /**
  * Fixed one-minute windows per key, decided synchronously: the same rules
@@ -81,7 +83,6 @@ function createMemoryRateLimits(): RateLimits {
     },
     adjustTokens(keyId, tpm, delta) {
       if (tpm !== null && delta !== 0) counter.add(`tpm:${tpm}:${keyId}`, delta);
-      return DONE;
     },
   };
 }
