@@ -124,15 +124,27 @@ export interface UpstreamCall {
 const MODEL_KEY = Buffer.from('"model"');
 const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
+/** A model's alias and upstream name as JSON text bytes, made once per model rather than per call. */
+const modelNames = new WeakMap<ModelConfig, { alias: Buffer; upstream: Buffer }>();
+
+function namesOf(model: ModelConfig): { alias: Buffer; upstream: Buffer } {
+  let names = modelNames.get(model);
+  if (!names) {
+    names = { alias: Buffer.from(JSON.stringify(model.alias)), upstream: Buffer.from(JSON.stringify(model.upstream_model)) };
+    modelNames.set(model, names);
+  }
+  return names;
+}
+
 /**
  * The client's bytes with only the model's value replaced, or undefined when
  * that cannot be done for certain. Re-serializing a parsed body costs a few
  * microseconds per call; a splice costs a byte search. It is done only when
  * `"model"` occurs exactly once in the text (so it is the top-level key the
  * parse found: inside a string its quotes would be escaped) and is followed
- * by the alias the parse read, written plainly.
+ * by the model's alias written plainly (the parse found that alias there).
  */
-function withModelReplaced(raw: Buffer, alias: string, upstreamModel: string): Buffer | undefined {
+function withModelReplaced(raw: Buffer, model: ModelConfig): Buffer | undefined {
   const at = raw.indexOf(MODEL_KEY);
   if (at < 0 || raw.indexOf(MODEL_KEY, at + MODEL_KEY.length) >= 0) return undefined;
   let i = at + MODEL_KEY.length;
@@ -140,9 +152,9 @@ function withModelReplaced(raw: Buffer, alias: string, upstreamModel: string): B
   if (raw[i] !== 0x3a) return undefined;
   i++;
   while (JSON_SPACE.has(raw[i]!)) i++;
-  const value = Buffer.from(JSON.stringify(alias));
-  if (!raw.subarray(i, i + value.length).equals(value)) return undefined;
-  return Buffer.concat([raw.subarray(0, i), Buffer.from(JSON.stringify(upstreamModel)), raw.subarray(i + value.length)]);
+  const { alias, upstream } = namesOf(model);
+  if (raw.compare(alias, 0, alias.length, i, i + alias.length) !== 0) return undefined;
+  return Buffer.concat([raw.subarray(0, i), upstream, raw.subarray(i + alias.length)]);
 }
 
 const endpoints = new Map<string, { origin: string; path: string }>();
@@ -185,7 +197,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
       body = jsonBytes({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
     } else {
       // The parsed body is copied and serialized only when the client's bytes cannot be kept.
-      body = withModelReplaced(call.raw, call.alias, model.upstream_model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
+      body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
     }
   } else {
     const translator = translatorFrom(format);
