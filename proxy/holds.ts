@@ -63,9 +63,11 @@ interface Account {
 
 /** One process's holds: exact for a single proxy (REDIS_URL unset). */
 export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): HoldStore {
-  const accounts = new Map<string, Account>();
+  // Workspaces and keys in maps of their own, looked up by the id itself: no name is built per call.
+  const workspaces = new Map<string, Account>();
+  const keys = new Map<string, Account>();
 
-  const account = (id: string): Account => {
+  const account = (accounts: Map<string, Account>, id: string): Account => {
     let a = accounts.get(id);
     if (!a) {
       a = { base: 0, version: -1, held: 0, holds: new Map(), sweepAt: Infinity };
@@ -73,8 +75,10 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
     }
     // Scanning every live hold on every call made each admission O(holds in
     // flight); only scan once the earliest expiry may have passed.
-    const t = now();
-    if (t >= a.sweepAt) sweep(a, t);
+    if (a.sweepAt !== Infinity) {
+      const t = now();
+      if (t >= a.sweepAt) sweep(a, t);
+    }
     return a;
   };
   const sweep = (a: Account, t: number): void => {
@@ -103,12 +107,12 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
 
   return {
     hold(requestId, s, amount) {
-      const ws = account(`ws:${s.workspaceId}`);
+      const ws = account(workspaces, s.workspaceId);
       adopt(ws, s.balanceMicros, s.balanceVersion);
       if (ws.base - ws.held < amount) return { ok: false, reason: 'balance' };
       let key: Account | undefined;
       if (s.keyRemainingMicros !== null) {
-        key = account(`key:${s.keyId}`);
+        key = account(keys, s.keyId);
         adopt(key, s.keyRemainingMicros, s.keyVersion);
         if (key.base - key.held < amount) return { ok: false, reason: 'budget' };
       }
@@ -122,27 +126,24 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
       return { ok: true };
     },
     release(requestId, ids, s) {
-      const ws = accounts.get(`ws:${ids.workspaceId}`);
-      const key = accounts.get(`key:${ids.keyId}`);
-      drop(ws, requestId);
-      drop(key, requestId);
+      drop(workspaces.get(ids.workspaceId), requestId);
+      drop(keys.get(ids.keyId), requestId);
       if (s) {
-        adopt(account(`ws:${s.workspaceId}`), s.balanceMicros, s.balanceVersion);
-        if (s.keyRemainingMicros !== null) adopt(account(`key:${s.keyId}`), s.keyRemainingMicros, s.keyVersion);
+        adopt(account(workspaces, s.workspaceId), s.balanceMicros, s.balanceVersion);
+        if (s.keyRemainingMicros !== null) adopt(account(keys, s.keyId), s.keyRemainingMicros, s.keyVersion);
       }
     },
     async extend(requestId, ids) {
       const expiresAt = now() + ttlMs;
-      for (const id of [`ws:${ids.workspaceId}`, `key:${ids.keyId}`]) {
-        const h = accounts.get(id)?.holds.get(requestId);
+      for (const a of [workspaces.get(ids.workspaceId), keys.get(ids.keyId)]) {
+        const h = a?.holds.get(requestId);
         if (h) h.expiresAt = expiresAt;
       }
     },
     async reassert(live) {
       const expiresAt = now() + ttlMs;
       for (const h of live) {
-        for (const id of h.keyBudget ? [`ws:${h.workspaceId}`, `key:${h.keyId}`] : [`ws:${h.workspaceId}`]) {
-          const a = account(id);
+        for (const a of h.keyBudget ? [account(workspaces, h.workspaceId), account(keys, h.keyId)] : [account(workspaces, h.workspaceId)]) {
           if (a.holds.has(h.requestId)) continue;
           a.held += h.amountMicros;
           a.holds.set(h.requestId, { amount: h.amountMicros, expiresAt });
