@@ -233,6 +233,7 @@ export function createUsageTap(format: WireFormat, eventStream: boolean): UsageT
   return eventStream ? sseTap(format) : new JsonTap(format);
 }
 
+const EMPTY = Buffer.alloc(0);
 const LF_LF = Buffer.from('\n\n');
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 const USAGE_OBJECT = Buffer.from('"usage":{');
@@ -241,6 +242,14 @@ const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 /** Only a frame holding a usage object is decoded and tested; every delta frame is a native byte search. */
 function isUsageOnly(frame: Buffer): boolean {
   return frame.includes(USAGE_OBJECT) && EMPTY_CHOICES.test(frame.toString('utf8'));
+}
+
+/** Whether a chunk ends where an SSE frame does (a blank line). */
+function endsFrame(chunk: Buffer): boolean {
+  const n = chunk.length;
+  return (
+    n >= 2 && chunk[n - 1] === 0x0a && (chunk[n - 2] === 0x0a || (n >= 4 && chunk[n - 2] === 0x0d && chunk[n - 3] === 0x0a && chunk[n - 4] === 0x0d))
+  );
 }
 
 /** The first blank line (LF LF or CRLF CRLF) at or after `from`, found natively. */
@@ -257,9 +266,11 @@ function frameEnd(buf: Buffer, from: number): { at: number; len: number } | unde
  * byte-for-byte. Frames are cut at the blank line that ends an SSE event.
  */
 export function createUsageChunkFilter(): { push(chunk: Buffer): Buffer; flush(): Buffer } {
-  let pending = Buffer.alloc(0);
+  let pending = EMPTY;
   return {
     push(chunk) {
+      // The usual chunk: whole frames, none with a usage object. It passes as it is, with no copy.
+      if (!pending.length && endsFrame(chunk) && !chunk.includes(USAGE_OBJECT)) return chunk;
       const buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       const out: Buffer[] = [];
       let start = 0;
@@ -268,13 +279,13 @@ export function createUsageChunkFilter(): { push(chunk: Buffer): Buffer; flush()
         if (!isUsageOnly(frame)) out.push(frame);
         start = b.at + b.len;
       }
-      pending = Buffer.from(buf.subarray(start));
+      pending = start === buf.length ? EMPTY : Buffer.from(buf.subarray(start));
       return out.length === 1 ? out[0]! : Buffer.concat(out);
     },
     flush() {
       const rest = pending;
-      pending = Buffer.alloc(0);
-      return rest.length && isUsageOnly(rest) ? Buffer.alloc(0) : rest;
+      pending = EMPTY;
+      return rest.length && isUsageOnly(rest) ? EMPTY : rest;
     },
   };
 }

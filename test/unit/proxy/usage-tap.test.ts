@@ -49,6 +49,19 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     );
   });
 
+  it('passes a chunk of whole frames without a usage object as the very buffer it got, and still drops the usage chunk', () => {
+    const filter = createUsageChunkFilter();
+    const chunks = chatFrames.map((f) => Buffer.from(f));
+    const out = chunks.map((c) => filter.push(c));
+    chunks.forEach((c, i) => {
+      if (i !== 4) expect(out[i]).to.equal(c);
+    });
+    expect(Buffer.concat([...out, filter.flush()]).equals(withoutUsage)).to.equal(true);
+    const crlf = createUsageChunkFilter();
+    const frame = Buffer.from('data: {"choices":[{"delta":{"content":"a"}}]}\r\n\r\n');
+    expect(crlf.push(frame)).to.equal(frame);
+  });
+
   it('reads Chat Completions usage from the final chunk, however the stream is cut', () => {
     fc.assert(
       fc.property(fc.array(fc.nat(), { maxLength: 12 }), (offsets) => {
