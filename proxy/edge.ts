@@ -14,7 +14,7 @@ import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose, readBody } from './reque
 import { forward } from './forward.js';
 import { ambiguousCredentials, presentedKey, upstreamHeaders } from './headers.js';
 import type { HoldStore } from './holds.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyCache, Lookup } from './key-cache.js';
 import type { HeldCall, Metering } from './metering.js';
 import type { EdgeCall, EdgeObserver } from './observe.js';
 import { costMicros, estimateInputTokens } from './money.js';
@@ -74,15 +74,22 @@ export function createEdgeHandler(deps: EdgeDeps) {
   const catalog = config.models;
   const settings = config.proxy;
 
-  /** The caller's key: from the cache without waiting when it is there (the usual case), else from the control plane. */
-  async function lookupKey(req: IncomingMessage, format: WireFormat, call: EdgeCall): Promise<ResolvedKey | null> {
+  /**
+   * The caller's key: from the cache at once when it is there (the usual
+   * case, no promise), else a promise of the control plane's answer.
+   */
+  function lookupKey(req: IncomingMessage, format: WireFormat, call: EdgeCall): ResolvedKey | null | Promise<ResolvedKey | null> {
     if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
     const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
     // Malformed keys never cost a lookup.
     if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
     const hash = sha256Hex(presented);
     call.keyStartAt = performance.now();
-    const found = deps.keys.cached(hash) ?? (await deps.keys.lookup(hash));
+    const hit = deps.keys.cached(hash);
+    return hit ? keyOf(hit, call) : deps.keys.lookup(hash).then((found) => keyOf(found, call));
+  }
+
+  function keyOf(found: Lookup, call: EdgeCall): ResolvedKey | null {
     call.keyAt = performance.now();
     if (found.kind === 'unavailable') {
       throw new AppError('unavailable', 'The key could not be checked right now. Retry shortly.');
@@ -92,8 +99,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
 
   async function listModels(req: IncomingMessage, res: ServerResponse, r: Route, call: EdgeCall): Promise<void> {
     const requestId = call.requestId;
-    const key = await lookupKey(req, r.format, call);
-    const verdict = decideKey(key, r.slug, deps.now());
+    const verdict = decideKey(await lookupKey(req, r.format, call), r.slug, deps.now());
     if (!verdict.ok) throw verdict.error;
     send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': requestId });
   }
@@ -140,7 +146,8 @@ export function createEdgeHandler(deps: EdgeDeps) {
     const requestId = obs.requestId;
     const startedMs = performance.now();
     // The key before the body: a caller without a valid key never makes the proxy read (or buffer) what it sends.
-    const key = await lookupKey(req, r.format, obs);
+    const looked = lookupKey(req, r.format, obs);
+    const key = looked instanceof Promise ? await looked : looked;
     const k = decideKey(key, r.slug, deps.now());
     if (!k.ok) throw k.error;
     const resolved = k.key;
