@@ -20,6 +20,7 @@ import { keyCacheScenario } from './scenarios/key-cache.js';
 import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
+import { settlementScenario } from './scenarios/settlement.js';
 import { soakScenario } from './scenarios/soak.js';
 import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
@@ -32,6 +33,7 @@ const SCENARIOS = [
   'translation',
   'peer',
   'observability',
+  'settlement',
   'whole',
   'key-cache',
   'cold-keys',
@@ -134,6 +136,7 @@ async function main(): Promise<void> {
     await run('streaming', () => streamingScenario(ctx));
     await run('translation', () => translationScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
+    await run('settlement', () => settlementScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));

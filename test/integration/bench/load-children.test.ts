@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runBatch } from '../../../bench/lib/batch.js';
-import { nodeArgs, readyWhenPrinted, startProcess, type Proc } from '../../../bench/lib/procs.js';
+import { runChild } from '../../../bench/lib/load.js';
+import { nodeArgs, readyWhenPrinted, REPO_ROOT, startProcess, type Proc } from '../../../bench/lib/procs.js';
 import { runStreams } from '../../../bench/lib/stream.js';
+import type { SettlementResult, SettlementSpec } from '../../../bench/scenarios/settlement-child.js';
 
 async function listen(handler: (req: IncomingMessage, body: string, res: ServerResponse) => void): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
@@ -99,5 +101,39 @@ describe('bench load children and the bare proxy', function () {
     expect(r.statuses).to.deep.equal({ '200': 20, '404': 1 });
     expect(r.errors).to.equal(1);
     expect([...paths].sort()).to.deep.equal(list.map((l) => l.path).sort());
+  });
+
+  it('settlement child reports every call it settles exactly once, and CPU per call for each round', async () => {
+    const ids: string[] = [];
+    const cp = await listen((_req, body, res) => {
+      const { reports } = JSON.parse(body) as { reports: { request_id: string }[] };
+      ids.push(...reports.map((r) => r.request_id));
+      const results = reports.map((r) => ({
+        request_id: r.request_id,
+        recorded: true,
+        workspace_id: spec.workspaceId,
+        balance_micros: spec.money,
+        balance_version: 1,
+        key_remaining_micros: spec.money,
+        key_version: 1,
+      }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
+    });
+    closers.push(() => new Promise((r) => cp.server.close(() => r())));
+    const spec: SettlementSpec = {
+      controlPlane: cp.url,
+      seconds: 0.2,
+      rounds: 2,
+      perMs: 4,
+      workspaceId: '1c6b7b5f-0000-4000-8000-000000000001',
+      keyId: '0b5a6a4e-0000-4000-8000-000000000001',
+      money: 1e15,
+    };
+    const [node, args] = nodeArgs(join(REPO_ROOT, 'bench/scenarios/settlement-child.ts'), [JSON.stringify(spec)]);
+    const result = JSON.parse(await runChild(node, args, undefined, 'BENCH_RESULT', 30_000)) as SettlementResult;
+    expect(result.rounds).to.have.length(2);
+    for (const us of result.rounds) expect(us).to.be.greaterThan(0);
+    expect(ids).to.have.length(result.calls);
+    expect(new Set(ids).size).to.equal(result.calls);
   });
 });
