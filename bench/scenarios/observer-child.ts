@@ -10,11 +10,11 @@
 import type { IncomingMessage } from 'node:http';
 import { pino } from 'pino';
 import { createMetricsRegistry } from '../../shared/metrics.js';
-import type { ModelConfig } from '../../shared/models.js';
 import { createTracing } from '../../shared/tracing.js';
 import { createProxyMetrics } from '../../proxy/metrics.js';
 import { createEdgeObserver, type EdgeObserver, type ObserverParts } from '../../proxy/observe.js';
 import { createSettlementWatch } from '../../proxy/settlement-watch.js';
+import { BENCH_MODEL } from '../lib/model.js';
 
 export interface ObserverSpec {
   calls: number;
@@ -27,14 +27,6 @@ export interface ObserverResult {
   cpuUsPerRequest: number;
 }
 
-const MODEL: ModelConfig = {
-  alias: 'tg/bench',
-  provider: 'primary',
-  upstream_model: 'bench-model',
-  input_usd_per_mtok: 3,
-  output_usd_per_mtok: 15,
-  max_output_tokens: 4096,
-} as ModelConfig;
 const REQUEST = { headers: { 'content-type': 'application/json', authorization: 'Bearer x' } } as unknown as IncomingMessage;
 
 /** One answered non-streamed call, with the stamps and fields the edge sets. */
@@ -46,7 +38,7 @@ function oneCall(observe: EdgeObserver, i: number): void {
   call.keyAt = performance.now();
   call.keyId = '0b5a6a4e-0000-4000-8000-000000000000';
   call.workspaceId = '1c6b7b5f-0000-4000-8000-000000000000';
-  call.model = MODEL;
+  call.model = BENCH_MODEL;
   call.admittedAt = performance.now();
   const headers: string[] = [];
   observe.upstream(call, headers);

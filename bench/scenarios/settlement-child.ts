@@ -15,7 +15,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../shared/logger.js';
-import type { ModelConfig } from '../../shared/models.js';
 import { createControlPlaneClient } from '../../proxy/control-plane-client.js';
 import { createMemoryHoldStore } from '../../proxy/holds.js';
 import { createHoldKeepAlive } from '../../proxy/keep-alive.js';
@@ -23,6 +22,7 @@ import { createMetering, type HeldCall } from '../../proxy/metering.js';
 import { openOutbox } from '../../proxy/outbox.js';
 import { createRateLimits } from '../../proxy/rate-limits.js';
 import { createSettlementWatch } from '../../proxy/settlement-watch.js';
+import { BENCH_MODEL } from '../lib/model.js';
 
 export interface SettlementSpec {
   controlPlane: string;
@@ -42,15 +42,6 @@ export interface SettlementResult {
   rounds: number[];
   calls: number;
 }
-
-const MODEL = {
-  alias: 'tg/bench',
-  provider: 'primary',
-  upstream_model: 'bench-model',
-  input_usd_per_mtok: 3,
-  output_usd_per_mtok: 15,
-  max_output_tokens: 4096,
-} as ModelConfig;
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as SettlementSpec;
@@ -90,7 +81,7 @@ async function main(): Promise<void> {
       keyId: spec.keyId,
       workspaceId: spec.workspaceId,
       tpm: 2_000_000_000,
-      model: MODEL,
+      model: BENCH_MODEL,
       holdMicros: 4_000,
       inputEstimate: 256,
       tokensTaken: 256,
