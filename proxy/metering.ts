@@ -363,7 +363,8 @@ export function createMetering(deps: MeteringDeps) {
           if (gathering.length && !timer && !immediate) flush();
           if (unsent.length) pump();
           if (pending.size) await Promise.allSettled([...pending]);
-          else await new Promise((r) => setTimeout(r, 10).unref());
+          // A referenced timer: a process with nothing else on its loop (no server) must not end mid-drain.
+          else await new Promise((r) => setTimeout(r, 10));
         }
       } finally {
         hurry = false;

@@ -45,9 +45,6 @@ export interface SettlementResult {
 
 async function main(): Promise<void> {
   const spec = JSON.parse(process.argv[2]!) as SettlementSpec;
-  // A proxy's listening server keeps its event loop alive while usage drains; this child has none,
-  // and metering's drain polls on unreferenced timers, so the process could end mid-drain without this.
-  const alive = setInterval(() => undefined, 60_000);
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-outbox-'));
   const logger = createLogger('warn', 'bench-settlement');
   const holds = createMemoryHoldStore(15 * 60_000);
@@ -111,7 +108,6 @@ async function main(): Promise<void> {
   await metering.close(1_000);
   live.stop();
   rmSync(dir, { recursive: true, force: true });
-  clearInterval(alive);
   const result: SettlementResult = { rounds, calls: n };
   process.stdout.write(`BENCH_RESULT ${JSON.stringify(result)}\n`);
 }
