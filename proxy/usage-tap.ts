@@ -37,6 +37,9 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
 const USAGE_KEY = Buffer.from('"usage"');
 
 function isJsonSpace(c: number | undefined): boolean {
@@ -72,8 +75,8 @@ function topLevelUsageSpan(body: Buffer): [number, number] | undefined {
     const c = body[i]!;
     if (c === QUOTE) {
       for (i++; i < body.length && body[i] !== QUOTE; i++) if (body[i] === BACKSLASH) i++;
-    } else if (c === OPEN_BRACE || c === 0x5b) depth++;
-    else if (c === 0x7d || c === 0x5d) {
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       if (--depth === 1 && end < 0) end = i + 1;
       if (depth === 0) break;
     }
