@@ -3,6 +3,7 @@ import { AppError, invalidInput } from '../shared/errors.js';
 import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import { translatorFrom, upstreamFormat, type AnswerTranslator } from './translate/index.js';
 import type { WireFormat } from './wire-errors.js';
+import { CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 
 /** A model call after its format's checks, the same shape for both formats. */
 export interface ParsedCall {
@@ -31,13 +32,6 @@ function optionalPositiveInt(body: Record<string, unknown>, field: string): numb
 /** Deeper JSON than this is refused: re-serializing it would exhaust the stack, and no real request nests so far. */
 export const MAX_JSON_DEPTH = 128;
 
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
 /** Whether `raw` holds more than `max` bytes `c` (native search: most bodies have a handful of brackets). */
 function moreThan(raw: Buffer, c: number, max: number): boolean {
   let n = 0;
@@ -57,13 +51,8 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]!;
-    if (c === QUOTE) {
-      for (i++; i < raw.length; i++) {
-        const d = raw[i]!;
-        if (d === BACKSLASH) i++;
-        else if (d === QUOTE) break;
-      }
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+    if (c === QUOTE) i = stringEnd(raw, i);
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (++depth > max) return true;
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }
@@ -122,7 +111,6 @@ export interface UpstreamCall {
 }
 
 const MODEL_KEY = Buffer.from('"model"');
-const JSON_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /** A model's alias and upstream name as JSON text bytes, made once per model rather than per call. */
 const modelNames = new WeakMap<ModelConfig, { alias: Buffer; upstream: Buffer }>();
@@ -148,10 +136,10 @@ function withModelReplaced(raw: Buffer, model: ModelConfig): Buffer | undefined 
   const at = raw.indexOf(MODEL_KEY);
   if (at < 0 || raw.indexOf(MODEL_KEY, at + MODEL_KEY.length) >= 0) return undefined;
   let i = at + MODEL_KEY.length;
-  while (JSON_SPACE.has(raw[i]!)) i++;
-  if (raw[i] !== 0x3a) return undefined;
+  while (isJsonSpace(raw[i])) i++;
+  if (raw[i] !== COLON) return undefined;
   i++;
-  while (JSON_SPACE.has(raw[i]!)) i++;
+  while (isJsonSpace(raw[i])) i++;
   const { alias, upstream } = namesOf(model);
   if (raw.compare(alias, 0, alias.length, i, i + alias.length) !== 0) return undefined;
   return Buffer.concat([raw.subarray(0, i), upstream, raw.subarray(i + alias.length)]);

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { WireFormat } from './wire-errors.js';
+import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 
 export interface Usage {
   inputTokens: number;
@@ -33,18 +34,7 @@ function anthropicInput(u: Json): number {
 
 const MAX_BUFFERED_BODY = 8 * 1024 * 1024;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const USAGE_KEY = Buffer.from('"usage"');
-
-function isJsonSpace(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
 
 /**
  * Where the answer's top-level `"usage": {…}` object lies, found from the
@@ -73,9 +63,8 @@ function topLevelUsageSpan(body: Buffer): [number, number] | undefined {
   let depth = 1;
   for (; i < body.length; i++) {
     const c = body[i]!;
-    if (c === QUOTE) {
-      for (i++; i < body.length && body[i] !== QUOTE; i++) if (body[i] === BACKSLASH) i++;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    if (c === QUOTE) i = stringEnd(body, i);
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
     else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       if (--depth === 1 && end < 0) end = i + 1;
       if (depth === 0) break;
