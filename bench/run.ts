@@ -17,6 +17,7 @@ import { Report } from './lib/report.js';
 import type { Shape } from './lib/tollgate.js';
 import { coldKeysScenario } from './scenarios/cold-keys.js';
 import { keyCacheScenario } from './scenarios/key-cache.js';
+import { ledgerScenario } from './scenarios/ledger.js';
 import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { scimScenario } from './scenarios/scim.js';
@@ -34,6 +35,7 @@ const SCENARIOS = [
   'peer',
   'observability',
   'settlement',
+  'ledger',
   'whole',
   'key-cache',
   'cold-keys',
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
     await run('translation', () => translationScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
+    await run('ledger', () => ledgerScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));

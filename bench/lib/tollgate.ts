@@ -204,7 +204,7 @@ export interface Bootstrapped {
 }
 
 /** `npm run -s cli -- bootstrap …` against the same store the service uses. */
-export async function bootstrap(tollgate: Tollgate, slug: string): Promise<Bootstrapped> {
+export async function bootstrap(tollgate: Pick<Tollgate, 'env'>, slug: string): Promise<Bootstrapped> {
   const { stdout } = await execFileAsync(
     'npm',
     ['run', '-s', 'cli', '--', 'bootstrap', '--org', slug, '--name', `Bench ${slug}`, '--owner', `owner@${slug}.example`],
