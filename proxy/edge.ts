@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Pool } from 'undici';
@@ -20,6 +19,7 @@ import type { EdgeCall, EdgeObserver } from './observe.js';
 import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
 import { estimateCountTokens } from './translate/count-tokens.js';
+import { newRequestId } from './request-id.js';
 import { errorBody, type WireFormat } from './wire-errors.js';
 
 export interface EdgeDeps {
@@ -60,12 +60,6 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
 function sendError(res: ServerResponse, format: WireFormat, err: AppError, headers: Record<string, string> = {}): void {
   const message = err.expose ? err.message : 'The proxy failed to handle this request.';
   send(res, err.status, errorBody(format, err.kind, message, err.code), { ...err.headers, ...headers });
-}
-
-/** `req_` and a random UUID's 32 hex digits (slices: cheaper than a regex replace per request). */
-function newRequestId(): string {
-  const u = randomUUID();
-  return `req_${u.slice(0, 8)}${u.slice(9, 13)}${u.slice(14, 18)}${u.slice(19, 23)}${u.slice(24)}`;
 }
 
 /** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
@@ -313,7 +307,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
   };
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
-    const requestId = newRequestId();
+    const requestId = newRequestId(deps.now());
     const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -401,7 +395,7 @@ export function createEdgeHandler(deps: EdgeDeps) {
       );
       socket.end(
         `HTTP/1.1 ${tooBig ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json\r\n` +
-          `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+          `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${newRequestId(deps.now())}\r\nconnection: close\r\n\r\n${body}`,
       );
     },
   };

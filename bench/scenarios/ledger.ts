@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import type { BenchContext } from '../lib/context.js';
 import { compiledArgs, cpuMicros, freePort, readyWhenHealthy, startProcess, statCpuTicks, CPU_RESOLUTION_US } from '../lib/procs.js';
 import { bootstrap, consoleClient, createTeamKey, removeDataDir } from '../lib/tollgate.js';
 import { BENCH_MODEL } from '../lib/model.js';
+import { newRequestId } from '../../proxy/request-id.js';
 import type { LoadFigures } from './overhead.js';
 import { POSTGRES_URL } from './scim.js';
 
@@ -153,7 +154,7 @@ async function measureStore(
     let n = 0;
     const post = async (size: number) => {
       const reports = Array.from({ length: size }, () => ({
-        request_id: `req_${randomUUID().replaceAll('-', '')}`,
+        request_id: newRequestId(Date.now()),
         key_id: keyIds[n++ % keyIds.length]!,
         model: BENCH_MODEL.alias,
         input_tokens: 1000,
