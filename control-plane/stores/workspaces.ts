@@ -110,16 +110,22 @@ export interface SettledMoney {
  * every key's money read back, and a change-feed row plus NOTIFY when the
  * batch emptied a balance or used up a budget. Before-values are the
  * returned after-values plus this batch's own total, which stays exact when
- * another batch commits first. Returns the newly recorded request ids and
- * the money of every known key in the batch.
+ * another batch commits first. Returns which request ids were newly
+ * recorded and the money of every known key in the batch.
+ *
+ * Usually every report is new, so the statement names only the ids it
+ * skipped (repeats, unknown keys), and only when it skipped any: sending back
+ * every recorded id cost about 3 µs per row on the embedded store, an eighth
+ * of the statement. With no key of the batch known it returns no row, having
+ * recorded nothing.
  */
 export async function ledger_settle_usage_batch(
   q: Queryable,
   rows: UsageRow[],
   now: Date,
-): Promise<{ recorded: Set<string>; money: SettledMoney[] }> {
-  if (!rows.length) return { recorded: new Set(), money: [] };
-  const result = await q.query<SettledMoney & { recorded: string[] | null }>(
+): Promise<{ recorded: (requestId: string) => boolean; money: SettledMoney[] }> {
+  if (!rows.length) return { recorded: () => false, money: [] };
+  const result = await q.query<SettledMoney & { skipped: string[] | null }>(
     `WITH input AS (
        ${USAGE_INPUT}
      ), ins AS (
@@ -162,12 +168,17 @@ export async function ledger_settle_usage_batch(
             floor(m.balance * 1000000)::float8 AS balance_micros, m.balance_version::float8 AS balance_version,
             CASE WHEN m.budget_usd IS NULL THEN NULL ELSE floor((m.budget_usd - m.spend) * 1000000)::float8 END AS key_remaining_micros,
             m.key_version::float8 AS key_version, m.balance_emptied, m.budget_used_up,
-            (SELECT array_agg(request_id) FROM ins) AS recorded, (SELECT n FROM notified) AS notified
+            CASE WHEN (SELECT count(*) FROM ins) = (SELECT count(*) FROM input) THEN NULL
+                 ELSE (SELECT array_agg(i.request_id) FROM input i WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.request_id = i.request_id))
+            END AS skipped,
+            (SELECT n FROM notified) AS notified
        FROM money m`,
     [...USAGE_COLUMNS.map((c) => rows.map(c.value)), rows.map((r) => r.cost_usd), now, CHANGE_CHANNEL],
     { name: 'ledger_settle_usage_batch' },
   );
-  return { recorded: new Set(result[0]?.recorded ?? []), money: result };
+  const first = result[0];
+  const skipped = new Set(first?.skipped ?? []);
+  return { recorded: (requestId) => first !== undefined && !skipped.has(requestId), money: result };
 }
 
 /** Balances (micro-dollars, floored) and versions of the workspaces of the given keys, and the keys' remaining budgets. */

@@ -41,7 +41,7 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
     const a = byKey.get(r.key_id);
     return {
       request_id: r.request_id,
-      recorded: recorded.has(r.request_id),
+      recorded: recorded(r.request_id),
       workspace_id: a?.workspace_id ?? null,
       balance_micros: a ? a.balance_micros : 0,
       balance_version: a ? a.balance_version : 0,

@@ -119,6 +119,20 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
     expect(results[1]).to.include({ recorded: true, workspace_id: workspaceId });
   });
 
+  it('answers each report of a mixed batch (a repeat, a new call, an unknown key) and moves money for the new one only', async () => {
+    const seen = report(plainKey, 1_000);
+    await recordUsage(deps(), [seen]);
+    const fresh = report(plainKey, 500);
+    const results = await recordUsage(deps(), [seen, fresh, report(randomUUID(), 100)]);
+    expect(results.map((r) => r.recorded)).to.deep.equal([false, true, false]);
+    // $0.01 less the first call's $0.001 and the new call's $0.0005.
+    expect(results[1]!.balance_micros).to.equal(8_500);
+    expect((await money()).balance).to.equal(0.0085);
+
+    const onlyUnknown = await recordUsage(deps(), [report(randomUUID(), 100), report(randomUUID(), 100)]);
+    expect(onlyUnknown.map((r) => r.recorded)).to.deep.equal([false, false]);
+  });
+
   it('is a named statement, prepared once per connection and reused by the next batch', async () => {
     const prepared = await store.db.transaction(async (tx) => {
       const txDeps = { db: tx, clock: { now: () => new Date() } } as unknown as ControlPlaneDeps;
