@@ -1,4 +1,4 @@
-import type { UsageResult } from '../shared/contract/usage.js';
+import { USAGE_BATCH_MAX, type UsageResult } from '../shared/contract/usage.js';
 import type { Logger } from '../shared/logger.js';
 import type { ModelConfig } from '../shared/models.js';
 import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
@@ -26,7 +26,13 @@ export interface HeldCall {
 }
 
 const FIRST_RETRY_MS = 200;
-const MAX_BATCH = 500;
+/**
+ * As many reports as one call to the control plane may carry: its cost per
+ * statement (about 3 ms on the embedded store) is spread over more calls. On
+ * PGlite, 27-30 µs per settled call in batches of 1,000 against 31-35 in
+ * batches of 500 (the bench's ledger scenario).
+ */
+const MAX_BATCH = USAGE_BATCH_MAX;
 const MAX_IN_FLIGHT = 2;
 /**
  * How long the first record of a batch waits for company before it goes to
