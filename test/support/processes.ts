@@ -47,6 +47,8 @@ export interface Child {
   exited: Promise<number | string>;
   /** What it wrote to stderr (and stdout), for failure messages. */
   output(): string;
+  /** Its pid and whether it still runs, or how it ended: a failure message must tell a crash from a kill. */
+  state(): string;
 }
 
 function run(args: string[], env: NodeJS.ProcessEnv, command = process.execPath): Child {
@@ -57,8 +59,14 @@ function run(args: string[], env: NodeJS.ProcessEnv, command = process.execPath)
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  return { process: child, exited, output: () => out };
+  let ended = '';
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => {
+      ended = `${signal ? `ended by ${signal}` : `exited with code ${code}`} at ${new Date().toISOString()}`;
+      resolve(code ?? signal ?? -1);
+    }),
+  );
+  return { process: child, exited, output: () => out, state: () => `pid ${child.pid}, ${ended || 'running'}` };
 }
 
 export async function kill(child: Child | undefined, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | string | undefined> {
@@ -252,7 +260,8 @@ export async function startProcessPlane(storeEnv: NodeJS.ProcessEnv, modelsFile:
       if (res.status !== 200) throw new Error(`usage: ${res.status} ${await res.text()}`);
     },
     logs() {
-      const tail = (label: string, child: Child | undefined) => `--- ${label}:\n${child?.output().slice(-3000) ?? '(not started)'}`;
+      const tail = (label: string, child: Child | undefined) =>
+        child ? `--- ${label} (${child.state()}):\n${child.output().slice(-3000)}` : `--- ${label}: (not started)`;
       return [tail('control plane', cp), ...[...proxies].map(([name, p]) => tail(`proxy ${name}`, p.child))].join('\n');
     },
     async close() {
