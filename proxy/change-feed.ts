@@ -7,8 +7,11 @@ import type { KeyCache } from './key-cache.js';
 /**
  * Keeps the key cache honest: a push stream from the control
  * plane drops changed entries within milliseconds; the cache is flushed
- * whenever the stream (re)connects, since events may have been missed; and a
- * poll of the feed every `pollMs` is the backstop if pushes stop arriving.
+ * whenever the stream (re)connects at a position other than the one already
+ * applied, since events may have been missed; and a poll of the feed every
+ * `pollMs` is the backstop if pushes stop arriving. `firstPoll` settles once
+ * the first poll has answered or failed: until then, any key fetched may be
+ * flushed by it.
  */
 export function startChangeFeed(
   client: ControlPlaneClient,
@@ -67,9 +70,10 @@ export function startChangeFeed(
         const parser = createParser({
           onEvent(ev) {
             if (ev.event === 'ready') {
-              // Anything may have changed while we were not listening.
-              cache.clear();
               const { version } = parseAnswer(changeVersionSchema, ev.data, 'change stream ready');
+              // Anything may have changed while we were not listening, unless the feed is exactly where we
+              // left it (a feed that went back, a restored database, is as unknown as one that moved on).
+              if (version !== seen) cache.clear();
               seen = Math.max(seen ?? 0, version);
               hooks.onReachable?.();
             } else if (ev.event === 'change') {
@@ -91,10 +95,11 @@ export function startChangeFeed(
 
   const timer = setInterval(() => void poll(), pollMs);
   timer.unref();
-  void poll();
+  const firstPoll = poll();
   if (push) void stream();
 
   return {
+    firstPoll,
     stop(): void {
       stopped = true;
       clearInterval(timer);

@@ -193,6 +193,9 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     },
   });
 
+  // Calls wait for the feed's position: a key fetched before it is known would be flushed by the first poll.
+  // poll() never rejects, and the client's own timeouts bound how long an unreachable control plane takes.
+  await feed.firstPoll;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? config.proxyPort, options.host ?? config.host, () => resolve());
