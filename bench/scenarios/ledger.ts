@@ -8,9 +8,9 @@ import type { BenchContext } from '../lib/context.js';
 import { compiledArgs, cpuMicros, freePort, readyWhenHealthy, startProcess, statCpuTicks, CPU_RESOLUTION_US } from '../lib/procs.js';
 import { bootstrap, consoleClient, createTeamKey, removeDataDir } from '../lib/tollgate.js';
 import { BENCH_MODEL } from '../lib/model.js';
+import { databaseUrl, POSTGRES_URL } from '../lib/postgres.js';
 import { newRequestId } from '../../proxy/request-id.js';
 import type { LoadFigures } from './overhead.js';
-import { POSTGRES_URL } from './scim.js';
 
 /** Reports per `POST /internal/usage`: from a proxy at one connection (~50) up to the most one report may carry. */
 const BATCHES = [50, 200, 500, 1000];
@@ -63,9 +63,7 @@ export async function ledgerScenario(ctx: BenchContext): Promise<void> {
   if (havePostgres) {
     const dbName = `tollgate_bench_ledger_${process.pid}_${Date.now()}`;
     await admin.query(`CREATE DATABASE ${dbName}`);
-    const u = new URL(POSTGRES_URL);
-    u.pathname = `/${dbName}`;
-    stores.push({ store: 'postgres', databaseUrl: u.toString(), dbName });
+    stores.push({ store: 'postgres', databaseUrl: databaseUrl(dbName), dbName });
   }
   const figures: LedgerFigures[] = [];
   try {

@@ -5,16 +5,10 @@ import type { BenchContext } from '../lib/context.js';
 import { withCpu } from '../lib/procs.js';
 import { fmtMs, fmtNum } from '../lib/report.js';
 import { bootstrap, consoleClient, startTollgate } from '../lib/tollgate.js';
+import { databaseUrl, POSTGRES_URL } from '../lib/postgres.js';
 
-export const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SCIM_TYPE = 'application/scim+json';
 const CREATE_CONNECTIONS = 8;
-
-function databaseUrl(name: string): string {
-  const u = new URL(POSTGRES_URL);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 /** Adds users `from..to` straight into the tables, as SCIM would have left them (user + active membership). */
 async function seedUsers(client: pg.Client, orgId: string, from: number, to: number): Promise<void> {

@@ -4,17 +4,11 @@ import { runBatch } from '../lib/batch.js';
 import type { BenchContext } from '../lib/context.js';
 import { fmtMs, fmtNum } from '../lib/report.js';
 import { bootstrap, consoleClient, startTollgate } from '../lib/tollgate.js';
-import { POSTGRES_URL } from './scim.js';
+import { databaseUrl, POSTGRES_URL } from '../lib/postgres.js';
 
 const LEDGER_ROWS = 100_000;
 const KEYS = 20;
 const DAYS = 30;
-
-function databaseUrl(name: string): string {
-  const u = new URL(POSTGRES_URL);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 /**
  * The usage console on PostgreSQL: a workspace with 100k usage rows spread
