@@ -3,8 +3,8 @@ import type { Dispatcher, Pool } from 'undici';
 import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
 import type { AnswerTranslator } from './translate/index.js';
-import { createUsageChunkFilter, createUsageTap, type UsageTap } from './usage-tap.js';
-import type { WireFormat } from './wire-errors.js';
+import { createUsageChunkFilter, createUsageTap, type UsageTap } from './formats/usage-tap.js';
+import type { WireFormat } from './formats/errors.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */

@@ -9,16 +9,16 @@ import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
 import { createTracing } from '../shared/tracing.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
-import { createEdgeHandler } from './edge.js';
-import { createMemoryHoldStore, type HoldStore } from './holds.js';
-import { createHoldKeepAlive } from './keep-alive.js';
-import { openOutbox } from './outbox.js';
-import { createRedisHoldStore } from './holds-redis.js';
+import { createEdgeHandler } from './edge/index.js';
+import { createMemoryHoldStore, type HoldStore } from './money/holds.js';
+import { createHoldKeepAlive } from './money/keep-alive.js';
+import { openOutbox } from './money/outbox.js';
+import { createRedisHoldStore } from './money/holds-redis.js';
 import { createKeyCache } from './key-cache.js';
-import { createMetering, type Metering } from './metering.js';
+import { createMetering, type Metering } from './money/metering.js';
 import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
 import { createEdgeObserver } from './observe.js';
-import { createSettlementWatch } from './settlement-watch.js';
+import { createSettlementWatch } from './money/settlement-watch.js';
 import { createRateLimits } from './rate-limits.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */

@@ -1,4 +1,4 @@
-import type { ErrorKind } from '../shared/errors.js';
+import type { ErrorKind } from '../../shared/errors.js';
 
 export type WireFormat = 'chat' | 'messages';
 

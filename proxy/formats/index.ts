@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { AppError, invalidInput } from '../shared/errors.js';
-import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
-import { translatorFrom, upstreamFormat, type AnswerTranslator } from './translate/index.js';
-import type { WireFormat } from './wire-errors.js';
+import { AppError, invalidInput } from '../../shared/errors.js';
+import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../../shared/models.js';
+import { translatorFrom, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
+import type { WireFormat } from './errors.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 
 /** A model call after its format's checks, the same shape for both formats. */

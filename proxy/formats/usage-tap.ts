@@ -1,5 +1,5 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { WireFormat } from './wire-errors.js';
+import type { WireFormat } from './errors.js';
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 
 export interface Usage {

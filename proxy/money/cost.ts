@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../shared/models.js';
+import type { ModelConfig } from '../../shared/models.js';
 
 /**
  * Money on the data plane is integer micro-dollars. Prices are turned into

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { NowMs } from '../shared/clock.js';
-import type { Logger } from '../shared/logger.js';
+import type { NowMs } from '../../shared/clock.js';
+import type { Logger } from '../../shared/logger.js';
 import type { HoldStore, LiveHold, MoneySnapshot } from './holds.js';
 
 /*

@@ -9,7 +9,7 @@
  * control plane answered; so every committed cost is either inside the
  * snapshot or still held, and the check never sees more money than exists.
  */
-import type { NowMs } from '../shared/clock.js';
+import type { NowMs } from '../../shared/clock.js';
 
 export interface MoneySnapshot {
   workspaceId: string;

@@ -1,4 +1,4 @@
-import type { Logger } from '../shared/logger.js';
+import type { Logger } from '../../shared/logger.js';
 import type { HoldStore, LiveHold } from './holds.js';
 
 /**

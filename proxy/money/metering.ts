@@ -1,12 +1,12 @@
-import { USAGE_BATCH_MAX, type UsageResult } from '../shared/contract/usage.js';
-import type { Logger } from '../shared/logger.js';
-import type { ModelConfig } from '../shared/models.js';
-import { ControlPlaneUnavailable, type ControlPlaneClient } from './control-plane-client.js';
+import { USAGE_BATCH_MAX, type UsageResult } from '../../shared/contract/usage.js';
+import type { Logger } from '../../shared/logger.js';
+import type { ModelConfig } from '../../shared/models.js';
+import { ControlPlaneUnavailable, type ControlPlaneClient } from '../control-plane-client.js';
 import type { HoldStore, MoneySnapshot } from './holds.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox, OutboxRecord, OutboxSlot } from './outbox.js';
-import { costMicros } from './money.js';
-import type { RateLimits } from './rate-limits.js';
+import { costMicros } from './cost.js';
+import type { RateLimits } from '../rate-limits.js';
 
 export interface HeldCall {
   requestId: string;

@@ -1,8 +1,8 @@
 import { closeSync, constants, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { UsageReport } from '../shared/contract/usage.js';
-import { isAlive } from '../shared/process.js';
+import type { UsageReport } from '../../shared/contract/usage.js';
+import { isAlive } from '../../shared/process.js';
 
 /** What the outbox keeps of a settled call: the report, and where its hold lives (to re-hold it after a restart). */
 export interface OutboxRecord {

@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
-import type { ControlPlaneClient } from './control-plane-client.js';
-import type { ProxyMetrics } from './metrics.js';
+import type { ControlPlaneClient } from '../control-plane-client.js';
+import type { ProxyMetrics } from '../metrics.js';
 
 /** A report metering gave up on never comes back: past this many, the oldest are forgotten. */
 const MAX_PENDING = 100_000;

@@ -1,7 +1,7 @@
 import type { ProviderConfig } from '../../shared/models.js';
-import type { WireFormat } from '../wire-errors.js';
-import { chatToMessages } from './chat-to-messages.js';
-import { messagesToChat } from './messages-to-chat.js';
+import type { WireFormat } from '../formats/errors.js';
+import { chatToMessages } from './messages/request-from-chat.js';
+import { messagesToChat } from './messages/request-to-chat.js';
 import type { Translator } from './types.js';
 
 export type { AnswerTranslator, Translator } from './types.js';

@@ -1,4 +1,4 @@
-import type { WireFormat } from '../../proxy/wire-errors.js';
+import type { WireFormat } from '../../proxy/formats/errors.js';
 
 export const FORMATS: WireFormat[] = ['chat', 'messages'];
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { ParsedCall } from '../formats.js';
-import type { AnswerTranslator } from './types.js';
+import type { ParsedCall } from '../../formats/index.js';
+import type { AnswerTranslator } from '../types.js';
 
 /**
  * A Chat Completions provider's answer → the Messages answer its client

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { AnswerTranslator } from './types.js';
+import type { AnswerTranslator } from '../types.js';
 
 /**
  * A Messages provider's answer → what a Chat Completions client expects: the

@@ -1,6 +1,6 @@
-import type { ModelConfig } from '../../shared/models.js';
-import type { ParsedCall } from '../formats.js';
-import { chatRequest } from './messages-to-chat.js';
+import type { ModelConfig } from '../../../shared/models.js';
+import type { ParsedCall } from '../../formats/index.js';
+import { chatRequest } from './request-to-chat.js';
 
 /**
  * count_tokens for a model whose provider speaks only Chat Completions,

@@ -1,8 +1,8 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { ModelConfig } from '../../shared/models.js';
-import type { ParsedCall } from '../formats.js';
-import { createChatAnswer } from './messages-answer-to-chat.js';
-import type { Translator } from './types.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { ModelConfig } from '../../../shared/models.js';
+import type { ParsedCall } from '../../formats/index.js';
+import { createChatAnswer } from './answer-to-chat.js';
+import type { Translator } from '../types.js';
 
 /**
  * A Chat Completions client calling a provider that speaks only Messages:

@@ -1,8 +1,8 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { ModelConfig } from '../../shared/models.js';
-import type { ParsedCall } from '../formats.js';
-import { createChatAnswerTranslator } from './messages-to-chat-answer.js';
-import type { Translator } from './types.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { ModelConfig } from '../../../shared/models.js';
+import type { ParsedCall } from '../../formats/index.js';
+import { createChatAnswerTranslator } from './answer-from-chat.js';
+import type { Translator } from '../types.js';
 
 /**
  * A Messages (Anthropic) client calling a provider that speaks only Chat
