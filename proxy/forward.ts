@@ -4,7 +4,7 @@ import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
 import type { AnswerTranslator } from './translate/index.js';
 import { createUsageChunkFilter, createUsageTap, type UsageTap } from './formats/usage-tap.js';
-import type { WireFormat } from './formats/errors.js';
+import type { WireFormat } from './call.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */

@@ -20,7 +20,8 @@ import { costMicros, estimateInputTokens } from '../money/cost.js';
 import { rateLimitHeaders, type RateLimits } from '../rate-limits.js';
 import { estimateCountTokens } from '../translate/messages/count-tokens.js';
 import { newRequestId } from '../request-id.js';
-import { errorBody, type WireFormat } from '../formats/errors.js';
+import type { WireFormat } from '../call.js';
+import { errorBody } from '../formats/errors.js';
 
 export interface EdgeDeps {
   config: Config;

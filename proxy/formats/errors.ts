@@ -1,6 +1,5 @@
 import type { ErrorKind } from '../../shared/errors.js';
-
-export type WireFormat = 'chat' | 'messages';
+import type { WireFormat } from '../call.js';
 
 /** The `error.type` each outcome has in each wire format. */
 const CHAT_TYPES: Record<ErrorKind, string> = {

@@ -2,21 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, invalidInput } from '../../shared/errors.js';
 import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../../shared/models.js';
 import { translatorFrom, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
-import type { WireFormat } from './errors.js';
+import type { ParsedCall, WireFormat } from '../call.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
-
-/** A model call after its format's checks, the same shape for both formats. */
-export interface ParsedCall {
-  alias: string;
-  stream: boolean;
-  /** The most output tokens the client allowed per choice, if it said. */
-  maxTokens: number | undefined;
-  /** Choices asked for (Chat Completions `n`): each may use maxTokens. */
-  choices: number;
-  body: Record<string, unknown>;
-  /** The body as it came: forwarded as it is, but for the model, when nothing else changes. */
-  raw: Buffer;
-}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,11 +1,6 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { WireFormat } from './errors.js';
+import type { Usage, WireFormat } from '../call.js';
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
-
-export interface Usage {
-  inputTokens: number;
-  outputTokens: number;
-}
 
 /**
  * Reads usage off a response on the side, never changing its bytes.

@@ -1,5 +1,5 @@
 import type { ProviderConfig } from '../../shared/models.js';
-import type { WireFormat } from '../formats/errors.js';
+import type { WireFormat } from '../call.js';
 import { chatToMessages } from './messages/request-from-chat.js';
 import { messagesToChat } from './messages/request-to-chat.js';
 import type { Translator } from './types.js';

@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../../shared/models.js';
-import type { ParsedCall } from '../formats/index.js';
+import type { ParsedCall } from '../call.js';
 
 /**
  * Turns one answer of the provider, in the provider's format, into the

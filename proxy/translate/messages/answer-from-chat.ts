@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import type { ParsedCall } from '../../formats/index.js';
+import type { ParsedCall } from '../../call.js';
 import type { AnswerTranslator } from '../types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../../../shared/models.js';
-import type { ParsedCall } from '../../formats/index.js';
+import type { ParsedCall } from '../../call.js';
 import { chatRequest } from './request-to-chat.js';
 
 /**

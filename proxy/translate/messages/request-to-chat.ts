@@ -1,6 +1,6 @@
 import { invalidInput } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
-import type { ParsedCall } from '../../formats/index.js';
+import type { ParsedCall } from '../../call.js';
 import { createChatAnswerTranslator } from './answer-from-chat.js';
 import type { Translator } from '../types.js';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseCall, type ParsedCall } from '../../../proxy/formats/index.js';
+import type { ParsedCall } from '../../../proxy/call.js';
+import { parseCall } from '../../../proxy/formats/index.js';
 import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
 import { messagesToChat } from '../../../proxy/translate/messages/request-to-chat.js';
 import { testConfig } from '../../support/control-plane.js';
