@@ -19,6 +19,7 @@ import { createMetering, type Metering } from './money/metering.js';
 import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
 import { createEdgeObserver } from './observe.js';
 import { createSettlementWatch } from './money/settlement-watch.js';
+import { moneySnapshot } from './money/snapshot.js';
 import { createRateLimits } from './rate-limits.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
@@ -98,14 +99,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
         authoritative: async (workspaceId, keyId) => {
           const m = await cp.keyMoney(keyId);
           if (!m) throw new Error(`key ${keyId} is unknown to the control plane`);
-          return {
-            workspaceId,
-            keyId,
-            balanceMicros: m.balance_micros,
-            balanceVersion: m.balance_version,
-            keyRemainingMicros: m.key_remaining_micros,
-            keyVersion: m.key_version,
-          };
+          return moneySnapshot(workspaceId, keyId, m);
         },
         logger,
         now,

@@ -2,7 +2,9 @@ import { USAGE_BATCH_MAX, type UsageResult } from '../../shared/contract/usage.j
 import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import { ControlPlaneUnavailable, type ControlPlaneClient } from '../control-plane-client.js';
+import type { WireFormat } from '../call.js';
 import type { HoldStore, MoneySnapshot } from './holds.js';
+import { liveHold, moneySnapshot } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox, OutboxRecord, OutboxSlot } from './outbox.js';
 import { costMicros } from './cost.js';
@@ -21,7 +23,7 @@ export interface HeldCall {
   /** The key has a budget (its hold is on the key's account too). */
   keyBudget: boolean;
   /** The wire format the client used, and when the proxy received the call (performance.now()). */
-  format: 'chat' | 'messages';
+  format: WireFormat;
   startedMs: number;
 }
 
@@ -115,17 +117,7 @@ export function createMetering(deps: MeteringDeps) {
   /** Ends a recorded call's hold, adopting the control plane's answer; a promise only when the store is Redis. */
   function release(s: Settlement, r: UsageResult): Promise<void> | undefined {
     const { report, workspaceId } = s.record;
-    const snapshot: MoneySnapshot | undefined =
-      r.workspace_id === null
-        ? undefined
-        : {
-            workspaceId: r.workspace_id,
-            balanceMicros: r.balance_micros,
-            balanceVersion: r.balance_version,
-            keyId: report.key_id,
-            keyRemainingMicros: r.key_remaining_micros,
-            keyVersion: r.key_version,
-          };
+    const snapshot: MoneySnapshot | undefined = r.workspace_id === null ? undefined : moneySnapshot(r.workspace_id, report.key_id, r);
     // Off the live list first: a hold put back after Redis lost its data must not outlive its release.
     live.remove(report.request_id);
     const released = holds.release(report.request_id, { workspaceId, keyId: report.key_id }, snapshot);
@@ -305,13 +297,7 @@ export function createMetering(deps: MeteringDeps) {
       if (!replayed.length) return;
       for (const { record } of replayed) {
         if (record.recordOnly) continue;
-        live.add({
-          requestId: record.report.request_id,
-          workspaceId: record.workspaceId,
-          keyId: record.report.key_id,
-          amountMicros: record.report.cost_micros,
-          keyBudget: record.keyBudget,
-        });
+        live.add(liveHold(record.report.request_id, record.workspaceId, record.report.key_id, record.report.cost_micros, record.keyBudget));
       }
       await holds.reassert(live.list());
       owed += replayed.length;
@@ -321,13 +307,7 @@ export function createMetering(deps: MeteringDeps) {
     },
     /** A call was admitted with this hold: it is owed until released or acknowledged. */
     admitted(call: HeldCall): void {
-      live.add({
-        requestId: call.requestId,
-        workspaceId: call.workspaceId,
-        keyId: call.keyId,
-        amountMicros: call.holdMicros,
-        keyBudget: call.keyBudget,
-      });
+      live.add(liveHold(call.requestId, call.workspaceId, call.keyId, call.holdMicros, call.keyBudget));
     },
     /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
     settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): number {
