@@ -4,10 +4,7 @@ import type { AuthHeader, ModelCatalog, ModelConfig, ProviderConfig } from '../.
 import { translatorFrom, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isObject } from '../../shared/json.js';
 
 function optionalPositiveInt(body: Record<string, unknown>, field: string): number | undefined {
   const v = body[field];

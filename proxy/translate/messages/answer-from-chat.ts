@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ParsedCall } from '../../call.js';
 import type { AnswerTranslator } from '../types.js';
+import { isObject } from '../../../shared/json.js';
 
 /**
  * A Chat Completions provider's answer → the Messages answer its client
@@ -9,10 +10,6 @@ import type { AnswerTranslator } from '../types.js';
  */
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function count(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;

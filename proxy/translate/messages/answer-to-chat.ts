@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { AnswerTranslator } from '../types.js';
+import { isObject } from '../../../shared/json.js';
 
 /**
  * A Messages provider's answer → what a Chat Completions client expects: the
@@ -8,10 +9,6 @@ import type { AnswerTranslator } from '../types.js';
  */
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function count(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;

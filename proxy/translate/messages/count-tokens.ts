@@ -1,6 +1,7 @@
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { chatRequest } from './request-to-chat.js';
+import { isObject } from '../../../shared/json.js';
 
 /**
  * count_tokens for a model whose provider speaks only Chat Completions,
@@ -13,10 +14,6 @@ import { chatRequest } from './request-to-chat.js';
  */
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** OpenAI's chat framing: each message costs a few tokens beyond its content, and the reply is primed with a few more. */
 const PER_MESSAGE = 3;

@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { createChatAnswer } from './answer-to-chat.js';
 import type { Translator } from '../types.js';
+import { isObject } from '../../../shared/json.js';
 
 /**
  * A Chat Completions client calling a provider that speaks only Messages:
@@ -19,10 +20,6 @@ type Block = Json;
 interface Turn {
   role: 'user' | 'assistant';
   content: string | Block[];
-}
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function given(v: unknown): boolean {

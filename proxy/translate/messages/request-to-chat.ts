@@ -3,6 +3,7 @@ import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { createChatAnswerTranslator } from './answer-from-chat.js';
 import type { Translator } from '../types.js';
+import { isObject } from '../../../shared/json.js';
 
 /**
  * A Messages (Anthropic) client calling a provider that speaks only Chat
@@ -13,10 +14,6 @@ import type { Translator } from '../types.js';
  */
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The Chat Completions API takes at most this many stop sequences. */
 const MAX_STOP_SEQUENCES = 4;
