@@ -98,7 +98,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
       body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
     }
   } else {
-    const translator = translatorFrom(format);
+    const translator = translatorFrom(format, target);
     body = jsonBytes(translator.request(call, model));
     translate = translator.answer(call);
     // The client's query string belongs to its own format's API.
