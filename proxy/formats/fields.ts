@@ -7,3 +7,9 @@ export function optionalPositiveInt(body: Record<string, unknown>, field: string
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw invalidInput(`${field}: must be a positive integer.`);
   return v;
 }
+
+/** What a call may generate: tokens per choice (undefined: the model's maximum), and choices. */
+export interface OutputLimits {
+  maxTokens: number | undefined;
+  choices: number;
+}

@@ -11,13 +11,8 @@ import { messagesErrorBody } from './messages/errors.js';
 import { messagesModelList } from './messages/models.js';
 import { messagesOutputLimits } from './messages/parse.js';
 import { messagesUsage } from './messages/usage.js';
+import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
-
-/** What a call may generate: tokens per choice (undefined: the model's maximum), and choices. */
-export interface OutputLimits {
-  maxTokens: number | undefined;
-  choices: number;
-}
 
 /** What the proxy needs of each wire format, whichever side of a call it is on. */
 export interface FormatParts {

@@ -1,7 +1,6 @@
 import { invalidInput } from '../../../shared/errors.js';
 import type { JsonObject } from '../../../shared/json.js';
-import { optionalPositiveInt } from '../fields.js';
-import type { OutputLimits } from '../registry.js';
+import { optionalPositiveInt, type OutputLimits } from '../fields.js';
 
 /** A Chat Completions call's output limits: the larger of its two token limits, and `n` choices. */
 export function chatOutputLimits(body: JsonObject): OutputLimits {

@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalidInput } from '../../../shared/errors.js';
 import type { JsonObject } from '../../../shared/json.js';
-import { optionalPositiveInt } from '../fields.js';
-import type { OutputLimits } from '../registry.js';
+import { optionalPositiveInt, type OutputLimits } from '../fields.js';
 
 /** A Messages call's output limits: `max_tokens`, required on a model call (not on count_tokens); one choice. */
 export function messagesOutputLimits(body: JsonObject, headers: IncomingHttpHeaders, purpose: 'call' | 'count'): OutputLimits {
