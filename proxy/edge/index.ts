@@ -51,7 +51,7 @@ export interface EdgeHandler {
   /** Resolves once no call is in flight (and every settlement they make is queued). */
   idle(): Promise<void>;
   /** Node's parser refused the request: answer in the format of its path when the request line can be read. */
-  clientError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void;
+  clientError: (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => void;
 }
 
 /** After each step, at one place: its observation, then its refusal if it refused. */

@@ -3,7 +3,8 @@ import type { ProxySettings } from '../../shared/config.js';
 
 /** One undici pool per provider origin, made on first use. */
 export interface UpstreamPools {
-  pool(origin: string): Pool;
+  /** A property, not a method: the edge takes it on its own. */
+  pool: (origin: string) => Pool;
   close(): Promise<void>;
 }
 
