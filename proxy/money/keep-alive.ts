@@ -1,6 +1,16 @@
 import type { Logger } from '../../shared/logger.js';
 import type { HoldStore, LiveHold } from './holds.js';
 
+/** The holds this proxy owes, kept alive until each is released or acknowledged. */
+export interface HoldKeepAlive {
+  add(hold: LiveHold): void;
+  remove(requestId: string): void;
+  /** Every live hold (what is put back when the shared store lost its data). */
+  list(): LiveHold[];
+  size(): number;
+  stop(): void;
+}
+
 /**
  * Every hold this proxy owes: from admission until the call is released
  * unbilled, or until the control plane has acknowledged its usage (a call
@@ -14,7 +24,7 @@ import type { HoldStore, LiveHold } from './holds.js';
  * live. Each live hold is extended at least every `periodMs`, which the
  * caller keeps well under the TTL.
  */
-export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: number, logger: Logger) {
+export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: number, logger: Logger): HoldKeepAlive {
   const live = new Map<string, LiveHold>();
   let timer: NodeJS.Timeout | undefined;
 
@@ -47,5 +57,3 @@ export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: 
     },
   };
 }
-
-export type HoldKeepAlive = ReturnType<typeof createHoldKeepAlive>;

@@ -17,6 +17,19 @@ export interface OutboxRecord {
 /** Where a written record sits, to be acknowledged later. */
 export type OutboxSlot = { segment: number };
 
+/** The proxy's durable list of usage not yet recorded by the control plane. */
+export interface Outbox {
+  /** Records left unacknowledged by an earlier run, oldest first. */
+  readonly replayed: { record: OutboxRecord; slot: OutboxSlot }[];
+  /** Records written and not yet acknowledged. */
+  pending(): number;
+  /** Writes a batch and makes it durable before resolving with the batch's slot. */
+  append(records: OutboxRecord[]): Promise<OutboxSlot>;
+  /** The control plane has recorded these: forget them (a segment goes once all its records have). */
+  ack(slot: OutboxSlot, count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** A segment this large is closed and a new one started, so acknowledged records can be deleted with their file. */
 const SEGMENT_BYTES = 4 * 1024 * 1024;
 const NAME = /^usage-(\d{12})\.jsonl$/;
@@ -79,7 +92,7 @@ export class OutboxBusyError extends Error {
  * idempotent on the request id. A torn last line (a crash mid-write) is
  * skipped: its write had not returned, so nothing had been promised about it.
  */
-export function openOutbox(dir: string) {
+export function openOutbox(dir: string): Outbox {
   mkdirSync(dir, { recursive: true });
   const lock = join(dir, 'outbox.lock');
   try {
@@ -197,5 +210,3 @@ export function openOutbox(dir: string) {
       }),
   };
 }
-
-export type Outbox = ReturnType<typeof openOutbox>;

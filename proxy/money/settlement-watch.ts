@@ -10,6 +10,20 @@ interface Pending {
   span: Span | undefined;
 }
 
+/** Settle → recorded lag, and whether the control plane is reachable (metrics, traces, readiness). */
+export interface SettlementWatch {
+  /** A call was settled at `settledAt` (performance.now()): its lag runs until the control plane records it. */
+  watch(requestId: string, settledAt: number): void;
+  /** The span that ends when the settlement is recorded. */
+  traceSettlement(requestId: string, span: Span): void;
+  /** Settlements watched and not yet recorded. */
+  depth(): number;
+  /** Whether the last call to the control plane succeeded. */
+  controlPlaneReachable(): boolean;
+  /** The client, with reachability and settlement recorded on the way through. */
+  wrap(cp: ControlPlaneClient): ControlPlaneClient;
+}
+
 /**
  * Follows each settled call until the control plane has recorded its usage,
  * from the outside of metering: it wraps the control-plane client's usage
@@ -17,7 +31,7 @@ interface Pending {
  * settle → recorded. Every call to the control plane also tells whether it is
  * reachable.
  */
-export function createSettlementWatch(metrics: ProxyMetrics | undefined) {
+export function createSettlementWatch(metrics: ProxyMetrics | undefined): SettlementWatch {
   const pending = new Map<string, Pending>();
   let reachable = false;
   const setUp = (up: boolean) => {
@@ -77,5 +91,3 @@ export function createSettlementWatch(metrics: ProxyMetrics | undefined) {
     },
   };
 }
-
-export type SettlementWatch = ReturnType<typeof createSettlementWatch>;
