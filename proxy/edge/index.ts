@@ -47,7 +47,7 @@ const SETTLEMENT: Steps = [
 
 /** The edge as runtime.ts drives it. */
 export interface EdgeHandler {
-  handle(req: IncomingMessage, res: ServerResponse): void;
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** Resolves once no call is in flight (and every settlement they make is queued). */
   idle(): Promise<void>;
   /** Node's parser refused the request: answer in the format of its path when the request line can be read. */
