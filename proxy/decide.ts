@@ -3,7 +3,7 @@ import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models
 import type { ResolvedKey } from '../shared/contract/keys.js';
 
 /*
- * The edge's refusals, in the order it makes them (proxy/edge.ts modelCall):
+ * The edge's refusals, in the order it makes them (the step list in proxy/edge/index.ts):
  * decideKey (401) → the body is parsed (400) → decideModel (404 → 403 → 402)
  * → rate limits (429) → the hold of the worst-case cost (402). The model
  * list asks decideKey only.

@@ -3,8 +3,9 @@ import type { Dispatcher, Pool } from 'undici';
 import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
 import type { AnswerTranslator } from './translate/index.js';
-import { createUsageChunkFilter, createUsageTap, type UsageTap } from './usage-tap.js';
-import type { WireFormat } from './wire-errors.js';
+import { createUsageChunkFilter, type UsageChunkFilter } from './formats/chat/usage-chunk-filter.js';
+import { createUsageTap, type UsageTap } from './formats/usage-tap.js';
+import type { WireFormat } from './call.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -67,7 +68,7 @@ class Relay implements Dispatcher.DispatchHandler {
   private errorAnswer = false;
   private eventStream = false;
   private tap: UsageTap | undefined;
-  private filter: ReturnType<typeof createUsageChunkFilter> | undefined;
+  private filter: UsageChunkFilter | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
   private readonly onClientClose = (): void => {

@@ -6,8 +6,8 @@ import { statusClass } from '../shared/metrics.js';
 import type { ModelConfig } from '../shared/models.js';
 import type { Tracing } from '../shared/tracing.js';
 import { createSeriesCache, type ProxyMetrics, type SeriesCache } from './metrics.js';
-import type { SettlementWatch } from './settlement-watch.js';
-import type { WireFormat } from './wire-errors.js';
+import type { SettlementWatch } from './money/settlement-watch.js';
+import type { WireFormat } from './call.js';
 
 /**
  * What the edge learns about one request as it goes, as plain fields and

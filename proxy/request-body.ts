@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { tooLarge } from './formats.js';
+import { tooLarge } from './formats/index.js';
 
 /** The client went away before its body was read: nobody is left to answer. */
 export class ClientLeft extends Error {}

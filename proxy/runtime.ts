@@ -1,7 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import { Pool } from 'undici';
 import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
@@ -9,17 +7,17 @@ import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
 import { createTracing } from '../shared/tracing.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
-import { createEdgeHandler } from './edge.js';
-import { createMemoryHoldStore, type HoldStore } from './holds.js';
-import { createHoldKeepAlive } from './keep-alive.js';
-import { openOutbox } from './outbox.js';
-import { createRedisHoldStore } from './holds-redis.js';
+import { createEdgeHandler } from './edge/index.js';
 import { createKeyCache } from './key-cache.js';
-import { createMetering, type Metering } from './metering.js';
 import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
+import { createSettlementWatch } from './money/settlement-watch.js';
 import { createEdgeObserver } from './observe.js';
-import { createSettlementWatch } from './settlement-watch.js';
 import { createRateLimits } from './rate-limits.js';
+import { startMoney } from './start/money.js';
+import { createUpstreamPools } from './start/pools.js';
+import { readinessOf } from './start/readiness.js';
+import { connectRedis } from './start/redis.js';
+import { stopServing } from './start/shutdown.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
 const SETTLE_ON_CLOSE_MS = 5_000;
@@ -52,12 +50,6 @@ export interface ProxyOptions {
   now?: NowMs;
 }
 
-/** What /readyz answers: ready, and each check by name. */
-export interface Readiness {
-  ready: boolean;
-  checks: Record<string, boolean>;
-}
-
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
@@ -69,81 +61,12 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const now = options.now ?? Date.now;
   const keys = createKeyCache(cp, settings, logger, now);
 
-  let redis: Redis | undefined;
-  if (config.redisUrl) {
-    // No offline queue: while Redis is down a command fails at once, and the
-    // caller applies the outage policy instead of waiting. Reconnect attempts
-    // stay well inside the hold fence, so a restarted Redis is noticed in time.
-    const retryCap = Math.max(50, Math.floor(settings.holdFenceMs / 4));
-    redis = new Redis(config.redisUrl, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (times: number) => Math.min(times * 50, retryCap),
-    });
-    redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis error'));
-    await redis.connect();
-  }
-  const ttlMs = settings.holdTtlSeconds * 1000;
-  // The outbox first: a second proxy on the same directory must fail before anything else starts.
-  const outbox = openOutbox(settings.dataDir);
-  // Every hold this proxy owes, kept alive in whichever store holds them (made below).
-  const live = createHoldKeepAlive({ extend: (requestId, ids) => holds.extend(requestId, ids) }, Math.max(1_000, ttlMs / 3), logger);
-  const redisHolds = redis
-    ? createRedisHoldStore(redis, {
-        prefix: settings.redisPrefix,
-        ttlMs,
-        fenceMs: settings.holdFenceMs,
-        live: () => live.list(),
-        authoritative: async (workspaceId, keyId) => {
-          const m = await cp.keyMoney(keyId);
-          if (!m) throw new Error(`key ${keyId} is unknown to the control plane`);
-          return {
-            workspaceId,
-            keyId,
-            balanceMicros: m.balance_micros,
-            balanceVersion: m.balance_version,
-            keyRemainingMicros: m.key_remaining_micros,
-            keyVersion: m.key_version,
-          };
-        },
-        logger,
-        now,
-      })
-    : undefined;
-  const holds: HoldStore = redisHolds ?? createMemoryHoldStore(ttlMs, now);
+  const redis = await connectRedis(config.redisUrl, settings, logger);
+  const limits = createRateLimits(redis, settings.redisPrefix);
+  const { holds, live, metering } = await startMoney(settings, redis, cp, limits, logger, now);
   // Every hold owed is in the keep-alive list, from admission until release or acknowledgement.
   gauges.holdsOutstanding = () => live.size();
-  const limits = createRateLimits(redis, settings.redisPrefix);
-  const metering: Metering = createMetering({
-    cp,
-    holds,
-    limits,
-    logger,
-    outbox,
-    live,
-    retryMaxMs: settings.settleRetryMaxMs,
-    maxPending: settings.outboxMaxRecords,
-  });
-  // Before listening: the epoch is joined, and what an earlier run left unsettled is held again,
-  // so no admission sees money this proxy already spent.
-  await redisHolds?.start();
-  await metering.start();
-
-  const pools = new Map<string, Pool>();
-  const pool = (origin: string): Pool => {
-    let p = pools.get(origin);
-    if (!p) {
-      p = new Pool(origin, {
-        connect: { timeout: settings.upstreamConnectTimeoutMs },
-        headersTimeout: settings.upstreamHeadersTimeoutMs,
-        bodyTimeout: settings.upstreamIdleTimeoutMs,
-        keepAliveTimeout: 30_000,
-      });
-      pools.set(origin, p);
-    }
-    return p;
-  };
+  const pools = createUpstreamPools(settings);
 
   const tracing = createTracing(config.ops.tracesEndpoint, config.ops.serviceName ?? 'tollgate-proxy');
   const observe = createEdgeObserver({
@@ -158,20 +81,9 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   gauges.redisUp = () => redis?.status === 'ready';
 
   let closing = false;
-  const readiness = (): Readiness => {
-    const checks: Record<string, boolean> = {
-      accepting: !closing,
-      models: config.models.models.size > 0,
-      controlPlane: settlements.controlPlaneReachable(),
-      keyCacheWarm: keys.size() > 0,
-    };
-    if (redis) checks.redis = redis.status === 'ready';
-    // A warm cache keeps serving known keys through a control-plane outage.
-    const ready = checks.accepting! && checks.models! && (checks.controlPlane! || checks.keyCacheWarm!) && checks.redis !== false;
-    return { ready, checks };
-  };
+  const readiness = readinessOf(config, keys, settlements, redis, () => closing);
 
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool, now, observe });
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe });
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
       const r = readiness();
@@ -208,26 +120,13 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     drain: () => metering.drain(),
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
-      // 1. Take no new connections; idle keep-alive ones go now, and each one
-      // whose call finishes while we wait goes too, rather than holding shutdown.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const sweep = setInterval(() => server.closeIdleConnections(), 100);
-      // 2. Calls in flight get until the deadline.
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      await Promise.race([edge.idle(), deadline]);
-      clearTimeout(timer);
-      // 3. Cut what remains; each cut call queues its settlement (billed for what it used) before idle() resolves.
-      server.closeAllConnections();
-      await edge.idle();
-      await closed;
-      clearInterval(sweep);
+      // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed.
+      await stopServing(server, edge, graceMs);
       feed.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.
       await metering.close(SETTLE_ON_CLOSE_MS);
       live.stop();
-      await Promise.all([...pools.values()].map((p) => p.close()));
+      await pools.close();
       await cp.close();
       await holds.close();
       redis?.disconnect();

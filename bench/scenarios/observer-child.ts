@@ -13,7 +13,7 @@ import { createMetricsRegistry } from '../../shared/metrics.js';
 import { createTracing } from '../../shared/tracing.js';
 import { createProxyMetrics } from '../../proxy/metrics.js';
 import { createEdgeObserver, type EdgeObserver, type ObserverParts } from '../../proxy/observe.js';
-import { createSettlementWatch } from '../../proxy/settlement-watch.js';
+import { createSettlementWatch } from '../../proxy/money/settlement-watch.js';
 import { BENCH_MODEL } from '../lib/model.js';
 
 export interface ObserverSpec {

@@ -16,12 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../shared/logger.js';
 import { createControlPlaneClient } from '../../proxy/control-plane-client.js';
-import { createMemoryHoldStore } from '../../proxy/holds.js';
-import { createHoldKeepAlive } from '../../proxy/keep-alive.js';
-import { createMetering, type HeldCall } from '../../proxy/metering.js';
-import { openOutbox } from '../../proxy/outbox.js';
+import { createMemoryHoldStore } from '../../proxy/money/holds.js';
+import { createHoldKeepAlive } from '../../proxy/money/keep-alive.js';
+import { createMetering, type HeldCall } from '../../proxy/money/metering.js';
+import { openOutbox } from '../../proxy/money/outbox.js';
 import { createRateLimits } from '../../proxy/rate-limits.js';
-import { createSettlementWatch } from '../../proxy/settlement-watch.js';
+import { createSettlementWatch } from '../../proxy/money/settlement-watch.js';
 import { BENCH_MODEL } from '../lib/model.js';
 
 export interface SettlementSpec {

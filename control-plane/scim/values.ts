@@ -1,5 +1,9 @@
 import { invalidInput } from '../../shared/errors.js';
 import type { Email } from '../domain.js';
+import { isObject } from '../../shared/json.js';
+
+/** The tree's one JSON-object check, re-exported for the SCIM parsers. */
+export { isObject };
 
 /**
  * Value checks shared by create, replace and PATCH. Limits keep every value
@@ -15,10 +19,6 @@ export const MAX_EMAILS = 20;
 /** name.formatted is not indexed, and some directories build long ones (titles, several given names). */
 export const MAX_FORMATTED = 1024;
 const MAX_EMAIL_TYPE = 64;
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Attribute names are case-insensitive (RFC 7643 §2.1): a lookup by lower-cased name. */
 export function lowerKeys(o: Record<string, unknown>): Map<string, unknown> {

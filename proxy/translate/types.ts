@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../../shared/models.js';
-import type { ParsedCall } from '../formats.js';
+import type { ParsedCall } from '../call.js';
 
 /**
  * Turns one answer of the provider, in the provider's format, into the
@@ -30,4 +30,15 @@ export interface Translator {
   request(call: ParsedCall, model: ModelConfig): Record<string, unknown>;
   /** A fresh answer translator for this call; `alias` is what the client's answer names as its model. */
   answer(call: ParsedCall): AnswerTranslator;
+}
+
+/**
+ * A non-Chat format's two mappings with Chat Completions, the pivot every
+ * translation goes through: one folder per format (translate/<format>/).
+ */
+export interface FormatTranslation {
+  /** A Chat client's call → a provider that speaks this format (and its answers back into Chat). */
+  fromChat: Translator;
+  /** A client of this format → a Chat provider (and its answers back into this format). */
+  toChat: Translator;
 }

@@ -1,4 +1,4 @@
-import type { WireFormat } from '../../proxy/wire-errors.js';
+import type { WireFormat } from '../../proxy/call.js';
 
 export const FORMATS: WireFormat[] = ['chat', 'messages'];
 

@@ -5,7 +5,7 @@ import { call, seedOrg } from '../../support/control-plane.js';
 import { addMember, ok } from '../../support/console.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 interface Org {
   boot: BootstrapResult;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { systemClock } from '../../../shared/clock.js';
 import { createLogger } from '../../../shared/logger.js';
-import { costMicros, estimateInputTokens } from '../../../proxy/money.js';
+import { costMicros, estimateInputTokens } from '../../../proxy/money/cost.js';
 import { testConfig } from '../../support/control-plane.js';
 import { countInputTokens, startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { seedKey, type SeededKey } from '../../support/data-plane.js';

@@ -3,7 +3,7 @@ import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 /** Each call may produce 1,000 tokens of output, and does: worst case and real cost are close. */
 const MAX_TOKENS = 1000;

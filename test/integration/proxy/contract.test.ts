@@ -12,7 +12,7 @@ import {
   type DataPlane,
 } from '../../support/data-plane.js';
 import { edgeCall, errorType, FORMATS, modelBody, type EdgeAnswer } from '../../support/edge-calls.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 import { generateSecret } from '../../../shared/secrets.js';
 
 /** Each refusal's status and error.type, per wire format. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describeEachStore } from '../../support/stores.js';
 import { seedAnotherKey, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgeCall, edgePath, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { startProxy } from '../../../proxy/runtime.js';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
-import { createMemoryHoldStore, type HoldStore, type LiveHold, type MoneySnapshot } from '../../../proxy/holds.js';
+import { createMemoryHoldStore, type HoldStore, type LiveHold, type MoneySnapshot } from '../../../proxy/money/holds.js';
 import { createLogger } from '../../../shared/logger.js';
-import { createRedisHoldStore } from '../../../proxy/holds-redis.js';
+import { createRedisHoldStore } from '../../../proxy/money/holds-redis.js';
 import { redisForTests, TEST_REDIS_URL } from '../../support/data-plane.js';
 
 let seq = 0;

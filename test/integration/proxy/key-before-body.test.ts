@@ -3,7 +3,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { describeEachStore } from '../../support/stores.js';
 import { seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgePath, FORMATS } from '../../support/edge-calls.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 /**
  * Starts a chunked model call whose body never ends, and resolves with the

@@ -5,7 +5,7 @@ import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-call
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import { change_feed_publish } from '../../../control-plane/stores/change-feed.js';
 import { team_models_replace } from '../../../control-plane/stores/teams.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,7 +3,7 @@ import { describeEachStore } from '../../support/stores.js';
 import { countInputTokens } from '../../support/fake-upstream/index.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
-import type { WireFormat } from '../../../proxy/wire-errors.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 /** tg/sonnet: $3 / $15 per million tokens, i.e. 3 and 15 micro-dollars per token. */
 function sonnetUsd(input: number, output: number): number {

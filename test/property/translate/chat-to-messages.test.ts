@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { AppError } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
-import { parseCall } from '../../../proxy/formats.js';
-import { chatToMessages } from '../../../proxy/translate/chat-to-messages.js';
-import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages-to-chat.js';
+import { parseCall } from '../../../proxy/formats/index.js';
+import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
+import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages/request-to-chat.js';
 
 /**
  * A Chat Completions client on a Messages provider: random valid requests

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseCall, type ParsedCall } from '../../../proxy/formats.js';
-import { chatToMessages } from '../../../proxy/translate/chat-to-messages.js';
-import { messagesToChat } from '../../../proxy/translate/messages-to-chat.js';
+import type { ParsedCall } from '../../../proxy/call.js';
+import { parseCall } from '../../../proxy/formats/index.js';
+import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
+import { messagesToChat } from '../../../proxy/translate/messages/request-to-chat.js';
 import { testConfig } from '../../support/control-plane.js';
 
 /**

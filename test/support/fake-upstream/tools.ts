@@ -6,16 +6,13 @@
  * with arguments built from each tool's schema.
  */
 import type { Dialect } from './errors.js';
+import { isObject } from '../../../shared/json.js';
 
 type Json = Record<string, unknown>;
 
 export interface PlannedCall {
   name: string;
   input: Json;
-}
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A value of the schema's type: the first enum value, else "x", 1, true, [] or an object of its properties. */

@@ -1,3 +1,4 @@
+import { isObject } from '../../../shared/json.js';
 /**
  * Deterministic token accounting, so tests can compute exact costs:
  * input = ceil(characters of every text in `messages` and `system` / 4), at least 1;
@@ -15,10 +16,6 @@ export interface OutputPlan {
 }
 
 type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** A tool call's arguments as compact JSON, whichever format carried them (a string or an object). */
 function argumentsLength(args: unknown): number {

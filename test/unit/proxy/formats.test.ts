@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats.js';
+import { outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats/index.js';
 import { testConfig } from '../../support/control-plane.js';
 import type { AppError } from '../../../shared/errors.js';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { costMicros, estimateInputTokens } from '../../../proxy/money.js';
+import { costMicros, estimateInputTokens } from '../../../proxy/money/cost.js';
 import type { ModelConfig } from '../../../shared/models.js';
 
 const model = (input: number, output: number): ModelConfig => ({

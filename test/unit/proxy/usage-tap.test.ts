@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { createUsageChunkFilter, createUsageTap } from '../../../proxy/usage-tap.js';
+import { createUsageChunkFilter } from '../../../proxy/formats/chat/usage-chunk-filter.js';
+import { createUsageTap } from '../../../proxy/formats/usage-tap.js';
 
 const chatFrames = [
   'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}],"usage":null}\n\n',

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { AppError } from '../../../../shared/errors.js';
 import type { ModelConfig } from '../../../../shared/models.js';
-import { outputCeiling, parseCall } from '../../../../proxy/formats.js';
-import { chatToMessages } from '../../../../proxy/translate/chat-to-messages.js';
+import { outputCeiling, parseCall } from '../../../../proxy/formats/index.js';
+import { chatToMessages } from '../../../../proxy/translate/messages/request-from-chat.js';
 
 const MODEL: ModelConfig = {
   alias: 'tg/claude-direct',

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { parseCall } from '../../../../proxy/formats.js';
-import { estimateCountTokens, IMAGE_TOKENS } from '../../../../proxy/translate/count-tokens.js';
+import { parseCall } from '../../../../proxy/formats/index.js';
+import { estimateCountTokens, IMAGE_TOKENS } from '../../../../proxy/translate/messages/count-tokens.js';
 import { testConfig } from '../../../support/control-plane.js';
 
 const model = testConfig().models.models.get('tg/gpt-direct')!;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { parseCall } from '../../../../proxy/formats.js';
-import { messagesToChat } from '../../../../proxy/translate/messages-to-chat.js';
+import { parseCall } from '../../../../proxy/formats/index.js';
+import { messagesToChat } from '../../../../proxy/translate/messages/request-to-chat.js';
 import type { AppError } from '../../../../shared/errors.js';
 import { testConfig } from '../../../support/control-plane.js';
 

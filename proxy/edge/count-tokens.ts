@@ -1,0 +1,50 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decideKey, decideModel } from '../decide.js';
+import { countTokensCall, parseCall } from '../formats/index.js';
+import { forward } from '../forward.js';
+import { upstreamHeaders } from '../headers.js';
+import type { EdgeCall } from '../observe.js';
+import { readBody } from '../request-body.js';
+import { estimateCountTokens } from '../translate/messages/count-tokens.js';
+import { send, sendError } from './answer.js';
+import { lookupKey } from './steps/key.js';
+import type { EdgeDeps, Route } from './steps/step.js';
+
+/**
+ * `messages/count_tokens`: the key and model are checked as for a call, but
+ * nothing is generated, held or billed, and the key's rate limits are not
+ * taken (clients such as Claude Code count before many turns). A Messages
+ * provider counts; for a Chat-Completions-only one the proxy estimates.
+ */
+export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+  const requestId = obs.requestId;
+  const settings = deps.config.proxy;
+  const k = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
+  if (!k.ok) throw k.error;
+  const raw = await readBody(req, settings.maxBodyBytes);
+  const call = parseCall(r.format, raw, req.headers, 'count');
+  const verdict = decideModel(k.key, call.alias, deps.config.models);
+  if (!verdict.ok) throw verdict.error;
+  const up = countTokensCall(call, verdict.model, verdict.provider);
+  if (!up) {
+    send(res, 200, JSON.stringify({ input_tokens: await estimateCountTokens(call, verdict.model) }), { 'x-request-id': requestId });
+    return;
+  }
+  const outcome = await forward(
+    {
+      pool: deps.pool(up.origin),
+      origin: up.origin,
+      path: `${up.path}${search}`,
+      headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: verdict.provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+      body: up.body,
+      format: up.format,
+      dropUsageChunk: false,
+      translate: undefined,
+      extraHeaders: { 'x-request-id': requestId },
+      headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+      idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+    },
+    res,
+  );
+  if (outcome.kind === 'failed') sendError(res, r.format, outcome.error, { 'x-request-id': requestId });
+}

@@ -1,0 +1,201 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { AppError, toAppError } from '../../shared/errors.js';
+import type { WireFormat } from '../call.js';
+import { errorBody } from '../formats/errors.js';
+import type { EdgeCall } from '../observe.js';
+import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
+import { newRequestId } from '../request-id.js';
+import { send, sendError } from './answer.js';
+import { countTokens } from './count-tokens.js';
+import { listModels } from './list-models.js';
+import { observeStep } from './observe-steps.js';
+import { formatOfPath, route } from './route.js';
+import { planUpstream } from './steps/access.js';
+import { forwardCall } from './steps/forward.js';
+import { holdMoney } from './steps/hold.js';
+import { checkKey } from './steps/key.js';
+import { takeLimits } from './steps/limits.js';
+import { meterUsage } from './steps/meter.js';
+import { findModel } from './steps/model.js';
+import { parseBody } from './steps/parse.js';
+import { settleCall } from './steps/settle.js';
+import { newCallState, type CallState, type EdgeDeps, type Route, type Step, type StepOutcome } from './steps/step.js';
+
+export type { EdgeDeps } from './steps/step.js';
+
+/**
+ * A model call, in order. Until the hold, a step may refuse the call (the
+ * client is answered with its error, nothing is owed); from the hold on the
+ * money is owed and is settled or released on every path.
+ */
+type Steps = readonly (readonly [name: string, step: Step])[];
+
+const ADMISSION: Steps = [
+  ['key', checkKey], // 401; the key before the body
+  ['parse', parseBody], // 413, 400
+  ['model', findModel], // 404, 403, 402 (decide.ts)
+  ['access', planUpstream], // 400: what the provider's format cannot express
+  ['limits', takeLimits], // 429
+  ['hold', holdMoney], // 503 (outbox full, hold store down), 402
+];
+const SETTLEMENT: Steps = [
+  ['forward', forwardCall],
+  ['meter', meterUsage],
+  ['settle', settleCall],
+];
+
+/** The edge as runtime.ts drives it. */
+export interface EdgeHandler {
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Resolves once no call is in flight (and every settlement they make is queued). */
+  idle(): Promise<void>;
+  /** Node's parser refused the request: answer in the format of its path when the request line can be read. */
+  clientError: (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => void;
+}
+
+/** After each step, at one place: its observation, then its refusal if it refused. */
+function stepped(name: string, s: CallState, refused: StepOutcome): void {
+  observeStep(name, s);
+  if (refused) throw refused;
+}
+
+/**
+ * Runs the steps in order. The loops are inline (no helper promise per
+ * call): a step that answered at once is not awaited.
+ */
+async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+  const s = newCallState(req, res, r, search, obs);
+  for (const [name, step] of ADMISSION) {
+    const ran = step(s, deps);
+    stepped(name, s, ran instanceof Promise ? await ran : ran);
+  }
+  try {
+    for (const [name, step] of SETTLEMENT) {
+      const ran = step(s, deps);
+      stepped(name, s, ran instanceof Promise ? await ran : ran);
+    }
+  } finally {
+    // A failure of the proxy's own after admission: nothing was billed, so the hold goes back now.
+    if (!s.accounted) deps.metering.release(s.held!, 500);
+  }
+}
+
+/** A request the edge answers before any step: bad method, or both Content-Length and Transfer-Encoding. */
+function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): boolean {
+  const method = r.action === 'models' ? 'GET' : 'POST';
+  if (req.method !== method) {
+    send(res, 405, errorBody(r.format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
+    return true;
+  }
+  if (req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] !== undefined) {
+    sendError(res, r.format, new AppError('invalid_input', 'Content-Length and Transfer-Encoding must not both be sent.'), {
+      'x-request-id': requestId,
+      connection: 'close',
+    });
+    return true;
+  }
+  return false;
+}
+
+/** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
+export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
+  const { logger } = deps;
+  const settings = deps.config.proxy;
+
+  // Calls in flight, so shutdown can wait for them and for the settlements they queue.
+  let active = 0;
+  let idleWaiters: (() => void)[] = [];
+  const finished = () => {
+    if (--active === 0 && idleWaiters.length) {
+      for (const w of idleWaiters) w();
+      idleWaiters = [];
+    }
+  };
+
+  /** The answer to whatever a call threw: in its format, the connection closed when its body was not read whole. */
+  function failed(req: IncomingMessage, res: ServerResponse, obs: EdgeCall, thrown: unknown): void {
+    const requestId = obs.requestId;
+    if (thrown instanceof ClientLeft) {
+      logger.info({ requestId }, 'client left before sending its whole body');
+      return;
+    }
+    const err = toAppError(thrown);
+    obs.error = err;
+    if (!err.expose) logger.error({ err: thrown, requestId }, 'edge request failed');
+    // A body refused, or never read because the call was refused first (a bad key), is not
+    // read on: discard what is in flight (never buffered) so the answer is seen, then close.
+    if (err.kind === 'too_large') lingerThenClose(req, Math.max(settings.maxBodyBytes, LINGER_MIN_BYTES));
+    else if (!req.complete) lingerThenClose(req, LINGER_MIN_BYTES);
+    const extra: Record<string, string> = { 'x-request-id': requestId };
+    if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
+    sendError(res, obs.format, err, extra);
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const requestId = newRequestId(deps.now());
+    const obs = deps.observe.begin(req, requestId);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const search = q < 0 ? '' : url.slice(q);
+
+    // Probes are neither counted nor logged.
+    if (path === '/healthz') {
+      send(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, '{"status":"ok"}', { 'x-request-id': requestId });
+      return;
+    }
+    const r = route(path);
+    const format: WireFormat = r?.format ?? formatOfPath(path);
+    obs.format = format;
+    if (!r) {
+      sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
+      return;
+    }
+    obs.route = r.action;
+    if (refusedRequest(req, res, r, requestId)) {
+      deps.observe.end(obs, res.statusCode);
+      return;
+    }
+    active++;
+    const work =
+      r.action === 'models'
+        ? listModels(deps, req, res, r, obs)
+        : r.action === 'count'
+          ? countTokens(deps, req, res, r, search, obs)
+          : modelCall(deps, req, res, r, search, obs);
+    work
+      .catch((thrown: unknown) => failed(req, res, obs, thrown))
+      .then(() => deps.observe.end(obs, res.statusCode))
+      .catch((err: unknown) => logger.error({ err, requestId }, 'recording the request failed'))
+      .finally(finished);
+  }
+
+  return {
+    handle,
+    idle(): Promise<void> {
+      if (active === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+    clientError: (err, socket): void => {
+      if (!socket.writable || err.code === 'ECONNRESET') {
+        socket.destroy();
+        return;
+      }
+      const packet = err.rawPacket;
+      const line = packet ? packet.toString('latin1', 0, Math.min(packet.length, 8192)).split('\r\n', 1)[0]! : '';
+      const format: WireFormat = (line.split(' ')[1] ?? '').includes('/anthropic/') ? 'messages' : 'chat';
+      const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
+      const body = errorBody(
+        format,
+        tooBig ? 'too_large' : 'invalid_input',
+        tooBig ? 'The request headers are too large.' : 'The request is not valid HTTP/1.1.',
+      );
+      socket.end(
+        `HTTP/1.1 ${tooBig ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${newRequestId(deps.now())}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { AppError } from '../../../shared/errors.js';
+import { estimateInputTokens } from '../../money/cost.js';
+import { rateLimitHeaders, type LimitOutcome } from '../../rate-limits.js';
+import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+
+function admitted(s: CallState, limit: LimitOutcome): StepOutcome {
+  const limitHeaders = rateLimitHeaders(limit);
+  // Every answer from here on carries the request id with the limit headers.
+  limitHeaders['x-request-id'] = s.requestId;
+  s.limitHeaders = limitHeaders;
+  if (limit.ok) return undefined;
+  s.detail = limit.which;
+  const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
+  return new AppError('rate_limited', `Rate limit reached for ${limit.which} per minute on this key. Retry after ${retryAfter}s.`, {
+    headers: { ...limitHeaders, 'retry-after': retryAfter },
+  });
+}
+
+/** Step `limits` (429): the key's requests and tokens per minute. In process they answer at once; only Redis-backed limits are awaited. */
+export function takeLimits(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
+  const key = s.key!;
+  s.inputEstimate = estimateInputTokens(s.call!.raw.length);
+  const limit = deps.limits.admit(key.id, key.rpm, key.tpm, s.inputEstimate);
+  return limit instanceof Promise ? limit.then((l) => admitted(s, l)) : admitted(s, limit);
+}

@@ -1,0 +1,41 @@
+import { outputCeiling } from '../../formats/index.js';
+import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+
+/**
+ * Step `meter`: what the answer is billed, by how it ended. A failed or
+ * refused call hands its hold back; a complete one is billed what the
+ * provider reported (everything it was allowed when it reported nothing);
+ * a cut-short one what was seen (499 when the client went away, as nginx
+ * logs it; 502 when the provider broke off mid-answer).
+ */
+export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
+  const outcome = s.outcome!;
+  switch (outcome.kind) {
+    case 'failed':
+      s.bill = { kind: 'release', status: outcome.error.status };
+      return undefined;
+    case 'upstream-error':
+      s.bill = { kind: 'release', status: outcome.status };
+      return undefined;
+    case 'complete': {
+      const usage = outcome.tap.usage();
+      if (usage) {
+        s.bill = { kind: 'settle', inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: undefined };
+        return undefined;
+      }
+      deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
+      s.bill = { kind: 'settle', inputTokens: s.inputEstimate, outputTokens: outputCeiling(s.call!, s.model!), status: undefined };
+      return undefined;
+    }
+    case 'cut': {
+      const tap = outcome.tap;
+      s.bill = {
+        kind: 'settle',
+        inputTokens: tap?.inputReported() ?? s.inputEstimate,
+        outputTokens: tap?.outputSeen() ?? 0,
+        status: outcome.by === 'client' ? 499 : 502,
+      };
+      return undefined;
+    }
+  }
+}

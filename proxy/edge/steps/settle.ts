@@ -1,0 +1,26 @@
+import { sendError } from '../answer.js';
+import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+
+/**
+ * Step `settle`: the bill handed to metering (docs/design.md, money), which
+ * queues the usage report and releases the hold once the control plane has
+ * it. A provider that could not be reached is answered here, after its hold
+ * went back, with the limit headers the call earned.
+ */
+export function settleCall(s: CallState, deps: EdgeDeps): StepOutcome {
+  const bill = s.bill!;
+  const held = s.held!;
+  if (bill.kind === 'release') {
+    deps.metering.release(held, bill.status);
+    s.accounted = true;
+    const outcome = s.outcome!;
+    if (outcome.kind === 'failed') {
+      deps.logger.warn({ requestId: s.requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
+      sendError(s.res, s.route.format, outcome.error, s.limitHeaders);
+    }
+    return undefined;
+  }
+  s.costMicros = deps.metering.settle(held, bill.inputTokens, bill.outputTokens, bill.status);
+  s.accounted = true;
+  return undefined;
+}

@@ -1,0 +1,105 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from 'undici';
+import type { NowMs } from '../../../shared/clock.js';
+import type { Config } from '../../../shared/config.js';
+import type { AppError } from '../../../shared/errors.js';
+import type { Logger } from '../../../shared/logger.js';
+import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
+import type { ResolvedKey } from '../../../shared/contract/keys.js';
+import type { ParsedCall, WireFormat } from '../../call.js';
+import type { UpstreamCall } from '../../formats/index.js';
+import type { ForwardOutcome } from '../../forward.js';
+import type { KeyCache } from '../../key-cache.js';
+import type { HoldStore } from '../../money/holds.js';
+import type { HeldCall, Metering } from '../../money/metering.js';
+import type { EdgeCall, EdgeObserver } from '../../observe.js';
+import type { RateLimits } from '../../rate-limits.js';
+
+/** What the edge is built from (runtime.ts wires them). */
+export interface EdgeDeps {
+  config: Config;
+  logger: Logger;
+  keys: KeyCache;
+  limits: RateLimits;
+  holds: HoldStore;
+  metering: Metering;
+  pool(origin: string): Pool;
+  observe: EdgeObserver;
+  now: NowMs;
+}
+
+/** A routed request: which format, which workspace, which of the three things it asks. */
+export interface Route {
+  format: WireFormat;
+  slug: string;
+  action: 'call' | 'models' | 'count';
+}
+
+/** What is billed once the answer is over: tokens to settle, or a hold to hand back with the call's status. */
+export type Bill = { kind: 'settle'; inputTokens: number; outputTokens: number; status: number | undefined } | { kind: 'release'; status: number };
+
+/**
+ * One model call as it goes down the steps. Each step reads what the steps
+ * before it wrote and writes its own result; a field is set once its step
+ * has run (the order in edge/index.ts guarantees it is there when read).
+ */
+export interface CallState {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly route: Route;
+  readonly search: string;
+  readonly requestId: string;
+  /** The timing sink the key lookup and the upstream relay stamp as they go. */
+  readonly obs: EdgeCall;
+  readonly startedMs: number;
+  key: ResolvedKey | undefined;
+  call: ParsedCall | undefined;
+  model: ModelConfig | undefined;
+  provider: ProviderConfig | undefined;
+  up: UpstreamCall | undefined;
+  inputEstimate: number;
+  /** The rate-limit headers (and the request id) every answer after the limits step carries. */
+  limitHeaders: Record<string, string>;
+  /** Which limit refused the call (`requests`/`tokens`, `balance`/`budget`). */
+  detail: string | undefined;
+  held: HeldCall | undefined;
+  outcome: ForwardOutcome | undefined;
+  bill: Bill | undefined;
+  costMicros: number;
+  /** Set once the hold is settled or released: until then it is owed. */
+  accounted: boolean;
+}
+
+export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, search: string, obs: EdgeCall): CallState {
+  return {
+    req,
+    res,
+    route,
+    search,
+    requestId: obs.requestId,
+    obs,
+    startedMs: performance.now(),
+    key: undefined,
+    call: undefined,
+    model: undefined,
+    provider: undefined,
+    up: undefined,
+    inputEstimate: 0,
+    limitHeaders: {},
+    detail: undefined,
+    held: undefined,
+    outcome: undefined,
+    bill: undefined,
+    costMicros: 0,
+    accounted: false,
+  };
+}
+
+/** A step's outcome: `undefined` to go on to the next step, or the refusal the client is answered with. */
+export type StepOutcome = AppError | undefined;
+
+/**
+ * One step of a call. It answers at once when it can (no promise, the usual
+ * case on the hot path) and with a promise only when it must wait.
+ */
+export type Step = (s: CallState, deps: EdgeDeps) => StepOutcome | Promise<StepOutcome>;

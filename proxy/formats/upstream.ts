@@ -1,0 +1,142 @@
+import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
+import { isObject } from '../../shared/json.js';
+import type { ParsedCall, WireFormat } from '../call.js';
+import { translatorFrom, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
+import { COLON, isJsonSpace } from './json-bytes.js';
+
+export interface UpstreamCall {
+  origin: string;
+  /** Path and query on the provider. */
+  path: string;
+  body: Buffer;
+  authHeader: AuthHeader;
+  /** The proxy asked for a usage chunk the client did not: drop it on the way back. */
+  dropUsageChunk: boolean;
+  /** The format the provider is called in; the usage tap reads the answer in this format. */
+  format: WireFormat;
+  /** Set when the provider lacks the client's format: turns the provider's answer into the client's. */
+  translate: AnswerTranslator | undefined;
+  /** Headers added to the call: the provider entry's own, and what a translated call needs. */
+  extraHeaders: Record<string, string> | undefined;
+}
+
+const MODEL_KEY = Buffer.from('"model"');
+
+/** A model's alias and upstream name as JSON text bytes, made once per model rather than per call. */
+const modelNames = new WeakMap<ModelConfig, { alias: Buffer; upstream: Buffer }>();
+
+function namesOf(model: ModelConfig): { alias: Buffer; upstream: Buffer } {
+  let names = modelNames.get(model);
+  if (!names) {
+    names = { alias: Buffer.from(JSON.stringify(model.alias)), upstream: Buffer.from(JSON.stringify(model.upstream_model)) };
+    modelNames.set(model, names);
+  }
+  return names;
+}
+
+/**
+ * The client's bytes with only the model's value replaced, or undefined when
+ * that cannot be done for certain. Re-serializing a parsed body costs a few
+ * microseconds per call; a splice costs a byte search. It is done only when
+ * `"model"` occurs exactly once in the text (so it is the top-level key the
+ * parse found: inside a string its quotes would be escaped) and is followed
+ * by the model's alias written plainly (the parse found that alias there).
+ */
+function withModelReplaced(raw: Buffer, model: ModelConfig): Buffer | undefined {
+  const at = raw.indexOf(MODEL_KEY);
+  if (at < 0 || raw.indexOf(MODEL_KEY, at + MODEL_KEY.length) >= 0) return undefined;
+  let i = at + MODEL_KEY.length;
+  while (isJsonSpace(raw[i])) i++;
+  if (raw[i] !== COLON) return undefined;
+  i++;
+  while (isJsonSpace(raw[i])) i++;
+  const { alias, upstream } = namesOf(model);
+  if (raw.compare(alias, 0, alias.length, i, i + alias.length) !== 0) return undefined;
+  return Buffer.concat([raw.subarray(0, i), upstream, raw.subarray(i + alias.length)]);
+}
+
+const endpoints = new Map<string, { origin: string; path: string }>();
+
+/** The provider URL of a format, parsed once per base URL rather than per call. */
+function endpoint(base: string, format: WireFormat): { origin: string; path: string } {
+  const cacheKey = `${format} ${base}`;
+  let e = endpoints.get(cacheKey);
+  if (!e) {
+    const url = new URL(`${base.replace(/\/+$/, '')}${format === 'chat' ? '/chat/completions' : '/v1/messages'}`);
+    e = { origin: url.origin, path: url.pathname };
+    endpoints.set(cacheKey, e);
+  }
+  return e;
+}
+
+function jsonBytes(json: Record<string, unknown>): Buffer {
+  return Buffer.from(JSON.stringify(json));
+}
+
+/** The Messages API refuses calls without a version; a translated Chat Completions client never sends one. */
+const MESSAGES_VERSION = '2023-06-01';
+
+/**
+ * Alias → upstream model, in the provider's format: unchanged but for the
+ * model (and, for a streamed Chat Completions call, a request for the usage
+ * chunk) when the provider speaks the client's format; translated otherwise.
+ */
+export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
+  const target = upstreamFormat(provider, format);
+  let body: Buffer;
+  let dropUsageChunk = false;
+  let translate: AnswerTranslator | undefined;
+  let extraHeaders = provider.extra_headers;
+  if (target === format) {
+    // Only a streamed Chat Completions call can lack the usage chunk it is billed by.
+    const options = format === 'chat' && call.stream ? (isObject(call.body.stream_options) ? call.body.stream_options : {}) : undefined;
+    if (options && options.include_usage !== true) {
+      dropUsageChunk = true;
+      body = jsonBytes({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
+    } else {
+      // The parsed body is copied and serialized only when the client's bytes cannot be kept.
+      body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
+    }
+  } else {
+    const translator = translatorFrom(format, target);
+    body = jsonBytes(translator.request(call, model));
+    translate = translator.answer(call);
+    // The client's query string belongs to its own format's API.
+    search = '';
+    if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
+  }
+  const url = endpoint((target === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url)!, target);
+  const authHeader = target === 'chat' ? (provider.chat_completions_auth_header ?? 'authorization') : (provider.messages_auth_header ?? 'x-api-key');
+  return {
+    origin: url.origin,
+    path: `${url.path}${search}`,
+    body,
+    authHeader,
+    dropUsageChunk,
+    format: target,
+    translate,
+    extraHeaders,
+  };
+}
+
+/**
+ * A count_tokens call to a provider that speaks Messages: the same body with
+ * the alias replaced, to its `/v1/messages/count_tokens`. Undefined when the
+ * provider speaks only Chat Completions (the proxy then counts locally).
+ */
+export function countTokensCall(
+  call: ParsedCall,
+  model: ModelConfig,
+  provider: ProviderConfig,
+): Omit<UpstreamCall, 'dropUsageChunk' | 'translate'> | undefined {
+  if (provider.messages_base_url === undefined) return undefined;
+  const url = endpoint(provider.messages_base_url, 'messages');
+  return {
+    origin: url.origin,
+    path: `${url.path}/count_tokens`,
+    body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
+    authHeader: provider.messages_auth_header ?? 'x-api-key',
+    format: 'messages',
+    extraHeaders: provider.extra_headers,
+  };
+}

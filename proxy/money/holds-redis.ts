@@ -1,0 +1,336 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { NowMs } from '../../shared/clock.js';
+import type { Logger } from '../../shared/logger.js';
+import type { HoldStore, LiveHold, MoneySnapshot } from './holds.js';
+
+/*
+ * The same accounting as the memory store, shared by every proxy through
+ * Redis. Each account is three keys: a hash {base, ver, held}, a sorted set
+ * of live holds scored by expiry, and a hash of their amounts. Scripts run
+ * atomically, so concurrent holds from several proxies serialize.
+ */
+const COMMON = `
+local function purge(m, z, a, now)
+  local expired = redis.call('ZRANGEBYSCORE', z, '-inf', now)
+  for _, r in ipairs(expired) do
+    local amt = tonumber(redis.call('HGET', a, r) or '0')
+    redis.call('HINCRBY', m, 'held', -amt)
+    redis.call('HDEL', a, r)
+    redis.call('ZREM', z, r)
+  end
+end
+local function adopt(m, base, ver)
+  local cur = redis.call('HGET', m, 'ver')
+  if (not cur) or tonumber(cur) < tonumber(ver) then
+    redis.call('HSET', m, 'base', base, 'ver', ver)
+  end
+end
+local function available(m)
+  local v = redis.call('HMGET', m, 'base', 'held')
+  return tonumber(v[1] or '0') - tonumber(v[2] or '0')
+end
+-- An idle account lapses after twice the hold TTL: by then none of its holds
+-- is alive and no usage has settled into it, so any caller's snapshot is as
+-- new as the one it loses.
+local function touch(m, z, a, keep)
+  redis.call('PEXPIRE', m, keep)
+  redis.call('PEXPIRE', z, keep)
+  redis.call('PEXPIRE', a, keep)
+end
+local function drop(m, z, a, rid)
+  local amt = redis.call('HGET', a, rid)
+  if amt then
+    redis.call('HINCRBY', m, 'held', -tonumber(amt))
+    redis.call('HDEL', a, rid)
+    redis.call('ZREM', z, rid)
+  end
+end
+`;
+
+/*
+ * The epoch: a hash {id, started, fence} that exists as long as this Redis has
+ * kept its data. A Redis restarted empty has none, and every proxy notices.
+ * Codes: 4 no epoch, 5 another epoch than the caller's, 6 fenced until the
+ * other proxies have put their live holds back, 3 an account that must be
+ * seeded from the control plane before it can admit anything.
+ */
+const EPOCH_CHECK = `
+local function epoch(e, want, now, young)
+  local v = redis.call('HMGET', e, 'id', 'started', 'fence')
+  if not v[1] then return 4 end
+  if v[1] ~= want then return 5 end
+  if now < tonumber(v[3]) then return 6 end
+  if now - tonumber(v[2]) < young then return -1 end
+  return 0
+end
+`;
+
+// KEYS: wsM wsZ wsA keyM keyZ keyA epoch; ARGV: now ttl amount rid wsBase wsVer hasKey keyBase keyVer epochId youngMs
+const HOLD = `${COMMON}${EPOCH_CHECK}
+local now, ttl, amount, rid = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local hasKey = ARGV[7] == '1'
+local ep = epoch(KEYS[7], ARGV[10], now, tonumber(ARGV[11]))
+if ep > 0 then return ep end
+-- In a young epoch an account without a base lost it with Redis's data: a
+-- proxy's cached snapshot may predate spend whose holds went with it, so only
+-- the control plane's own figures may found it.
+if ep == -1 and ((not redis.call('HGET', KEYS[1], 'base')) or (hasKey and not redis.call('HGET', KEYS[4], 'base'))) then
+  return 3
+end
+purge(KEYS[1], KEYS[2], KEYS[3], now)
+adopt(KEYS[1], ARGV[5], ARGV[6])
+if available(KEYS[1]) < amount then return 1 end
+if hasKey then
+  purge(KEYS[4], KEYS[5], KEYS[6], now)
+  adopt(KEYS[4], ARGV[8], ARGV[9])
+  if available(KEYS[4]) < amount then return 2 end
+end
+redis.call('HINCRBY', KEYS[1], 'held', amount)
+redis.call('ZADD', KEYS[2], now + ttl, rid)
+redis.call('HSET', KEYS[3], rid, amount)
+touch(KEYS[1], KEYS[2], KEYS[3], ttl * 2)
+if hasKey then
+  redis.call('HINCRBY', KEYS[4], 'held', amount)
+  redis.call('ZADD', KEYS[5], now + ttl, rid)
+  redis.call('HSET', KEYS[6], rid, amount)
+  touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
+end
+return 0
+`;
+
+// KEYS: epoch; ARGV: newId now fenceMs. Starts an epoch if there is none; answers the current id.
+const BEGIN_EPOCH = `
+if redis.call('HSETNX', KEYS[1], 'id', ARGV[1]) == 1 then
+  local now = tonumber(ARGV[2])
+  redis.call('HSET', KEYS[1], 'started', now, 'fence', now + tonumber(ARGV[3]))
+end
+local v = redis.call('HMGET', KEYS[1], 'id', 'fence')
+return {v[1], v[2]}
+`;
+
+// KEYS as HOLD (epoch last); ARGV: epochId now ttl, then rid amount hasKey for each hold.
+// Unconditional: these holds are owed already. One already present is left alone.
+const REASSERT = `${COMMON}
+local cur = redis.call('HGET', KEYS[7], 'id')
+if cur ~= ARGV[1] then return 5 end
+local now, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+local function put(m, z, a, rid, amount)
+  if redis.call('HEXISTS', a, rid) == 1 then return end
+  redis.call('HINCRBY', m, 'held', amount)
+  redis.call('ZADD', z, now + ttl, rid)
+  redis.call('HSET', a, rid, amount)
+  touch(m, z, a, ttl * 2)
+end
+local i = 4
+while i <= #ARGV do
+  put(KEYS[1], KEYS[2], KEYS[3], ARGV[i], tonumber(ARGV[i + 1]))
+  if ARGV[i + 2] == '1' then put(KEYS[4], KEYS[5], KEYS[6], ARGV[i], tonumber(ARGV[i + 1])) end
+  i = i + 3
+end
+return 0
+`;
+
+// KEYS: wsM keyM; ARGV: wsBase wsVer hasKey keyBase keyVer ttl. The control plane's own figures.
+const SEED = `${COMMON}
+adopt(KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]) * 2)
+if ARGV[3] == '1' then
+  adopt(KEYS[2], ARGV[4], ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[6]) * 2)
+end
+return 0
+`;
+
+// KEYS as HOLD; ARGV: rid hasSnapshot wsBase wsVer hasKeyBudget keyBase keyVer ttl
+const RELEASE = `${COMMON}
+local rid = ARGV[1]
+drop(KEYS[1], KEYS[2], KEYS[3], rid)
+drop(KEYS[4], KEYS[5], KEYS[6], rid)
+if ARGV[2] == '1' then
+  adopt(KEYS[1], ARGV[3], ARGV[4])
+  touch(KEYS[1], KEYS[2], KEYS[3], tonumber(ARGV[8]) * 2)
+  if ARGV[5] == '1' then
+    adopt(KEYS[4], ARGV[6], ARGV[7])
+    touch(KEYS[4], KEYS[5], KEYS[6], tonumber(ARGV[8]) * 2)
+  end
+end
+return 0
+`;
+
+// KEYS as HOLD; ARGV: rid now ttl
+const EXTEND = `${COMMON}
+local rid, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if redis.call('ZSCORE', KEYS[2], rid) then
+  redis.call('ZADD', KEYS[2], now + ttl, rid)
+  touch(KEYS[1], KEYS[2], KEYS[3], ttl * 2)
+end
+if redis.call('ZSCORE', KEYS[5], rid) then
+  redis.call('ZADD', KEYS[5], now + ttl, rid)
+  touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
+end
+return 0
+`;
+
+interface HoldCommands {
+  tgHold(...args: (string | number)[]): Promise<number>;
+  tgBeginEpoch(...args: (string | number)[]): Promise<[string, string]>;
+  tgReassert(...args: (string | number)[]): Promise<number>;
+  tgSeed(...args: (string | number)[]): Promise<number>;
+  tgRelease(...args: (string | number)[]): Promise<number>;
+  tgExtend(...args: (string | number)[]): Promise<number>;
+}
+
+export interface RedisHoldOptions {
+  prefix: string;
+  ttlMs: number;
+  /** After Redis lost its data, no hold is admitted for this long: every proxy puts its live holds back first. */
+  fenceMs: number;
+  /** Every hold this proxy knows to be owed (calls in flight, unacknowledged settlements). */
+  live(): LiveHold[];
+  /** The control plane's current figures for an account that Redis lost. */
+  authoritative(workspaceId: string, keyId: string): Promise<MoneySnapshot>;
+  logger: Logger;
+  /** The proxy's clock (default Date.now). */
+  now?: NowMs;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
+
+/**
+ * Holds shared by all proxies on one Redis. Errors propagate: the caller
+ * fails closed. Surviving Redis losing its data (docs/proxy.md, "Redis
+ * restarted empty"): each proxy remembers the epoch it works in; when the
+ * epoch is gone or changed, the proxy puts every hold it knows back before it
+ * admits anything, the first to notice opens a new epoch fenced for `fenceMs`
+ * (longer than any live proxy takes to notice), and an account Redis lost is
+ * founded again only on the control plane's own figures.
+ */
+export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): HoldStore & { start(): Promise<void> } {
+  const { prefix, ttlMs, fenceMs, logger } = options;
+  const now = options.now ?? Date.now;
+  redis.defineCommand('tgHold', { numberOfKeys: 7, lua: HOLD });
+  redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
+  redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
+  redis.defineCommand('tgBeginEpoch', { numberOfKeys: 1, lua: BEGIN_EPOCH });
+  redis.defineCommand('tgReassert', { numberOfKeys: 7, lua: REASSERT });
+  redis.defineCommand('tgSeed', { numberOfKeys: 2, lua: SEED });
+  const commands = redis as unknown as HoldCommands;
+  const epochKey = `${prefix}:epoch`;
+  const keys = (workspaceId: string, keyId: string): string[] => {
+    const ws = `${prefix}:acct:ws:${workspaceId}`;
+    const key = `${prefix}:acct:key:${keyId}`;
+    return [`${ws}:m`, `${ws}:z`, `${ws}:a`, `${key}:m`, `${key}:z`, `${key}:a`];
+  };
+  let epoch = '';
+  let joining: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Puts every live hold back under the current epoch (starting one if Redis has none). */
+  async function join(): Promise<void> {
+    for (;;) {
+      const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), now(), fenceMs);
+      const byAccount = new Map<string, LiveHold[]>();
+      for (const h of options.live()) {
+        const k = `${h.workspaceId} ${h.keyId}`;
+        let list = byAccount.get(k);
+        if (!list) byAccount.set(k, (list = []));
+        list.push(h);
+      }
+      let moved = false;
+      for (const list of byAccount.values()) {
+        const args: (string | number)[] = [...keys(list[0]!.workspaceId, list[0]!.keyId), epochKey, id, now(), ttlMs];
+        for (const h of list) args.push(h.requestId, h.amountMicros, h.keyBudget ? '1' : '0');
+        if ((await commands.tgReassert(...args)) === 5) moved = true;
+      }
+      if (moved) continue;
+      if (epoch !== id && epoch !== '') logger.warn({ holds: options.live().length }, 'Redis lost its holds: this proxy put its live holds back');
+      epoch = id;
+      return;
+    }
+  }
+  const rejoin = (): Promise<void> => {
+    joining ??= join().finally(() => (joining = undefined));
+    return joining;
+  };
+  async function check(): Promise<void> {
+    const id = await redis.hget(epochKey, 'id');
+    if (id !== epoch) await rejoin();
+  }
+
+  return {
+    async start() {
+      await rejoin();
+      // Each proxy looks for a lost epoch at a quarter of the fence, and at once when Redis reconnects.
+      timer = setInterval(() => void check().catch(() => undefined), Math.max(50, Math.floor(fenceMs / 4)));
+      timer.unref();
+      redis.on('ready', () => void check().catch(() => undefined));
+      // A brand-new epoch (first start, or Redis just lost its data) admits nothing until its fence ends.
+      const fence = Number(await redis.hget(epochKey, 'fence'));
+      if (fence > now()) await sleep(fence - now());
+    },
+    async hold(requestId, s: MoneySnapshot, amount) {
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const r = await commands.tgHold(
+          ...keys(s.workspaceId, s.keyId),
+          epochKey,
+          now(),
+          ttlMs,
+          amount,
+          requestId,
+          s.balanceMicros,
+          s.balanceVersion,
+          s.keyRemainingMicros === null ? '0' : '1',
+          s.keyRemainingMicros ?? 0,
+          s.keyVersion,
+          epoch,
+          ttlMs * 2,
+        );
+        if (r === 0) return { ok: true };
+        if (r === 1) return { ok: false, reason: 'balance' };
+        if (r === 2) return { ok: false, reason: 'budget' };
+        if (r === 4 || r === 5) await rejoin();
+        else if (r === 6) {
+          const fence = Number(await redis.hget(epochKey, 'fence'));
+          await sleep(Math.min(fenceMs, Math.max(10, fence - now())));
+        } else if (r === 3) {
+          const fresh = await options.authoritative(s.workspaceId, s.keyId);
+          await commands.tgSeed(
+            keys(s.workspaceId, s.keyId)[0]!,
+            keys(s.workspaceId, s.keyId)[3]!,
+            fresh.balanceMicros,
+            fresh.balanceVersion,
+            fresh.keyRemainingMicros === null ? '0' : '1',
+            fresh.keyRemainingMicros ?? 0,
+            fresh.keyVersion,
+            ttlMs,
+          );
+        }
+      }
+      throw new Error('hold store still rebuilding after Redis lost its data');
+    },
+    async release(requestId, ids, s) {
+      await commands.tgRelease(
+        ...keys(ids.workspaceId, ids.keyId),
+        requestId,
+        s ? '1' : '0',
+        s?.balanceMicros ?? 0,
+        s?.balanceVersion ?? 0,
+        s && s.keyRemainingMicros !== null ? '1' : '0',
+        s?.keyRemainingMicros ?? 0,
+        s?.keyVersion ?? 0,
+        ttlMs,
+      );
+    },
+    async extend(requestId, ids) {
+      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, now(), ttlMs);
+    },
+    async reassert() {
+      // Live holds come from options.live(), put back whenever the epoch changes; a start-up replay joins the epoch.
+      await rejoin();
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

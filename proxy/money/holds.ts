@@ -1,0 +1,156 @@
+/**
+ * Holds reserve a request's worst-case cost before it is forwarded (docs/design.md, money).
+ *
+ * The store keeps, per workspace and per key, the newest money snapshot any
+ * proxy has seen (remaining micro-dollars with the database row version it
+ * was read at) and the sum of live holds. A hold is admitted only if
+ * `snapshot - held >= amount` on both. A hold is released only after its
+ * usage is committed in the ledger, together with adopting the snapshot the
+ * control plane answered; so every committed cost is either inside the
+ * snapshot or still held, and the check never sees more money than exists.
+ */
+import type { NowMs } from '../../shared/clock.js';
+
+export interface MoneySnapshot {
+  workspaceId: string;
+  balanceMicros: number;
+  balanceVersion: number;
+  keyId: string;
+  /** null: the key has no budget. */
+  keyRemainingMicros: number | null;
+  keyVersion: number;
+}
+
+export type HoldOutcome = { ok: true } | { ok: false; reason: 'balance' | 'budget' };
+
+/** A hold this proxy knows to be owed: a call in flight, or a settled call the control plane has not yet acknowledged. */
+export interface LiveHold {
+  requestId: string;
+  workspaceId: string;
+  keyId: string;
+  amountMicros: number;
+  /** The key has a budget, so the hold is on the key's account too. */
+  keyBudget: boolean;
+}
+
+export interface HoldStore {
+  /** In process the answer is immediate (no promise); only the Redis store answers with one. */
+  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): HoldOutcome | Promise<HoldOutcome>;
+  /**
+   * Ends a hold; `snapshot`, when given, is the control plane's answer after
+   * recording the usage. In process it is done at once (no promise).
+   */
+  release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): void | Promise<void>;
+  /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
+  extend(requestId: string, ids: { workspaceId: string; keyId: string }): Promise<void>;
+  /**
+   * Puts holds back without checking the money: they are already owed (a
+   * restarted proxy's unacknowledged settlements, or every live hold after
+   * the shared store lost its data). A hold already there is left as it is.
+   */
+  reassert(holds: LiveHold[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Account {
+  base: number;
+  version: number;
+  held: number;
+  holds: Map<string, { amount: number; expiresAt: number }>;
+  /** No hold here expires before this: until then a lookup need not scan for expired holds. */
+  sweepAt: number;
+}
+
+/** One process's holds: exact for a single proxy (REDIS_URL unset). */
+export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): HoldStore {
+  // Workspaces and keys in maps of their own, looked up by the id itself: no name is built per call.
+  const workspaces = new Map<string, Account>();
+  const keys = new Map<string, Account>();
+
+  const account = (accounts: Map<string, Account>, id: string): Account => {
+    let a = accounts.get(id);
+    if (!a) {
+      a = { base: 0, version: -1, held: 0, holds: new Map(), sweepAt: Infinity };
+      accounts.set(id, a);
+    }
+    // Scanning every live hold on every call made each admission O(holds in
+    // flight); only scan once the earliest expiry may have passed.
+    if (a.sweepAt !== Infinity) {
+      const t = now();
+      if (t >= a.sweepAt) sweep(a, t);
+    }
+    return a;
+  };
+  const sweep = (a: Account, t: number): void => {
+    let next = Infinity;
+    for (const [rid, h] of a.holds) {
+      if (h.expiresAt <= t) {
+        a.held -= h.amount;
+        a.holds.delete(rid);
+      } else if (h.expiresAt < next) next = h.expiresAt;
+    }
+    a.sweepAt = next;
+  };
+  const adopt = (a: Account, base: number, version: number): void => {
+    if (version > a.version) {
+      a.base = base;
+      a.version = version;
+    }
+  };
+  const drop = (a: Account | undefined, requestId: string): void => {
+    const h = a?.holds.get(requestId);
+    if (a && h) {
+      a.held -= h.amount;
+      a.holds.delete(requestId);
+    }
+  };
+
+  return {
+    hold(requestId, s, amount) {
+      const ws = account(workspaces, s.workspaceId);
+      adopt(ws, s.balanceMicros, s.balanceVersion);
+      if (ws.base - ws.held < amount) return { ok: false, reason: 'balance' };
+      let key: Account | undefined;
+      if (s.keyRemainingMicros !== null) {
+        key = account(keys, s.keyId);
+        adopt(key, s.keyRemainingMicros, s.keyVersion);
+        if (key.base - key.held < amount) return { ok: false, reason: 'budget' };
+      }
+      const expiresAt = now() + ttlMs;
+      for (const a of [ws, key]) {
+        if (!a) continue;
+        a.held += amount;
+        a.holds.set(requestId, { amount, expiresAt });
+        if (expiresAt < a.sweepAt) a.sweepAt = expiresAt;
+      }
+      return { ok: true };
+    },
+    release(requestId, ids, s) {
+      drop(workspaces.get(ids.workspaceId), requestId);
+      drop(keys.get(ids.keyId), requestId);
+      if (s) {
+        adopt(account(workspaces, s.workspaceId), s.balanceMicros, s.balanceVersion);
+        if (s.keyRemainingMicros !== null) adopt(account(keys, s.keyId), s.keyRemainingMicros, s.keyVersion);
+      }
+    },
+    async extend(requestId, ids) {
+      const expiresAt = now() + ttlMs;
+      for (const a of [workspaces.get(ids.workspaceId), keys.get(ids.keyId)]) {
+        const h = a?.holds.get(requestId);
+        if (h) h.expiresAt = expiresAt;
+      }
+    },
+    async reassert(live) {
+      const expiresAt = now() + ttlMs;
+      for (const h of live) {
+        for (const a of h.keyBudget ? [account(workspaces, h.workspaceId), account(keys, h.keyId)] : [account(workspaces, h.workspaceId)]) {
+          if (a.holds.has(h.requestId)) continue;
+          a.held += h.amountMicros;
+          a.holds.set(h.requestId, { amount: h.amountMicros, expiresAt });
+          if (expiresAt < a.sweepAt) a.sweepAt = expiresAt;
+        }
+      }
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,232 @@
+import type { UsageResult } from '../../shared/contract/usage.js';
+import type { Logger } from '../../shared/logger.js';
+import type { ModelConfig } from '../../shared/models.js';
+import type { ControlPlaneClient } from '../control-plane-client.js';
+import type { WireFormat } from '../call.js';
+import type { HoldStore } from './holds.js';
+import { liveHold } from './snapshot.js';
+import type { HoldKeepAlive } from './keep-alive.js';
+import type { Outbox, OutboxRecord } from './outbox.js';
+import { createSettlementBatcher } from './batcher.js';
+import { releaseRecorded } from './hold-release.js';
+import { createUsageReporter } from './reporter.js';
+import { createInFlight, type Settlement } from './settlement.js';
+import { costMicros } from './cost.js';
+import type { RateLimits } from '../rate-limits.js';
+
+export interface HeldCall {
+  requestId: string;
+  keyId: string;
+  workspaceId: string;
+  tpm: number | null;
+  model: ModelConfig;
+  holdMicros: number;
+  inputEstimate: number;
+  /** Tokens taken from the TPM window at admission. */
+  tokensTaken: number;
+  /** The key has a budget (its hold is on the key's account too). */
+  keyBudget: boolean;
+  /** The wire format the client used, and when the proxy received the call (performance.now()). */
+  format: WireFormat;
+  startedMs: number;
+}
+
+export interface MeteringDeps {
+  cp: Pick<ControlPlaneClient, 'reportUsage'>;
+  holds: HoldStore;
+  limits: RateLimits;
+  logger: Logger;
+  outbox: Outbox;
+  live: HoldKeepAlive;
+  /** The longest wait between retries of a failed report; retries never stop. */
+  retryMaxMs: number;
+  /** Unacknowledged settlements at which new calls are refused (503) rather than served unbilled. */
+  maxPending: number;
+}
+
+/**
+ * Settles held calls: bill once, then release. Reports go to the control
+ * plane in batches, group-commit style: while a batch is in flight the next
+ * one gathers, so the ledger takes one transaction per batch, not per call.
+ *
+ * Each gathered batch is written to the outbox (one durable write) before
+ * it is sent, and leaves it only once the control plane has recorded it; a
+ * report is idempotent on its request id, so a failed batch is retried
+ * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
+ * again at once on `wake()` (the control plane is back). Its holds stay in
+ * place meanwhile (they still count against the money) and are released with
+ * the control plane's new snapshot.
+ */
+/** Settles held calls: bill once, then release (docs/design.md, money). */
+export interface Metering {
+  /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
+  start(): Promise<void>;
+  /** A call was admitted with this hold: it is owed until released or acknowledged. */
+  admitted(call: HeldCall): void;
+  /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
+  settle(call: HeldCall, inputTokens: number, outputTokens: number, status?: number): number;
+  /** Not billed (`status` is what the client got): the hold goes now; the call is recorded at no cost. */
+  release(call: HeldCall, status: number): void;
+  /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
+  full(): boolean;
+  /** The control plane is reachable again: retry now, and start the backoff over. */
+  wake(): void;
+  /** Waits until every settlement so far is recorded and released (tests). */
+  drain(): Promise<void>;
+  /** Shutdown: writes what has gathered, tries for up to `ms` to have the control plane take everything, then stops. */
+  close(ms: number): Promise<void>;
+}
+
+/**
+ * Settles held calls: bill once, then release. Reports go to the control
+ * plane in batches, group-commit style: while a batch is in flight the next
+ * one gathers, so the ledger takes one transaction per batch, not per call.
+ *
+ * Each gathered batch is written to the outbox (one durable write) before
+ * it is sent, and leaves it only once the control plane has recorded it; a
+ * report is idempotent on its request id, so a failed batch is retried
+ * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
+ * again at once on `wake()` (the control plane is back). Its holds stay in
+ * place meanwhile (they still count against the money) and are released with
+ * the control plane's new snapshot.
+ */
+export function createMetering(deps: MeteringDeps): Metering {
+  const { holds, limits, logger, outbox, live } = deps;
+  const inFlight = createInFlight();
+  /** Settled and not yet acknowledged by the control plane. */
+  let owed = 0;
+
+  /** The control plane recorded a batch: its holds go (adopting its answer), then its records leave the outbox. */
+  async function recorded(batch: Settlement[], results: UsageResult[]): Promise<void> {
+    owed -= batch.length;
+    // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
+    const releasing: Promise<void>[] = [];
+    for (let i = 0; i < batch.length; i++) {
+      const released = releaseRecorded(holds, live, logger, batch[i]!, results[i]!);
+      if (released) releasing.push(released);
+    }
+    if (releasing.length) await Promise.all(releasing);
+    const acks = new Map<number, number>();
+    for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
+    for (const [segment, count] of acks) {
+      await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
+    }
+  }
+
+  const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
+  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch) });
+
+  /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
+  function tokenWindowNotCorrected(call: HeldCall) {
+    return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
+  }
+
+  /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
+  function gather(call: HeldCall, input: number, output: number, cost: number, status: number, recordOnly: boolean): void {
+    owed++;
+    const record: OutboxRecord = {
+      report: {
+        request_id: call.requestId,
+        key_id: call.keyId,
+        model: call.model.alias,
+        input_tokens: input,
+        output_tokens: output,
+        cost_micros: cost,
+        // The request detail for the usage console.
+        format: call.format,
+        status,
+        latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
+      },
+      workspaceId: call.workspaceId,
+      keyBudget: call.keyBudget,
+    };
+    if (recordOnly) record.recordOnly = true;
+    batcher.add(record);
+  }
+
+  return {
+    /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
+    async start(): Promise<void> {
+      const replayed = outbox.replayed;
+      if (!replayed.length) return;
+      for (const { record } of replayed) {
+        if (record.recordOnly) continue;
+        live.add(liveHold(record.report.request_id, record.workspaceId, record.report.key_id, record.report.cost_micros, record.keyBudget));
+      }
+      await holds.reassert(live.list());
+      owed += replayed.length;
+      logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
+      // Replayed records have waited long enough already.
+      reporter.queue(replayed.map(({ record, slot }) => ({ record, slot, queuedAt: -Infinity })));
+    },
+    /** A call was admitted with this hold: it is owed until released or acknowledged. */
+    admitted(call: HeldCall): void {
+      live.add(liveHold(call.requestId, call.workspaceId, call.keyId, call.holdMicros, call.keyBudget));
+    },
+    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
+    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): number {
+      const input = Math.max(1, inputTokens);
+      const output = Math.max(0, outputTokens);
+      const full = costMicros(call.model, input, output);
+      // The hold is the ceiling: the key was promised no more than this.
+      const cost = Math.min(full, call.holdMicros);
+      if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
+      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
+      gather(call, input, output, cost, status, false);
+      return cost;
+    },
+    /**
+     * Not billed: the upstream failed before answering (`status` is what the
+     * client got), answered with its own error, or the proxy failed. The hold
+     * goes now; the call is still recorded, at no cost, so the usage console
+     * counts it.
+     */
+    release(call: HeldCall, status: number): void {
+      live.remove(call.requestId);
+      gather(call, 0, 0, 0, status, true);
+      inFlight.track(
+        (async () => {
+          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
+          await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
+        })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
+      );
+    },
+    /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
+    full: (): boolean => owed >= deps.maxPending,
+    /** The control plane is reachable again: retry now, and start the backoff over. */
+    wake: () => reporter.wake(),
+    async drain(): Promise<void> {
+      reporter.hurry(true);
+      try {
+        while (batcher.busy() || reporter.queued() || inFlight.size()) {
+          batcher.nudge();
+          if (reporter.queued()) reporter.pump();
+          if (inFlight.size()) await inFlight.settled();
+          // A referenced timer: a process with nothing else on its loop (no server) must not end mid-drain.
+          else await new Promise((r) => setTimeout(r, 10));
+        }
+      } finally {
+        reporter.hurry(false);
+      }
+    },
+    /**
+     * Shutdown: writes what has gathered, tries for up to `ms` to have the
+     * control plane take everything, then stops; what is left stays in the
+     * outbox for the next start.
+     */
+    async close(ms: number): Promise<void> {
+      reporter.hurry(true);
+      batcher.flush();
+      reporter.pump();
+      const deadline = Date.now() + ms;
+      // A report that failed is tried again every half second until the deadline, not on the backoff.
+      for (let tick = 0; (reporter.queued() || inFlight.size()) && Date.now() < deadline; tick++) {
+        if (tick % 25 === 0) reporter.wake();
+        await new Promise((r) => setTimeout(r, 20).unref());
+      }
+      reporter.stop();
+      await outbox.close();
+      if (reporter.unfinished()) logger.warn({ requests: owed }, 'usage left in the outbox for the next start');
+    },
+  };
+}

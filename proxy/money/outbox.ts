@@ -1,0 +1,212 @@
+import { closeSync, constants, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { UsageReport } from '../../shared/contract/usage.js';
+import { isAlive } from '../../shared/process.js';
+
+/** What the outbox keeps of a settled call: the report, and where its hold lives (to re-hold it after a restart). */
+export interface OutboxRecord {
+  report: UsageReport;
+  workspaceId: string;
+  /** The key has a budget: its hold is also on the key's account. */
+  keyBudget: boolean;
+  /** A call not billed (recorded at no cost for the usage console): it holds nothing. */
+  recordOnly?: boolean;
+}
+
+/** Where a written record sits, to be acknowledged later. */
+export type OutboxSlot = { segment: number };
+
+/** The proxy's durable list of usage not yet recorded by the control plane. */
+export interface Outbox {
+  /** Records left unacknowledged by an earlier run, oldest first. */
+  readonly replayed: { record: OutboxRecord; slot: OutboxSlot }[];
+  /** Records written and not yet acknowledged. */
+  pending(): number;
+  /** Writes a batch and makes it durable before resolving with the batch's slot. */
+  append(records: OutboxRecord[]): Promise<OutboxSlot>;
+  /** The control plane has recorded these: forget them (a segment goes once all its records have). */
+  ack(slot: OutboxSlot, count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A segment this large is closed and a new one started, so acknowledged records can be deleted with their file. */
+const SEGMENT_BYTES = 4 * 1024 * 1024;
+const NAME = /^usage-(\d{12})\.jsonl$/;
+
+/**
+ * Segments are opened for synchronous data writes where the platform has
+ * them (O_DSYNC): a write returns once its bytes are on disk, so a batch is
+ * one call on the thread pool instead of a write and an fdatasync.
+ */
+const APPEND_DURABLE = constants.O_DSYNC === undefined ? undefined : constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_DSYNC;
+
+interface Segment {
+  seq: number;
+  path: string;
+  /** Records written here and not yet acknowledged. */
+  outstanding: number;
+  bytes: number;
+  handle?: FileHandle;
+}
+
+/**
+ * One record as its JSON line: the same text `JSON.stringify` makes, written
+ * out for the shape every settled call has (a batch is hundreds of records,
+ * and the generic serializer costs several times this). A record of any
+ * other shape (an optional field absent) goes through `JSON.stringify`.
+ */
+export function recordLine(r: OutboxRecord): string {
+  const p = r.report;
+  const usual =
+    p.format !== undefined &&
+    p.status !== undefined &&
+    p.latency_ms !== undefined &&
+    r.recordOnly !== false &&
+    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
+  if (!usual) return `${JSON.stringify(r)}\n`;
+  return (
+    `{"report":{"request_id":${JSON.stringify(p.request_id)},"key_id":${JSON.stringify(p.key_id)},"model":${JSON.stringify(p.model)},` +
+    `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
+    `"format":${JSON.stringify(p.format)},"status":${p.status},"latency_ms":${p.latency_ms}},` +
+    `"workspaceId":${JSON.stringify(r.workspaceId)},"keyBudget":${r.keyBudget}${r.recordOnly ? ',"recordOnly":true' : ''}}\n`
+  );
+}
+
+export class OutboxBusyError extends Error {
+  constructor(dir: string, pid: number) {
+    super(`The settlement outbox in ${dir} is in use by process ${pid}; give each proxy its own PROXY_DATA_DIR.`);
+    this.name = 'OutboxBusyError';
+  }
+}
+
+/**
+ * The settlement outbox: usage records on local disk from the moment their
+ * batch is gathered until the control plane has acknowledged them.
+ *
+ * Files are append-only segments of JSON lines. A batch is one durable
+ * write (O_DSYNC, or a write and an fdatasync), so the cost is per batch,
+ * never per call. Acknowledgements are not written: a segment is deleted
+ * once every record in it is acknowledged, and a record replayed after a
+ * crash that had in fact been recorded is harmless, since the ledger is
+ * idempotent on the request id. A torn last line (a crash mid-write) is
+ * skipped: its write had not returned, so nothing had been promised about it.
+ */
+export function openOutbox(dir: string): Outbox {
+  mkdirSync(dir, { recursive: true });
+  const lock = join(dir, 'outbox.lock');
+  try {
+    const holder = Number(readFileSync(lock, 'utf8'));
+    if (holder !== process.pid && isAlive(holder)) throw new OutboxBusyError(dir, holder);
+  } catch (err) {
+    if (err instanceof OutboxBusyError) throw err;
+  }
+  writeFileSync(lock, String(process.pid));
+
+  const segments = new Map<number, Segment>();
+  const replayed: { record: OutboxRecord; slot: OutboxSlot }[] = [];
+  const seen = new Set<string>();
+  for (const name of readdirSync(dir).sort()) {
+    const m = NAME.exec(name);
+    if (!m) continue;
+    const seq = Number(m[1]);
+    const path = join(dir, name);
+    const text = readFileSync(path, 'utf8');
+    const seg: Segment = { seq, path, outstanding: 0, bytes: SEGMENT_BYTES };
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      let record: OutboxRecord;
+      try {
+        record = JSON.parse(line) as OutboxRecord;
+      } catch {
+        continue;
+      }
+      if (seen.has(record.report.request_id)) continue;
+      seen.add(record.report.request_id);
+      seg.outstanding++;
+      replayed.push({ record, slot: { segment: seq } });
+    }
+    if (seg.outstanding) segments.set(seq, seg);
+    else rmSync(path, { force: true });
+  }
+  let nextSeq = Math.max(0, ...segments.keys()) + 1;
+  let current: Segment | undefined;
+  let pending = replayed.length;
+
+  // File operations run one at a time, so an emptying never overtakes a write.
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = chain.then(fn);
+    chain = p.catch(() => undefined);
+    return p;
+  };
+
+  const segmentPath = (seq: number) => join(dir, `usage-${String(seq).padStart(12, '0')}.jsonl`);
+
+  async function retire(seg: Segment): Promise<void> {
+    segments.delete(seg.seq);
+    if (current === seg) current = undefined;
+    await seg.handle?.close();
+    await unlink(seg.path).catch(() => undefined);
+  }
+
+  return {
+    /** Records left unacknowledged by an earlier run, oldest first. */
+    replayed,
+    /** Records written and not yet acknowledged. */
+    pending: () => pending,
+    /** Writes a batch and makes it durable before resolving with the batch's slot. */
+    append: (records: OutboxRecord[]): Promise<OutboxSlot> =>
+      serial(async () => {
+        if (!current || current.bytes >= SEGMENT_BYTES) {
+          const seq = nextSeq++;
+          const path = segmentPath(seq);
+          current = { seq, path, outstanding: 0, bytes: 0, handle: await open(path, APPEND_DURABLE ?? 'a') };
+          segments.set(seq, current);
+          // The new file's name must survive a machine crash too.
+          const d = openSync(dir, 'r');
+          try {
+            await new Promise<void>((resolve, reject) => fdatasync(d, (err) => (err ? reject(err) : resolve())));
+          } finally {
+            closeSync(d);
+          }
+        }
+        const seg = current;
+        let text = '';
+        for (const r of records) text += recordLine(r);
+        seg.outstanding += records.length;
+        pending += records.length;
+        const bytes = Buffer.from(text);
+        seg.bytes += bytes.length;
+        await seg.handle!.write(bytes);
+        if (APPEND_DURABLE === undefined) await seg.handle!.datasync();
+        return { segment: seg.seq };
+      }),
+    /** The control plane has recorded these: forget them (a segment goes once all its records have). */
+    async ack(slot: OutboxSlot, count: number): Promise<void> {
+      const seg = segments.get(slot.segment);
+      if (!seg) return;
+      seg.outstanding -= count;
+      pending -= count;
+      if (seg.outstanding > 0) return;
+      await serial(async () => {
+        if (seg.outstanding > 0 || !segments.has(seg.seq)) return;
+        // The file being written is emptied rather than replaced: no new name to make durable.
+        // (If the truncation is lost in a crash, its records are replayed, and recorded no twice.)
+        if (seg === current && seg.bytes < SEGMENT_BYTES) {
+          seg.bytes = 0;
+          await seg.handle!.truncate(0);
+        } else await retire(seg);
+      });
+    },
+    close: () =>
+      serial(async () => {
+        for (const seg of [...segments.values()]) {
+          if (seg.outstanding <= 0) await retire(seg);
+          else await seg.handle?.close();
+        }
+        current = undefined;
+        rmSync(lock, { force: true });
+      }),
+  };
+}
