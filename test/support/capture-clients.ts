@@ -21,58 +21,26 @@ type Client = {
   drive(server: CaptureServer, tmp: string): Promise<RunResult | void>;
 };
 
+const entry = (name: string, pkg: string, how: string, drive: Client['drive']): Client => ({ name, pkg, how, drive });
+
 const clients: Client[] = [
-  {
-    name: 'codex',
-    pkg: '@openai/codex',
-    how: 'codex exec --skip-git-repo-check "say hi"; config.toml provider with wire_api = "responses"',
-    drive: (s, tmp) => runCodex(root, s.url, tmp),
-  },
-  {
-    name: 'codex-websocket',
-    pkg: '@openai/codex',
-    how: 'as codex, with supports_websockets = true on the provider; the server answers the upgrade 426',
-    drive: (s, tmp) => runCodex(root, s.url, tmp, true),
-  },
-  {
-    name: 'claude-code',
-    pkg: '@anthropic-ai/claude-code',
-    how: 'claude -p "say hi"; ANTHROPIC_BASE_URL, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL only',
-    drive: (s, tmp) => runClaude(root, s.url, tmp, 'say hi'),
-  },
-  {
-    name: 'claude-code-tool',
-    pkg: '@anthropic-ai/claude-code',
-    how: 'claude -p "read hello.txt"; the server answers one Read tool_use, then text',
-    drive: async (s, tmp) => {
-      s.tool = { name: 'Read', input: { file_path: join(claudeWorkDir(tmp), 'hello.txt') } };
-      return runClaude(root, s.url, tmp, 'read hello.txt');
-    },
-  },
-  {
-    name: 'agents-sdk',
-    pkg: '@openai/agents',
-    how: 'run(new Agent({instructions, tools: [get_weather]}), "say hi"), then the same with stream: true',
-    drive: (s) => runAgents(s.url),
-  },
-  {
-    name: 'ai-sdk-openai',
-    pkg: '@ai-sdk/openai',
-    how: 'createOpenAI({baseURL: …/v1})(model): generateText, then streamText',
-    drive: (s) => runAiSdkOpenAI(s.url),
-  },
-  {
-    name: 'ai-sdk-anthropic',
-    pkg: '@ai-sdk/anthropic',
-    how: 'createAnthropic({baseURL: …/anthropic/v1})(model): generateText, then streamText',
-    drive: (s) => runAiSdkAnthropic(s.url),
-  },
-  {
-    name: 'openai-sdk',
-    pkg: 'openai',
-    how: 'responses.create, responses.create({stream: true}), responses.stream',
-    drive: (s) => runOpenAISdk(s.url),
-  },
+  entry('codex', '@openai/codex', 'codex exec "say hi"; a config.toml provider, wire_api = "responses"', (s, tmp) => runCodex(root, s.url, tmp)),
+  entry('codex-websocket', '@openai/codex', 'as codex, the provider with supports_websockets = true; upgrade answered 426', (s, tmp) =>
+    runCodex(root, s.url, tmp, true),
+  ),
+  entry('claude-code', '@anthropic-ai/claude-code', 'claude -p "say hi"; ANTHROPIC_BASE_URL, _AUTH_TOKEN, _MODEL only', (s, tmp) =>
+    runClaude(root, s.url, tmp, 'say hi'),
+  ),
+  entry('claude-code-tool', '@anthropic-ai/claude-code', 'claude -p "read hello.txt"; one Read tool_use, then text', async (s, tmp) => {
+    s.tool = { name: 'Read', input: { file_path: join(claudeWorkDir(tmp), 'hello.txt') } };
+    return runClaude(root, s.url, tmp, 'read hello.txt');
+  }),
+  entry('agents-sdk', '@openai/agents', 'run(new Agent({instructions, tools}), "say hi"), then streamed', (s) => runAgents(s.url)),
+  entry('ai-sdk-openai', '@ai-sdk/openai', 'createOpenAI({baseURL: …/v1})(model): generateText, streamText', (s) => runAiSdkOpenAI(s.url)),
+  entry('ai-sdk-anthropic', '@ai-sdk/anthropic', 'createAnthropic({baseURL: …/anthropic/v1}): generateText, streamText', (s) =>
+    runAiSdkAnthropic(s.url),
+  ),
+  entry('openai-sdk', 'openai', 'responses.create, create({stream: true}), responses.stream', (s) => runOpenAISdk(s.url)),
 ];
 
 const versionOf = (pkg: string): string =>
