@@ -1,52 +1,67 @@
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { crossCheckModels } from './models-checks.js';
+import {
+  aliasPrefixSchema,
+  type authHeaderSchema,
+  isRecord,
+  issueMessage,
+  issuePath,
+  type ModelEntry,
+  modelEntrySchema,
+  providerSchema,
+  servingProblems,
+  topLevelSchema,
+  usdToMicros,
+} from './models-schema.js';
 
 /**
  * The operator-owned catalog of providers and model aliases. A provider names
- * the wire formats it speaks by giving one base URL or both; a call in a
- * format its provider lacks is translated by the proxy.
+ * the wire formats it speaks by the base URLs it gives; a call in a format its
+ * provider lacks is translated by the proxy. A model is served by one or more
+ * deployments (provider + upstream model), and may name fallback aliases.
  */
-/** `authorization` carries `Bearer <key>`; the others carry the bare key. */
-const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key']);
 export type AuthHeader = z.infer<typeof authHeaderSchema>;
 
-const providerSchema = z
-  .object({
-    chat_completions_base_url: z.url({ protocol: /^https?$/ }).optional(),
-    messages_base_url: z.url({ protocol: /^https?$/ }).optional(),
-    api_key_env: z.string().min(1),
-    /** Overrides the header each format's provider key is sent in (Azure OpenAI wants `api-key`). */
-    chat_completions_auth_header: authHeaderSchema.optional(),
-    messages_auth_header: authHeaderSchema.optional(),
-    /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
-    extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
-  })
-  .strict()
-  .refine((p) => p.chat_completions_base_url !== undefined || p.messages_base_url !== undefined, {
-    message: 'a provider needs chat_completions_base_url, messages_base_url, or both',
-  });
-
-const modelSchema = z
-  .object({
-    alias: z.string().min(1),
-    provider: z.string().min(1),
-    upstream_model: z.string().min(1),
-    input_usd_per_mtok: z.number().nonnegative(),
-    output_usd_per_mtok: z.number().nonnegative(),
-    max_output_tokens: z.number().int().positive(),
-  })
-  .strict();
-
-const catalogSchema = z
-  .object({
-    alias_prefix: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes'),
-    providers: z.record(z.string(), providerSchema),
-    models: z.array(modelSchema).min(1),
-  })
-  .strict();
-
 export type ProviderConfig = z.infer<typeof providerSchema> & { name: string; api_key: string | undefined };
-export type ModelConfig = z.infer<typeof modelSchema>;
+
+/** One place a model is served. `weight` is set on all deployments of a model or on none. */
+export interface Deployment {
+  provider: string;
+  upstream_model: string;
+  weight: number | undefined;
+}
+
+/**
+ * A model's prices in integer micro-dollars: per million tokens, or per
+ * request for web search. `undefined` means the file does not give it; the
+ * pricing code applies the default, so the catalog keeps "absent" visible.
+ */
+export interface ModelPrices {
+  input: number;
+  output: number;
+  cache_read: number | undefined;
+  cache_write: number | undefined;
+  cache_write_1h: number | undefined;
+  web_search_per_request: number | undefined;
+}
+
+export interface ModelConfig {
+  alias: string;
+  /** The first deployment's provider and upstream model: the primary. */
+  provider: string;
+  upstream_model: string;
+  /** In the file's order; a single provider + upstream_model is one deployment. */
+  deployments: Deployment[];
+  /** Aliases tried in order when every deployment failed (already checked to exist and not to loop). */
+  fallbacks: string[];
+  /** The provider takes a reasoning control, so translation maps it rather than dropping it. */
+  reasoning: boolean;
+  input_usd_per_mtok: number;
+  output_usd_per_mtok: number;
+  prices: ModelPrices;
+  max_output_tokens: number;
+}
 
 export interface ModelCatalog {
   aliasPrefix: string;
@@ -54,33 +69,85 @@ export interface ModelCatalog {
   models: Map<string, ModelConfig>;
 }
 
-/** Parses a catalog; returns every problem found rather than the first. */
+const PREFIX = 'models file: ';
+
+/**
+ * Parses a catalog and returns every problem found in one round: the shape of
+ * each entry and the checks across entries together, each naming the entry
+ * (`model "tg/x"`, `provider "p"`) so the operator fixes them all at once.
+ */
 export function parseModelCatalog(raw: unknown, env: NodeJS.ProcessEnv): { catalog?: ModelCatalog; problems: string[] } {
-  const parsed = catalogSchema.safeParse(raw);
-  if (!parsed.success) {
-    return {
-      problems: parsed.error.issues.map((i) => `models file: ${i.path.join('.') || '(root)'}: ${i.message}`),
-    };
-  }
+  if (!isRecord(raw)) return { problems: [`${PREFIX}must be an object with alias_prefix, providers and models`] };
   const problems: string[] = [];
-  const { alias_prefix, providers, models } = parsed.data;
-  const providerMap = new Map<string, ProviderConfig>();
-  for (const [name, p] of Object.entries(providers)) {
-    providerMap.set(name, { ...p, name, api_key: env[p.api_key_env] });
+  const top = topLevelSchema.safeParse(raw);
+  if (!top.success) {
+    for (const i of top.error.issues) problems.push(`${PREFIX}${withPath(i.path.length ? i.path : ['top level'], i.message)}`);
   }
-  const modelMap = new Map<string, ModelConfig>();
-  models.forEach((m, i) => {
-    if (!m.alias.startsWith(`${alias_prefix}/`) || m.alias.length <= alias_prefix.length + 1) {
-      problems.push(`models file: models.${i}.alias: "${m.alias}" must start with "${alias_prefix}/"`);
+
+  const rawProviders = isRecord(raw.providers) ? raw.providers : {};
+  const providers = new Map<string, ProviderConfig>();
+  for (const [name, p] of Object.entries(rawProviders)) {
+    const parsed = providerSchema.safeParse(p);
+    if (parsed.success) providers.set(name, { ...parsed.data, name, api_key: env[parsed.data.api_key_env] });
+    else for (const i of parsed.error.issues) problems.push(`${PREFIX}provider "${name}": ${withPath(i.path, i.message)}`);
+  }
+
+  const rawModels = Array.isArray(raw.models) ? raw.models : [];
+  const prefix = aliasPrefixSchema.safeParse(raw.alias_prefix);
+  const aliasPrefix = prefix.success ? prefix.data : undefined;
+  const cross = crossCheckModels({ models: rawModels, aliasPrefix, providerNames: new Set(Object.keys(rawProviders)) });
+  const entries: ModelEntry[] = [];
+  rawModels.forEach((m, index) => {
+    const label = isRecord(m) && typeof m.alias === 'string' && m.alias ? `model "${m.alias}"` : `models[${index}]`;
+    const own: string[] = [];
+    if (!isRecord(m)) {
+      own.push('must be an object');
+    } else {
+      const parsed = modelEntrySchema.safeParse(m);
+      if (parsed.success) entries.push(parsed.data);
+      else own.push(...parsed.error.issues.map((i) => withPath(i.path, i.message)));
+      own.push(...servingProblems(m));
     }
-    if (!providerMap.has(m.provider)) {
-      problems.push(`models file: models.${i}.provider: unknown provider "${m.provider}"`);
-    }
-    if (modelMap.has(m.alias)) problems.push(`models file: models.${i}.alias: duplicate alias "${m.alias}"`);
-    modelMap.set(m.alias, m);
+    own.push(...(cross.byIndex.get(index) ?? []));
+    problems.push(...own.map((p) => `${PREFIX}${label}: ${p}`));
   });
-  if (problems.length) return { problems };
-  return { catalog: { aliasPrefix: alias_prefix, providers: providerMap, models: modelMap }, problems };
+  problems.push(...cross.shared.map((p) => `${PREFIX}${p}`));
+
+  if (problems.length || !top.success) return { problems };
+  const models = new Map(entries.map((e) => [e.alias, modelFromEntry(e)]));
+  return { catalog: { aliasPrefix: top.data.alias_prefix, providers, models }, problems };
+}
+
+function withPath(path: readonly PropertyKey[], message: string): string {
+  const where = issuePath(path);
+  return where ? `${where}: ${issueMessage(message)}` : issueMessage(message);
+}
+
+/** The catalog's form of one (valid) model entry; also how tests and the bench build a model. */
+export function modelFromEntry(e: ModelEntry): ModelConfig {
+  const deployments: Deployment[] = e.deployments?.map((d) => ({ provider: d.provider, upstream_model: d.upstream_model, weight: d.weight })) ?? [
+    { provider: e.provider ?? '', upstream_model: e.upstream_model ?? '', weight: undefined },
+  ];
+  const optional = (usd: number | undefined): number | undefined => (usd === undefined ? undefined : usdToMicros(usd));
+  return {
+    alias: e.alias,
+    provider: deployments[0]!.provider,
+    upstream_model: deployments[0]!.upstream_model,
+    deployments,
+    fallbacks: e.fallbacks ?? [],
+    reasoning: e.reasoning ?? false,
+    input_usd_per_mtok: e.input_usd_per_mtok,
+    output_usd_per_mtok: e.output_usd_per_mtok,
+    prices: {
+      input: usdToMicros(e.input_usd_per_mtok),
+      output: usdToMicros(e.output_usd_per_mtok),
+      cache_read: optional(e.cache_read_usd_per_mtok),
+      cache_write: optional(e.cache_write_usd_per_mtok),
+      cache_write_1h: optional(e.cache_write_1h_usd_per_mtok),
+      web_search_per_request: optional(e.web_search_usd_per_request),
+    },
+    max_output_tokens: e.max_output_tokens,
+  };
 }
 
 export function loadModelCatalog(path: string, env: NodeJS.ProcessEnv): { catalog?: ModelCatalog; problems: string[] } {
@@ -94,9 +161,22 @@ export function loadModelCatalog(path: string, env: NodeJS.ProcessEnv): { catalo
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    return { problems: [`MODELS_FILE: ${path} is not valid JSON: ${(err as Error).message}`] };
+    return { problems: [`MODELS_FILE: ${path} is not valid JSON: ${jsonErrorWithLine((err as Error).message, text)}`] };
   }
   return parseModelCatalog(raw, env);
+}
+
+/**
+ * V8 names the line and column of a JSON syntax error; where it gives only
+ * the character position (older engines), the line and column are worked out
+ * here, since "position 155" sends the operator counting characters.
+ */
+export function jsonErrorWithLine(message: string, text: string): string {
+  if (/line \d+ column \d+/.test(message)) return message;
+  const at = /position (\d+)/.exec(message);
+  if (!at) return message;
+  const before = text.slice(0, Number(at[1])).split('\n');
+  return `${message} (line ${before.length} column ${before[before.length - 1]!.length + 1})`;
 }
 
 /**
@@ -108,7 +188,7 @@ export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
   return [...catalog.providers.values()]
     .filter((p) => !p.api_key)
     .map((p) => {
-      const aliases = [...catalog.models.values()].filter((m) => m.provider === p.name).map((m) => m.alias);
+      const aliases = [...catalog.models.values()].filter((m) => m.deployments.some((d) => d.provider === p.name)).map((m) => m.alias);
       return (
         `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
         `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`

@@ -5,17 +5,17 @@
  */
 import { parseCall, upstreamCall } from '../../proxy/formats/index.js';
 import { createUsageTap } from '../../proxy/formats/usage-tap.js';
-import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
+import { modelFromEntry, type ModelConfig, type ProviderConfig } from '../../shared/models.js';
 import { chatBody } from './bodies.js';
 
-const MODEL: ModelConfig = {
+const MODEL: ModelConfig = modelFromEntry({
   alias: 'tg/bench',
   provider: 'p',
   upstream_model: 'bench-model',
   input_usd_per_mtok: 3,
   output_usd_per_mtok: 15,
   max_output_tokens: 64000,
-};
+});
 const provider = (p: Partial<ProviderConfig>): ProviderConfig => ({ name: 'p', api_key: 'k', api_key_env: 'K', ...p });
 const BOTH = provider({ chat_completions_base_url: 'http://127.0.0.1:9/v1', messages_base_url: 'http://127.0.0.1:9/anthropic' });
 const MESSAGES_ONLY = provider({ messages_base_url: 'http://127.0.0.1:9/anthropic' });

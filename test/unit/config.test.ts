@@ -64,8 +64,8 @@ describe('config', () => {
     );
     const problems = problemsOf({ MODELS_FILE: file });
     expect(problems).to.deep.equal([
-      'models file: models.0.alias: "other/m" must start with "tg/"',
-      'models file: models.1.provider: unknown provider "nope"',
+      'models file: model "other/m": alias must start with "tg/"',
+      'models file: model "tg/n": provider: unknown provider "nope"',
     ]);
   });
 

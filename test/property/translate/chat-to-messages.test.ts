@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { AppError } from '../../../shared/errors.js';
-import type { ModelConfig } from '../../../shared/models.js';
+import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
 import { parseCall } from '../../../proxy/formats/index.js';
 import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
 import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages/request-to-chat.js';
@@ -14,14 +14,14 @@ import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/m
  */
 type Json = Record<string, unknown>;
 
-const MODEL: ModelConfig = {
+const MODEL: ModelConfig = modelFromEntry({
   alias: 'tg/claude-direct',
   provider: 'messages-only',
   upstream_model: 'claude-sonnet-4-5',
   input_usd_per_mtok: 3,
   output_usd_per_mtok: 15,
   max_output_tokens: 64000,
-};
+});
 
 const text = fc.string({ minLength: 1, maxLength: 20 });
 const id = fc.stringMatching(/^[A-Za-z0-9_]{1,12}$/);

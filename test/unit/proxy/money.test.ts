@@ -1,16 +1,17 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { costMicros, estimateInputTokens } from '../../../proxy/money/cost.js';
-import type { ModelConfig } from '../../../shared/models.js';
+import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
 
-const model = (input: number, output: number): ModelConfig => ({
-  alias: 'tg/x',
-  provider: 'p',
-  upstream_model: 'x',
-  input_usd_per_mtok: input,
-  output_usd_per_mtok: output,
-  max_output_tokens: 1000,
-});
+const model = (input: number, output: number): ModelConfig =>
+  modelFromEntry({
+    alias: 'tg/x',
+    provider: 'p',
+    upstream_model: 'x',
+    input_usd_per_mtok: input,
+    output_usd_per_mtok: output,
+    max_output_tokens: 1000,
+  });
 
 describe('proxy: money in integer micro-dollars', () => {
   it('prices fractional per-million rates without float drift', () => {

@@ -1,17 +1,17 @@
 import { expect } from 'chai';
 import { AppError } from '../../../../shared/errors.js';
-import type { ModelConfig } from '../../../../shared/models.js';
+import { modelFromEntry, type ModelConfig } from '../../../../shared/models.js';
 import { outputCeiling, parseCall } from '../../../../proxy/formats/index.js';
 import { chatToMessages } from '../../../../proxy/translate/messages/request-from-chat.js';
 
-const MODEL: ModelConfig = {
+const MODEL: ModelConfig = modelFromEntry({
   alias: 'tg/claude-direct',
   provider: 'p',
   upstream_model: 'claude-sonnet-4-5',
   input_usd_per_mtok: 3,
   output_usd_per_mtok: 15,
   max_output_tokens: 64000,
-};
+});
 
 function call(body: Record<string, unknown>) {
   return parseCall('chat', Buffer.from(JSON.stringify({ model: MODEL.alias, messages: [{ role: 'user', content: 'hi' }], ...body })), {});

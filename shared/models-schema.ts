@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+/**
+ * The shapes of one provider and one model entry of the models file. Each is
+ * checked on its own so that one bad entry does not hide the problems of the
+ * others; the checks across entries (aliases, references, fallbacks) live in
+ * models-checks.ts.
+ */
+
+/** `authorization` carries `Bearer <key>`; the others carry the bare key. */
+export const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key']);
+
+const baseUrl = z.url({ protocol: /^https?$/ });
+
+export const providerSchema = z
+  .object({
+    chat_completions_base_url: baseUrl.optional(),
+    messages_base_url: baseUrl.optional(),
+    responses_base_url: baseUrl.optional(),
+    api_key_env: z.string().min(1),
+    /** Overrides the header each format's provider key is sent in (Azure OpenAI wants `api-key`). */
+    chat_completions_auth_header: authHeaderSchema.optional(),
+    messages_auth_header: authHeaderSchema.optional(),
+    responses_auth_header: authHeaderSchema.optional(),
+    /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
+    extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
+  })
+  .strict()
+  .refine((p) => p.chat_completions_base_url !== undefined || p.messages_base_url !== undefined || p.responses_base_url !== undefined, {
+    message: 'a provider needs at least one of chat_completions_base_url, messages_base_url, responses_base_url',
+  });
+
+/**
+ * Money is kept in integer micro-dollars so that a price like $0.1875 per
+ * million tokens stays exact; a price with more than six decimals could not be
+ * billed exactly, so it is refused rather than rounded behind the operator's back.
+ */
+export function usdToMicros(usd: number): number {
+  return Math.round(usd * 1_000_000);
+}
+const price = z
+  .number()
+  .nonnegative()
+  .refine((usd) => usdToMicros(usd) / 1_000_000 === usd, 'at most six decimals (a millionth of a dollar)');
+
+const deploymentSchema = z
+  .object({
+    provider: z.string().min(1),
+    upstream_model: z.string().min(1),
+    weight: z.number().positive('weight must be more than 0').optional(),
+  })
+  .strict();
+
+export const modelEntrySchema = z
+  .object({
+    alias: z.string().min(1),
+    provider: z.string().min(1).optional(),
+    upstream_model: z.string().min(1).optional(),
+    deployments: z.array(deploymentSchema).min(1, 'deployments needs at least one entry').optional(),
+    fallbacks: z.array(z.string().min(1)).optional(),
+    reasoning: z.boolean().optional(),
+    input_usd_per_mtok: price,
+    output_usd_per_mtok: price,
+    cache_read_usd_per_mtok: price.optional(),
+    cache_write_usd_per_mtok: price.optional(),
+    cache_write_1h_usd_per_mtok: price.optional(),
+    web_search_usd_per_request: price.optional(),
+    max_output_tokens: z.number().int().positive(),
+  })
+  .strict();
+export type ModelEntry = z.infer<typeof modelEntrySchema>;
+
+/**
+ * How the entry says where it is served: exactly one of `provider` +
+ * `upstream_model` or `deployments`, and weights on all deployments or none.
+ * Read from the raw entry so these show up alongside the schema's findings.
+ */
+export function servingProblems(entry: Record<string, unknown>): string[] {
+  const single = entry.provider !== undefined || entry.upstream_model !== undefined;
+  const { deployments } = entry;
+  if (deployments !== undefined && single) {
+    return ['give either provider + upstream_model or deployments, not both'];
+  }
+  if (deployments === undefined) {
+    if (!single) return ['needs provider + upstream_model, or deployments'];
+    if (entry.provider === undefined) return ['upstream_model needs a provider'];
+    if (entry.upstream_model === undefined) return ['provider needs an upstream_model'];
+    return [];
+  }
+  if (!Array.isArray(deployments)) return [];
+  const weighted = deployments.filter((d) => isRecord(d) && d.weight !== undefined).length;
+  if (weighted > 0 && weighted < deployments.length) {
+    return ['deployments: give every deployment a weight or none (weighted and ordered deployments do not mix)'];
+  }
+  return [];
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export const aliasPrefixSchema = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes');
+
+export const topLevelSchema = z
+  .object({
+    alias_prefix: aliasPrefixSchema,
+    providers: z.record(z.string(), z.unknown()),
+    models: z.array(z.unknown()).min(1, 'at least one model'),
+  })
+  .strict();
+
+/** zod's wording for a missing field ("expected number, received undefined") said plainly. */
+export function issueMessage(message: string): string {
+  return /received undefined$/.test(message) ? `required (${message.replace(/^Invalid input: /, '').replace(/, received undefined$/, '')})` : message;
+}
+
+/** Renders a zod issue's path the way the file reads: `deployments[0].weight`. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i ? '.' : ''}${String(p)}`)).join('');
+}
