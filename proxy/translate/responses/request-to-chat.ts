@@ -103,7 +103,7 @@ function textOf(content: unknown, at: string, drop: DropList): string {
   return text;
 }
 
-/** Builds Chat messages in order; an assistant's text and following calls share one message. */
+/** Builds Chat messages in order; an assistant's text and the calls right after it share one message. */
 class Conversation {
   readonly messages: Json[] = [];
   private assistant: Json | undefined;
@@ -155,12 +155,6 @@ class Conversation {
           else if (part.type === 'refusal' && typeof part.refusal === 'string') refusal += part.refusal;
           else this.drop.add(`input[message].content[${String(part.type)}]`);
         }
-      }
-      const target = this.assistant && !Array.isArray(this.assistant.tool_calls) ? this.assistant : undefined;
-      if (target) {
-        target.content = `${(target.content as string | null) ?? ''}${text}`;
-        if (refusal) target.refusal = refusal;
-        return;
       }
       this.push({ role: 'assistant', content: text, ...(refusal ? { refusal } : {}) });
       return;

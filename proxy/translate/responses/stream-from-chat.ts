@@ -49,7 +49,7 @@ export class ChatToResponsesEvents {
   private started = false;
   private ended = false;
   private responseId = '';
-  private readonly createdAt = Math.floor(Date.now() / 1000);
+  private createdAt = Math.floor(Date.now() / 1000);
   private readonly items: ItemState[] = [];
   private open: ItemState | undefined;
   /** Chat tool call index → its item. */
@@ -65,7 +65,7 @@ export class ChatToResponsesEvents {
     if (chunk === '[DONE]') return this.complete();
     if (!isObject(chunk)) return;
     if (chunk.error !== undefined) return this.failWith(providerError(chunk)?.message ?? 'The model provider reported an error mid-answer.');
-    if (!this.started) this.start(chunk.id);
+    if (!this.started) this.start(chunk.id, chunk.created);
     if (isObject(chunk.usage)) this.usage = chunk.usage;
     const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return;
@@ -109,9 +109,10 @@ export class ChatToResponsesEvents {
     );
   }
 
-  private start(chatId: unknown): void {
+  private start(chatId: unknown, created?: unknown): void {
     this.started = true;
     this.responseId = responseIdFrom(chatId);
+    if (typeof created === 'number') this.createdAt = created;
     const response = this.response('in_progress');
     this.emit('response.created', { response });
     this.emit('response.in_progress', { response });
