@@ -18,7 +18,3 @@ export function parseJson(text: string): unknown {
     return undefined;
   }
 }
-
-export function str(v: unknown): string | undefined {
-  return typeof v === 'string' ? v : undefined;
-}

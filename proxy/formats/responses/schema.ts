@@ -155,7 +155,6 @@ export const ResponsesRequestSchema = z.looseObject({
 });
 
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
-export type InputItem = Json & { type?: string };
 
 function pathText(path: readonly PropertyKey[]): string {
   let out = '';

@@ -292,7 +292,8 @@ function assemble(chunks: unknown[]): Json {
       const i = tc.index as number;
       const fn = tc.function as Json;
       if (!calls[i]) calls[i] = { id: tc.id, type: 'function', function: { name: fn.name, arguments: '' } };
-      (calls[i]!.function as Json).arguments += (fn.arguments as string | undefined) ?? '';
+      const target = calls[i]!.function as Json;
+      target.arguments = `${target.arguments as string}${(fn.arguments as string | undefined) ?? ''}`;
     }
     if (choice.finish_reason) finish = choice.finish_reason;
   }
