@@ -94,6 +94,7 @@ export class ChatToResponsesEvents {
     return this.out.take();
   }
 
+  /** Events other than the per-token deltas (those are written by hand in `text` and `toolCall`: only their delta needs escaping). */
   private emit(type: string, fields: Json): void {
     this.out.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...fields })}\n\n`);
   }
@@ -157,13 +158,15 @@ export class ChatToResponsesEvents {
         part: this.partJson(m, part, false),
       });
     }
-    const at = { item_id: m.id, output_index: m.index, content_index: this.contentIndex(m, part) };
     if (part === 'text') {
       m.text += delta;
-      this.emit('response.output_text.delta', { ...at, delta, logprobs: [] });
+      this.out.push(
+        `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${this.sequence++},` +
+          `"item_id":"${m.id}","output_index":${m.index},"content_index":0,"delta":${JSON.stringify(delta)},"logprobs":[]}\n\n`,
+      );
     } else {
       m.refusal += delta;
-      this.emit('response.refusal.delta', { ...at, delta });
+      this.emit('response.refusal.delta', { item_id: m.id, output_index: m.index, content_index: this.contentIndex(m, part), delta });
     }
   }
 
@@ -199,7 +202,10 @@ export class ChatToResponsesEvents {
     state.args += fn.arguments;
     // A delta after the call closed (a provider interleaving calls) still lands in the final answer.
     if (this.open === state && !state.custom) {
-      this.emit('response.function_call_arguments.delta', { item_id: state.id, output_index: state.index, delta: fn.arguments });
+      this.out.push(
+        `event: response.function_call_arguments.delta\ndata: {"type":"response.function_call_arguments.delta","sequence_number":${this.sequence++},` +
+          `"item_id":"${state.id}","output_index":${state.index},"delta":${JSON.stringify(fn.arguments)}}\n\n`,
+      );
     }
   }
 
