@@ -348,3 +348,82 @@ describe('property: a streamed answer assembles to the whole one however the str
     );
   });
 });
+
+describe('property: any body gets a translation or a 400, never another error', () => {
+  const anyValue = fc.jsonValue({ maxDepth: 3 });
+  const looseItem = fc.oneof(
+    anyValue,
+    fc.record(
+      {
+        type: fc.constantFrom('message', 'function_call', 'function_call_output', 'custom_tool_call', 'reasoning', 'x'),
+        role: anyValue,
+        content: anyValue,
+        call_id: anyValue,
+        name: anyValue,
+        arguments: anyValue,
+        output: anyValue,
+        input: anyValue,
+        namespace: anyValue,
+      },
+      { requiredKeys: ['type'] },
+    ),
+    fc.record({
+      role: fc.constantFrom('user', 'assistant', 'system', 'developer'),
+      content: fc.oneof(
+        text,
+        fc.array(
+          fc.record(
+            {
+              type: fc.constantFrom('input_text', 'output_text', 'input_image', 'refusal', 'input_file'),
+              text: anyValue,
+              image_url: anyValue,
+              refusal: anyValue,
+            },
+            { requiredKeys: ['type'] },
+          ),
+        ),
+      ),
+    }),
+  );
+  const looseTool = fc.oneof(
+    anyValue,
+    fc.record(
+      {
+        type: fc.constantFrom('function', 'custom', 'namespace', 'web_search', 'tool_search', 'mcp'),
+        name: anyValue,
+        parameters: anyValue,
+        tools: anyValue,
+        format: anyValue,
+      },
+      { requiredKeys: ['type'] },
+    ),
+  );
+  const body = fc.record(
+    {
+      model: fc.oneof(fc.constant('m'), anyValue),
+      input: fc.oneof(text, fc.array(looseItem, { maxLength: 4 }), anyValue),
+      tools: fc.oneof(fc.array(looseTool, { maxLength: 3 }), anyValue),
+      tool_choice: anyValue,
+      reasoning: anyValue,
+      text: anyValue,
+      instructions: anyValue,
+      previous_response_id: anyValue,
+      max_output_tokens: anyValue,
+    },
+    { requiredKeys: [] },
+  );
+
+  it('parse then translate both ways throws nothing but a 400', () => {
+    fc.assert(
+      fc.property(body, (b) => {
+        try {
+          const { request } = requestToChat(parseResponsesRequest(b), 'up', ABLE);
+          requestFromChat(request, 'm', ABLE);
+        } catch (err) {
+          expect((err as { status?: unknown }).status, String(err)).to.equal(400);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
