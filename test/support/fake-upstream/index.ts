@@ -1,6 +1,6 @@
 /**
- * A fake upstream LLM provider speaking OpenAI Chat Completions and Anthropic
- * Messages on the wire, with scriptable failures. See docs/fake-upstream.md.
+ * A fake upstream LLM provider speaking OpenAI Chat Completions, OpenAI
+ * Responses and Anthropic Messages on the wire, with scriptable failures. See docs/fake-upstream.md.
  */
 export { startFakeUpstream } from './server.js';
 export type { FakeUpstream, FakeUpstreamOptions } from './types.js';

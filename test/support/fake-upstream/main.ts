@@ -1,13 +1,13 @@
 /**
  * Runs the fake upstream alone, for demos and benchmarks:
  *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
- *     [--output-tokens 12] [--event-delay-ms 0] [--formats both|chat|messages] [--require-key]
+ *     [--output-tokens 12] [--event-delay-ms 0] [--formats all|both|chat|messages|responses] [--require-key]
  * Without --require-key it answers calls that carry no provider key, so the
  * README's walk-through works with nothing set in the environment.
  */
 import { parseArgs } from 'node:util';
 import { startFakeUpstream } from './server.js';
-import type { OkBehavior } from './types.js';
+import type { FakeFormats, OkBehavior } from './types.js';
 
 function nonNegativeInteger(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -31,9 +31,10 @@ const { values } = parseArgs({
   strict: true,
 });
 
-const formats = values.formats ?? 'both';
-if (formats !== 'both' && formats !== 'chat' && formats !== 'messages') {
-  process.stderr.write(`--formats must be both, chat or messages, got ${JSON.stringify(formats)}\n`);
+const FORMATS: readonly FakeFormats[] = ['all', 'both', 'chat', 'messages', 'responses'];
+const formats = (values.formats ?? 'all') as FakeFormats;
+if (!FORMATS.includes(formats)) {
+  process.stderr.write(`--formats must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(formats)}\n`);
   process.exit(2);
 }
 

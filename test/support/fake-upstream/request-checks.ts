@@ -1,6 +1,6 @@
 /** The checks a real provider makes before it accepts a model request. */
 import type { Dialect } from './errors.js';
-import type { RecordedRequest } from './types.js';
+import type { RecordedRequest, Wire } from './types.js';
 
 export type CheckResult = { ok: true; body: Record<string, unknown> } | { ok: false; status: number; message: string };
 
@@ -19,7 +19,8 @@ function isPositiveInteger(value: unknown): boolean {
 }
 
 /** `count`: Anthropic's count_tokens, which takes a model call's body without max_tokens. */
-export function checkModelRequest(dialect: Dialect, record: RecordedRequest, requireKey = true, purpose: 'call' | 'count' = 'call'): CheckResult {
+export function checkModelRequest(wire: Wire, record: RecordedRequest, requireKey = true, purpose: 'call' | 'count' = 'call'): CheckResult {
+  const dialect: Dialect = wire === 'messages' ? 'anthropic' : 'openai';
   if (record.credential === null && requireKey) {
     return {
       ok: false,
@@ -38,13 +39,17 @@ export function checkModelRequest(dialect: Dialect, record: RecordedRequest, req
   if (typeof fields.model !== 'string' || fields.model === '') {
     return { ok: false, status: 400, message: 'model: Field required' };
   }
-  if (!Array.isArray(fields.messages)) {
+  if (wire === 'responses') {
+    if (fields.input !== undefined && typeof fields.input !== 'string' && !Array.isArray(fields.input)) {
+      return { ok: false, status: 400, message: "Invalid type for 'input': expected a string or an array of input items." };
+    }
+  } else if (!Array.isArray(fields.messages)) {
     return { ok: false, status: 400, message: 'messages: Field required' };
   }
   if (dialect === 'anthropic' && purpose === 'call' && fields.max_tokens === undefined) {
     return { ok: false, status: 400, message: 'max_tokens: Field required' };
   }
-  for (const name of ['max_tokens', 'max_completion_tokens']) {
+  for (const name of ['max_tokens', 'max_completion_tokens', 'max_output_tokens']) {
     const value = fields[name];
     if (value !== undefined && value !== null && !isPositiveInteger(value)) {
       return { ok: false, status: 400, message: `${name}: must be a positive integer` };

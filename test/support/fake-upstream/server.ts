@@ -7,7 +7,7 @@ import { IdSource } from './ids.js';
 import { ANTHROPIC_MODELS_JSON, OPENAI_MODELS_JSON } from './models-list.js';
 import { checkModelRequest, credentialOf } from './request-checks.js';
 import { Responder } from './responder.js';
-import type { Behavior, FakeUpstream, FakeUpstreamOptions, OkBehavior, RecordedRequest } from './types.js';
+import type { Behavior, FakeFormats, FakeUpstream, FakeUpstreamOptions, OkBehavior, RecordedRequest, Wire } from './types.js';
 import { countInputTokens, DEFAULT_OUTPUT_TOKENS } from './usage.js';
 
 function noop(): void {}
@@ -27,6 +27,20 @@ function dialectOf(path: string): Dialect {
   return path.startsWith('/anthropic/') ? 'anthropic' : 'openai';
 }
 
+/** The model-call path of each format. */
+const MODEL_PATHS: Record<string, Wire> = {
+  '/v1/chat/completions': 'chat',
+  '/anthropic/v1/messages': 'messages',
+  '/v1/responses': 'responses',
+};
+
+/** The formats a `formats` option speaks. */
+function spoken(formats: FakeFormats): ReadonlySet<Wire> {
+  if (formats === 'all') return new Set(['chat', 'messages', 'responses']);
+  if (formats === 'both') return new Set(['chat', 'messages']);
+  return new Set([formats]);
+}
+
 function pathOf(url: string): string {
   const q = url.indexOf('?');
   return q === -1 ? url : url.slice(0, q);
@@ -37,8 +51,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const defaultBehavior: OkBehavior = options.defaultBehavior ?? { kind: 'ok' };
   const recordRequests = options.recordRequests ?? true;
   const requireKey = options.requireKey ?? true;
-  const formats = options.formats ?? 'both';
-  const speaks = (dialect: Dialect) => formats === 'both' || (formats === 'chat') === (dialect === 'openai');
+  const formats = spoken(options.formats ?? 'all');
+  // Model lists and token counts belong to a provider: OpenAI's to one speaking Chat or Responses.
+  const speaksDialect = (dialect: Dialect) => (dialect === 'anthropic' ? formats.has('messages') : formats.has('chat') || formats.has('responses'));
   const requests: RecordedRequest[] = [];
   const queue: Behavior[] = [];
   const requestWaiters: { count: number; resolve: () => void }[] = [];
@@ -47,9 +62,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   let closing = false;
   const ids = new IdSource();
 
-  function modelRequest(reply: Reply, record: RecordedRequest): void {
+  function modelRequest(reply: Reply, record: RecordedRequest, wire: Wire): void {
     const { dialect } = reply;
-    const check = checkModelRequest(dialect, record, requireKey);
+    const check = checkModelRequest(wire, record, requireKey);
     if (!check.ok) {
       const code = check.status === 401 ? 'invalid_api_key' : null;
       return sendJson(reply, check.status, errorBody(dialect, check.status, check.message, code));
@@ -65,7 +80,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendJson(reply, behavior.status, body, behavior.headers);
     }
     const wanted = behavior.kind === 'ok' ? (behavior.outputTokens ?? DEFAULT_OUTPUT_TOKENS) : DEFAULT_OUTPUT_TOKENS;
-    const answer = buildAnswer(dialect, check.body, wanted, ids);
+    const answer = buildAnswer(wire, check.body, wanted, ids, behavior.kind === 'ok' ? behavior : undefined);
     switch (behavior.kind) {
       case 'ok':
         void answerOk(reply, answer, behavior.eventDelayMs ?? 0);
@@ -84,9 +99,9 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     sendJson(reply, 200, reply.dialect === 'openai' ? OPENAI_MODELS_JSON : ANTHROPIC_MODELS_JSON);
   }
 
-  /** Anthropic's token counting: the input tokens the same body would be billed as a model call. */
-  function countTokens(reply: Reply, record: RecordedRequest): void {
-    const check = checkModelRequest(reply.dialect, record, requireKey, 'count');
+  /** Token counting (Anthropic's count_tokens, OpenAI's responses/input_tokens): the input tokens the same body would be billed as a model call. */
+  function countTokens(reply: Reply, record: RecordedRequest, wire: Wire = 'messages'): void {
+    const check = checkModelRequest(wire, record, requireKey, 'count');
     if (!check.ok) return sendJson(reply, check.status, errorBody(reply.dialect, check.status, check.message));
     const behavior = queue[0];
     if (behavior?.kind === 'error') {
@@ -97,16 +112,17 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body),
       );
     }
-    sendJson(reply, 200, JSON.stringify({ input_tokens: countInputTokens(check.body) }));
+    const tokens = countInputTokens(check.body);
+    sendJson(reply, 200, JSON.stringify(wire === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens }));
   }
 
   function route(record: RecordedRequest, r: Responder): void {
     const { method, path } = record;
     const reply: Reply = { r, dialect: dialectOf(path), requestId: ids.next('req_') };
-    if (speaks(reply.dialect)) {
-      if (method === 'POST' && (path === '/v1/chat/completions' || path === '/anthropic/v1/messages')) {
-        return modelRequest(reply, record);
-      }
+    const wire = method === 'POST' ? MODEL_PATHS[path] : undefined;
+    if (wire !== undefined && formats.has(wire)) return modelRequest(reply, record, wire);
+    if (method === 'POST' && path === '/v1/responses/input_tokens' && formats.has('responses')) return countTokens(reply, record, 'responses');
+    if (speaksDialect(reply.dialect)) {
       if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
       if (method === 'POST' && path === '/anthropic/v1/messages/count_tokens') return countTokens(reply, record);
     }
@@ -174,6 +190,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     url,
     chatCompletionsBaseUrl: `${url}/v1`,
     messagesBaseUrl: `${url}/anthropic`,
+    responsesBaseUrl: `${url}/v1`,
     requests,
     enqueue(...behaviors: Behavior[]) {
       queue.push(...behaviors);

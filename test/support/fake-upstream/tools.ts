@@ -5,7 +5,7 @@
  * calls every tool the choice allows (one only when parallel calls are off),
  * with arguments built from each tool's schema.
  */
-import type { Dialect } from './errors.js';
+import type { Wire } from './types.js';
 import { isObject } from '../../../shared/json.js';
 
 type Json = Record<string, unknown>;
@@ -44,40 +44,46 @@ interface ToolSpec {
   schema: unknown;
 }
 
-function toolsOf(dialect: Dialect, body: Json): ToolSpec[] {
+function toolsOf(wire: Wire, body: Json): ToolSpec[] {
   if (!Array.isArray(body.tools)) return [];
   const out: ToolSpec[] = [];
   for (const t of body.tools) {
     if (!isObject(t)) continue;
-    if (dialect === 'anthropic' && typeof t.name === 'string') out.push({ name: t.name, schema: t.input_schema });
-    else if (dialect === 'openai' && isObject(t.function) && typeof t.function.name === 'string') {
+    if (wire === 'messages' && typeof t.name === 'string') out.push({ name: t.name, schema: t.input_schema });
+    else if (wire === 'responses' && t.type === 'function' && typeof t.name === 'string') out.push({ name: t.name, schema: t.parameters });
+    else if (wire === 'chat' && isObject(t.function) && typeof t.function.name === 'string') {
       out.push({ name: t.function.name, schema: t.function.parameters });
     }
   }
   return out;
 }
 
-function lastTurnIsToolResult(dialect: Dialect, body: Json): boolean {
-  const messages = body.messages as unknown[];
-  const last = messages[messages.length - 1];
+function lastTurnIsToolResult(wire: Wire, body: Json): boolean {
+  const turns = wire === 'responses' ? body.input : body.messages;
+  const last = Array.isArray(turns) ? turns[turns.length - 1] : undefined;
   if (!isObject(last)) return false;
-  if (dialect === 'openai') return last.role === 'tool';
+  if (wire === 'responses') return last.type === 'function_call_output' || last.type === 'custom_tool_call_output';
+  if (wire === 'chat') return last.role === 'tool';
   return last.role === 'user' && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.type === 'tool_result');
 }
 
 /** The tool calls this request gets, or none (a text answer). */
-export function plannedToolCalls(dialect: Dialect, body: Json): PlannedCall[] {
-  const tools = toolsOf(dialect, body);
-  if (tools.length === 0 || lastTurnIsToolResult(dialect, body)) return [];
+export function plannedToolCalls(wire: Wire, body: Json): PlannedCall[] {
+  const tools = toolsOf(wire, body);
+  if (tools.length === 0 || lastTurnIsToolResult(wire, body)) return [];
   const choice = body.tool_choice;
   let named: string | undefined;
   let single = false;
-  if (dialect === 'anthropic') {
+  if (wire === 'messages') {
     if (isObject(choice)) {
       if (choice.type === 'none') return [];
       if (choice.type === 'tool' && typeof choice.name === 'string') named = choice.name;
       single = choice.disable_parallel_tool_use === true;
     }
+  } else if (wire === 'responses') {
+    if (choice === 'none') return [];
+    if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string') named = choice.name;
+    single = body.parallel_tool_calls === false;
   } else {
     if (choice === 'none') return [];
     if (isObject(choice) && isObject(choice.function) && typeof choice.function.name === 'string') named = choice.function.name;

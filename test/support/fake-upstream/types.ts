@@ -11,7 +11,13 @@ export interface RecordedRequest {
   credential: { header: 'authorization' | 'x-api-key'; key: string } | null;
 }
 
-export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number };
+/**
+ * `cachedTokens` and `reasoningTokens` shape the usage of Responses answers
+ * only (OpenAI's `input_tokens_details.cached_tokens`, capped at the input,
+ * and `output_tokens_details.reasoning_tokens`, added to the output with a
+ * reasoning item before the answer).
+ */
+export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number; cachedTokens?: number; reasoningTokens?: number };
 
 export type Behavior =
   | OkBehavior
@@ -26,6 +32,8 @@ export interface FakeUpstream {
   chatCompletionsBaseUrl: string;
   /** `${url}/anthropic` → POST /anthropic/v1/messages */
   messagesBaseUrl: string;
+  /** `${url}/v1` → POST /v1/responses */
+  responsesBaseUrl: string;
   requests: RecordedRequest[];
   /** FIFO, one per accepted model request; an empty queue answers with the default ok behaviour. */
   enqueue(...behaviors: Behavior[]): void;
@@ -38,13 +46,16 @@ export interface FakeUpstream {
   idle(): Promise<void>;
 }
 
-/** Which wire formats the fake speaks: a real provider mostly speaks one. */
-export type FakeFormats = 'both' | 'chat' | 'messages';
+/** A wire format the fake speaks, named as the proxy names them. */
+export type Wire = 'chat' | 'messages' | 'responses';
+
+/** Which wire formats the fake speaks: a real provider mostly speaks one. `both` is Chat Completions and Messages; `all` adds Responses. */
+export type FakeFormats = 'all' | 'both' | Wire;
 
 export interface FakeUpstreamOptions {
   port?: number;
   host?: string;
-  /** 'chat' or 'messages': the other format's paths answer 404, as a provider without that API does (default 'both'). */
+  /** One format (or `both`: Chat and Messages): the other formats' paths answer 404, as a provider without that API does (default 'all'). */
   formats?: FakeFormats;
   /** What an empty queue answers with; `{ kind: 'ok' }` unless given. */
   defaultBehavior?: OkBehavior;

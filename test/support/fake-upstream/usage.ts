@@ -27,6 +27,27 @@ function argumentsLength(args: unknown): number {
   }
 }
 
+/** Text block types: Chat and Messages `text`, Responses `input_text` / `output_text`. */
+const TEXT_BLOCKS = new Set(['text', 'input_text', 'output_text']);
+
+/** A Responses input item: a message's content, a call's name and arguments, a tool output's text. */
+function itemLength(item: Json): number {
+  switch (item.type) {
+    case 'function_call':
+      return (typeof item.name === 'string' ? item.name.length : 0) + argumentsLength(item.arguments);
+    case 'custom_tool_call':
+      return (typeof item.name === 'string' ? item.name.length : 0) + argumentsLength(JSON.stringify({ input: item.input }));
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      return textLength(item.output);
+    case undefined:
+    case 'message':
+      return textLength(item.content);
+    default:
+      return 0;
+  }
+}
+
 /** The characters of a content value: text, tool calls (name and arguments) and tool results, never JSON framing. */
 function textLength(content: unknown): number {
   if (typeof content === 'string') return content.length;
@@ -34,7 +55,7 @@ function textLength(content: unknown): number {
   let total = 0;
   for (const block of content) {
     if (!isObject(block)) continue;
-    if (block.type === 'text' && typeof block.text === 'string') total += block.text.length;
+    if (TEXT_BLOCKS.has(block.type as string) && typeof block.text === 'string') total += block.text.length;
     else if (block.type === 'tool_use' && typeof block.name === 'string') total += block.name.length + argumentsLength(block.input);
     else if (block.type === 'tool_result') total += textLength(block.content);
   }
@@ -67,16 +88,18 @@ function toolLength(tool: unknown): number {
 
 /** Depends only on what the request says, not on which format says it: the same conversation costs the same in both. */
 export function countInputTokens(body: Record<string, unknown>): number {
-  let chars = textLength(body.system);
+  let chars = textLength(body.system) + textLength(body.instructions);
+  if (typeof body.input === 'string') chars += body.input.length;
+  else if (Array.isArray(body.input)) for (const item of body.input) if (isObject(item)) chars += itemLength(item);
   if (Array.isArray(body.messages)) for (const message of body.messages) if (isObject(message)) chars += messageLength(message);
   if (Array.isArray(body.tools)) for (const tool of body.tools) chars += toolLength(tool);
   return Math.max(1, Math.ceil(chars / 4));
 }
 
-/** The smallest of `max_tokens` / `max_completion_tokens` that the request gave, or undefined. */
+/** The smallest of `max_tokens` / `max_completion_tokens` / `max_output_tokens` that the request gave, or undefined. */
 export function requestTokenLimit(body: Record<string, unknown>): number | undefined {
   let limit: number | undefined;
-  for (const value of [body.max_tokens, body.max_completion_tokens]) {
+  for (const value of [body.max_tokens, body.max_completion_tokens, body.max_output_tokens]) {
     if (typeof value === 'number' && (limit === undefined || value < limit)) limit = value;
   }
   return limit;

@@ -1,0 +1,99 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import { count, isObject, parseJson, type Json } from './json.js';
+
+/**
+ * The tokens and searches one answer used, in a shape no format owns, so
+ * one price list prices them all. `inputTokens` excludes every cached token
+ * (read or written); `outputTokens` includes reasoning tokens (they are
+ * billed as output), which `reasoningTokens` repeats for reports.
+ */
+export interface NeutralUsage {
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  webSearchRequests: number;
+}
+
+/** Each `web_search_call` output item is one search the provider bills. */
+function webSearches(output: unknown): number {
+  if (!Array.isArray(output)) return 0;
+  let n = 0;
+  for (const item of output) if (isObject(item) && item.type === 'web_search_call') n++;
+  return n;
+}
+
+/**
+ * A Responses answer object (the JSON body, or the `response` of a final
+ * stream event) → its usage; undefined when it reports none. OpenAI's
+ * `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`);
+ * the Responses API reports no cache writes.
+ */
+export function usageFromResponse(response: unknown): NeutralUsage | undefined {
+  if (!isObject(response) || !isObject(response.usage)) return undefined;
+  const u = response.usage;
+  const inputDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
+  const outputDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
+  const input = count(u.input_tokens);
+  const cached = Math.min(count(inputDetails.cached_tokens), input);
+  return {
+    inputTokens: input - cached,
+    cacheReadTokens: cached,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: count(u.output_tokens),
+    reasoningTokens: count(outputDetails.reasoning_tokens),
+    webSearchRequests: webSearches(response.output),
+  };
+}
+
+/** The stream events that end an answer; each carries the whole response, usage included. */
+export const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** One parsed stream event → the usage it reports, if it is a final event that has one. */
+export function usageFromEvent(event: unknown): NeutralUsage | undefined {
+  if (!isObject(event) || typeof event.type !== 'string' || !FINAL_EVENTS.has(event.type)) return undefined;
+  return usageFromResponse(event.response);
+}
+
+/**
+ * Reads usage off a Responses stream on the side: fed the provider's bytes
+ * as they pass, it parses only the final event's data (found by its
+ * `event:` name, so the many delta events are never parsed).
+ */
+export class ResponsesStreamUsage {
+  private readonly parser: EventSourceParser;
+  private readonly decoder = new TextDecoder();
+  private found: NeutralUsage | undefined;
+  private final: string | undefined;
+
+  constructor() {
+    this.parser = createParser({
+      onEvent: (e) => {
+        // OpenAI names every event; the data's own `type` is read only for a nameless one.
+        if (e.event !== undefined && !FINAL_EVENTS.has(e.event)) return;
+        const data = parseJson(e.data);
+        const usage = usageFromEvent(data);
+        if (usage) {
+          this.found = usage;
+          this.final = (data as Json).type as string;
+        }
+      },
+    });
+  }
+
+  feed(chunk: Buffer): void {
+    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+  }
+
+  usage(): NeutralUsage | undefined {
+    return this.found;
+  }
+
+  /** Which final event carried the usage (`response.completed`, …), undefined before it came. */
+  finalEvent(): string | undefined {
+    return this.final;
+  }
+}
