@@ -64,7 +64,7 @@ export async function alert_event_list(q: Queryable, workspaceId: string, limit:
                         FROM alert_deliveries d JOIN alert_endpoints a ON a.id = d.endpoint_id WHERE d.event_id = e.id), '[]'::json) AS deliveries
        FROM alert_events e
       WHERE e.workspace_id = $1
-      ORDER BY e.created_at DESC, e.id
+      ORDER BY e.created_at DESC, e.type, (e.payload->>'threshold_percent')::int DESC, e.id
       LIMIT $2`,
     [workspaceId, limit],
   );

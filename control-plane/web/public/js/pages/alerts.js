@@ -63,7 +63,7 @@ export async function alertsPage(section, s) {
         field('Alert when the balance falls below (USD)', threshold),
         h('button', { type: 'submit' }, 'Save threshold'),
       ),
-      h('h2', {}, 'Webhooks'),
+      h('h2', { class: 'spaced' }, 'Webhooks'),
       settings.webhooks.length
         ? h(
             'ul',
@@ -108,7 +108,7 @@ export async function alertsPage(section, s) {
             e.preventDefault();
             error.clear();
             try {
-              const created = await busy(settingsCard, () => api(`${base}/webhooks`, { body: { url: url.value } }));
+              const created = await busy(settingsCard, () => api(`${base}/webhooks`, { method: 'POST', body: { url: url.value } }));
               drawSettings(await api(base));
               settingsCard.append(
                 h(
@@ -136,13 +136,12 @@ export async function alertsPage(section, s) {
           'tr',
           {},
           h('td', { class: 'num' }, when(e.created_at)),
-          h('td', {}, EVENT_LABEL[e.type] ?? e.type),
+          h('td', {}, EVENT_LABEL[e.type] ?? e.type, h('span', { class: 'hint block mono', title: `Event id ${e.id}` }, `${e.id.slice(0, 8)}…`)),
           h('td', {}, eventSummary(e)),
           h('td', { class: 'mono' }, d ? d.url : '—'),
           h('td', {}, d ? badge(d.status, STATUS_KIND[d.status]) : 'no webhook'),
           h('td', { class: 'num' }, d ? String(d.attempts) : '—'),
           h('td', {}, d?.last_error ?? (d?.last_status ? String(d.last_status) : '—')),
-          h('td', { class: 'mono' }, e.id),
         ),
       ),
     );
@@ -150,7 +149,7 @@ export async function alertsPage(section, s) {
       eventsCard,
       h('h2', {}, 'Alerts sent'),
       rows.length
-        ? table('Alert events', ['Time', 'Alert', 'What happened', 'Webhook', 'Delivery', 'Attempts', 'Last answer', 'Event id'], rows)
+        ? table('Alert events', ['Time', 'Alert (event id)', 'What happened', 'Webhook', 'Delivery', 'Attempts', 'Last answer'], rows)
         : h('p', { class: 'empty' }, 'No alert yet.'),
     );
   };
