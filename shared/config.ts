@@ -29,6 +29,20 @@ export interface Config {
   proxy: ProxySettings;
   /** Operations (docs/operations.md). */
   ops: OpsSettings;
+  /** Money alert webhooks (docs/console.md). */
+  alerts: AlertSettings;
+}
+
+export interface AlertSettings {
+  /** ALERTS_ALLOW_PRIVATE_URLS: webhook URLs may be http and reach loopback or private addresses (on-premises receivers, tests). */
+  allowPrivateUrls: boolean;
+  /** How often the delivery loop looks for due deliveries. */
+  pollMs: number;
+  /** First retry after this long, doubling per failed attempt up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** One delivery attempt may take this long (connect to the end of the answer's headers). */
+  timeoutMs: number;
 }
 
 export interface OpsSettings {
@@ -204,6 +218,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     serviceName: env.OTEL_SERVICE_NAME || undefined,
   };
 
+  const alerts: AlertSettings = {
+    allowPrivateUrls: flag('ALERTS_ALLOW_PRIVATE_URLS', false),
+    pollMs: positiveInt('ALERTS_POLL_MS', 1_000),
+    retryBaseMs: positiveInt('ALERTS_RETRY_BASE_MS', 10_000),
+    retryMaxMs: positiveInt('ALERTS_RETRY_MAX_MS', 3_600_000),
+    timeoutMs: positiveInt('ALERTS_TIMEOUT_MS', 10_000),
+  };
+
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
@@ -226,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     secretsKey: secretsKey ?? undefined,
     proxy,
     ops,
+    alerts,
   };
 }
 

@@ -9,6 +9,7 @@ import { SignIn } from './session.js';
 import { ssoSettingsBody } from './sso-settings.js';
 import { newMember, newTeam } from './teams.js';
 import { requestsQuery, summaryQuery } from './usage.js';
+import { alertEventsQuery, alertSettingsBody, newWebhookBody } from './alerts.js';
 import { credit } from './workspaces.js';
 
 /** What the router cannot tell about an operation; keyed by the handler's function name. */
@@ -66,6 +67,11 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     query: summaryQuery,
   },
   listUsageRequests: { summary: "The workspace's requests, newest first, paged (JSON or CSV)", tag: 'usage', query: requestsQuery },
+  showAlerts: { summary: 'Money alerts: the balance threshold and the webhooks (never their secrets)', tag: 'alerts' },
+  setAlerts: { summary: 'Set or clear the balance threshold', tag: 'alerts', body: alertSettingsBody },
+  addWebhook: { summary: 'Add an alert webhook (its signing secret is shown once)', tag: 'alerts', status: 201, body: newWebhookBody },
+  removeWebhook: { summary: 'Remove an alert webhook and its pending deliveries', tag: 'alerts', status: 204 },
+  listEvents: { summary: 'Alert events, newest first, with each delivery’s status', tag: 'alerts', query: alertEventsQuery },
   showOpenApi: { summary: 'This document', tag: 'meta' },
 };
 

@@ -9,6 +9,7 @@ import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
 import { usagePage } from './pages/usage.js';
+import { alertsPage } from './pages/alerts.js';
 
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
@@ -20,6 +21,7 @@ const ROUTES = [
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
   { path: /^\/settings\/audit$/, nav: 'audit', title: 'Audit log', page: auditPage, admin: true },
+  { path: /^\/settings\/alerts$/, nav: 'alerts', title: 'Money alerts', page: alertsPage, admin: true },
 ];
 
 const NAV = [
@@ -32,6 +34,7 @@ const NAV = [
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },
   { id: 'sso', href: '#/settings/sso', label: 'SSO', admin: true },
   { id: 'audit', href: '#/settings/audit', label: 'Audit log', admin: true },
+  { id: 'alerts', href: '#/settings/alerts', label: 'Alerts', admin: true },
 ];
 
 const WORKSPACE_KEY = 'tollgate.workspace';
