@@ -205,7 +205,7 @@ describe('translation property: Chat Completions requests → Messages → back'
     fc.assert(
       fc.property(chatRequest, (body) => {
         const messages = JSON.stringify({ ...chatToMessages.request(call(body), MODEL), model: MODEL.alias });
-        const back = messagesRequestToChat(parseCall('messages', Buffer.from(messages), { 'anthropic-version': '2023-06-01' }), MODEL);
+        const back = messagesRequestToChat(parseCall('messages', Buffer.from(messages), { 'anthropic-version': '2023-06-01' }), MODEL).request;
         const expected = normalized(JSON.parse(JSON.stringify(body)) as Json);
         expected.model = MODEL.upstream_model;
         // A Chat stream reports usage only when asked; the proxy always asks.
