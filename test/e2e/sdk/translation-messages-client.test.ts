@@ -194,7 +194,13 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
 
   it('countTokens refuses what the call would refuse, and checks the key and the model like a call', async () => {
     const refused = await client.messages
-      .countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'prefill' }] })
+      .countTokens({
+        model: 'tg/gpt-direct',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'prefill' },
+        ],
+      })
       .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(Anthropic.BadRequestError);
     expect((refused as Error).message).to.include('messages.1');
