@@ -235,7 +235,15 @@ function chatTools(tools: unknown, out: Json, dropped: Dropped): Json[] {
   return list;
 }
 
-function chatToolChoice(choice: unknown, out: Json, dropped: Dropped): void {
+/** The names of the Anthropic-defined tools chatTools dropped: a choice naming one is dropped with them. */
+function droppedToolNames(tools: unknown): Set<string> {
+  const names = new Set<string>();
+  if (Array.isArray(tools))
+    for (const t of tools) if (isObject(t) && given(t.type) && t.type !== 'custom' && typeof t.name === 'string') names.add(t.name);
+  return names;
+}
+
+function chatToolChoice(choice: unknown, out: Json, dropped: Dropped, droppedTools: Set<string>): void {
   if (!isObject(choice)) throw invalidInput('tool_choice: must be an object.');
   const names = new Set(Array.isArray(out.tools) ? out.tools.map((t: Json) => (t.function as Json).name) : []);
   switch (choice.type) {
@@ -251,7 +259,7 @@ function chatToolChoice(choice: unknown, out: Json, dropped: Dropped): void {
     case 'tool':
       if (typeof choice.name !== 'string') throw invalidInput('tool_choice.name: must be a string.');
       // A tool dropped above (a server tool) cannot be forced: the model chooses among those left.
-      if (names.has(choice.name)) out.tool_choice = { type: 'function', function: { name: choice.name } };
+      if (names.has(choice.name) || !droppedTools.has(choice.name)) out.tool_choice = { type: 'function', function: { name: choice.name } };
       else dropped.add('tool_choice');
       break;
     default:
@@ -395,7 +403,7 @@ export function chatRequest(call: ParsedCall, model: ModelConfig, options: Trans
     }
   }
   const reasoningKept = reasoningEffort(body, options.reasoning === true, out, dropped);
-  if (given(body.tool_choice)) chatToolChoice(body.tool_choice, out, dropped);
+  if (given(body.tool_choice)) chatToolChoice(body.tool_choice, out, dropped, droppedToolNames(body.tools));
   dropBetas(options.betas ?? [], reasoningKept, dropped);
   return { request: out, dropped: [...dropped] };
 }

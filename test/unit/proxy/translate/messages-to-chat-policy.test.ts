@@ -182,6 +182,10 @@ describe('translation policy, Messages client → Chat Completions provider', ()
     expect(any.request).to.not.have.property('tools');
     expect(any.request).to.not.have.property('tool_choice');
     expect(any.dropped).to.deep.equal(['tool_choice']);
+    // A name that is no tool at all is the client's mistake, for the provider to answer, not a drop.
+    const unknown = translate({ tools, tool_choice: { type: 'tool', name: 'g' } });
+    expect(unknown.request.tool_choice).to.deep.equal({ type: 'function', function: { name: 'g' } });
+    expect(unknown.dropped).to.deep.equal([]);
     // auto without tools changes nothing: removed, not named.
     expect(translate({ tools: [tools[0]], tool_choice: { type: 'auto' } }).dropped).to.deep.equal([]);
   });
