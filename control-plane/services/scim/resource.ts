@@ -1,6 +1,6 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { Email, User } from '../domain.js';
-import type { UserFields } from '../stores/users.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { Email, User } from '../../domain.js';
+import type { UserFields } from '../../stores/users.js';
 import { booleanValue, emailList, isObject, lowerKeys, MAX_FORMATTED, optionalString, userNameValue } from './values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';

@@ -1,5 +1,5 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { EmailFilter, EmailText, TextField, TextOp, UserFilter } from '../stores/users-filter.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { EmailFilter, EmailText, TextField, TextOp, UserFilter } from '../../stores/users-filter.js';
 
 /**
  * RFC 7644 §3.4.2.2 filters on Users, parsed into the typed filter the

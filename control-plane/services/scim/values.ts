@@ -1,5 +1,5 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { Email } from '../domain.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { Email } from '../../domain.js';
 
 /**
  * Value checks shared by create, replace and PATCH. Limits keep every value
