@@ -8,6 +8,7 @@ import { membership_find, membership_insert, membership_set_status } from '../..
 import { session_revoke_all_for_user } from '../../stores/sessions.js';
 import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../../stores/users.js';
 import { parseFilter } from './filter.js';
+import { isLastActiveOwner, refuseLastOwner } from './owners.js';
 import { applyPatch } from './patch.js';
 import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
@@ -148,12 +149,15 @@ async function updateLocked(
   next: (current: User) => MutableUser,
 ): Promise<User> {
   assertId(id);
-  return deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx): Promise<{ saved: User } | { lastOwner: User }> => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
     const after = next(current);
-    return saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how);
+    if (current.active && !after.active && (await isLastActiveOwner(tx, orgId, id))) return { lastOwner: current };
+    return { saved: await saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how) };
   });
+  if ('lastOwner' in outcome) return refuseLastOwner(deps, outcome.lastOwner, how);
+  return outcome.saved;
 }
 
 /**
@@ -187,9 +191,10 @@ export async function patchUser(deps: ControlPlaneDeps, orgId: string, id: strin
 export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   assertId(id);
   const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
+  const lastOwner = await deps.db.transaction(async (tx): Promise<User | undefined> => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
+    if (await isLastActiveOwner(tx, orgId, id)) return current;
     await user_delete(tx, orgId, id);
     await change_feed_publish(tx, 'user', id);
     await audit_insert(tx, {
@@ -201,5 +206,7 @@ export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: stri
       detail: { user_name: current.user_name },
       now,
     });
+    return undefined;
   });
+  if (lastOwner) await refuseLastOwner(deps, lastOwner, 'delete');
 }
