@@ -29,6 +29,19 @@ export interface Config {
   proxy: ProxySettings;
   /** Operations (docs/operations.md). */
   ops: OpsSettings;
+  /** Abuse limits of the control plane (docs/security.md). */
+  limits: LimitSettings;
+}
+
+export interface LimitSettings {
+  /** SCIM_SEARCH_TIMEOUT_MS: a SCIM search's statement time limit on PostgreSQL. */
+  scimSearchTimeoutMs: number;
+  /** SCIM_RATE_LIMIT_PER_MINUTE: SCIM requests per organization (per control-plane replica). */
+  scimPerMinute: number;
+  /** AUTH_RATE_LIMIT_PER_IP_PER_MINUTE: SSO login starts and session exchanges per client address. */
+  authPerIpPerMinute: number;
+  /** AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE: SSO login starts per organization. */
+  authPerOrgPerMinute: number;
 }
 
 export interface OpsSettings {
@@ -204,6 +217,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     serviceName: env.OTEL_SERVICE_NAME || undefined,
   };
 
+  const limits: LimitSettings = {
+    scimSearchTimeoutMs: positiveInt('SCIM_SEARCH_TIMEOUT_MS', 5_000),
+    scimPerMinute: positiveInt('SCIM_RATE_LIMIT_PER_MINUTE', 1_200),
+    authPerIpPerMinute: positiveInt('AUTH_RATE_LIMIT_PER_IP_PER_MINUTE', 30),
+    authPerOrgPerMinute: positiveInt('AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE', 300),
+  };
+
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
@@ -226,6 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     secretsKey: secretsKey ?? undefined,
     proxy,
     ops,
+    limits,
   };
 }
 
