@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
 import { createRequestLimiter } from './rate-limit.js';
 
@@ -11,16 +11,21 @@ import { createRequestLimiter } from './rate-limit.js';
  * and, for SSO, per organization slug. Refusals are 429 problem+json with
  * `retry-after`, raised before the SSO pages' HTML handler.
  */
-export function createAuthLimits(deps: ControlPlaneDeps) {
+export interface AuthLimits {
+  ssoStart: Middleware;
+  sessionExchange: Middleware;
+}
+
+export function createAuthLimits(deps: ControlPlaneDeps): AuthLimits {
   const perIp = createRequestLimiter(deps.config.limits.authPerIpPerMinute, 'sign-in attempts from this address');
   const perOrg = createRequestLimiter(deps.config.limits.authPerOrgPerMinute, 'sign-in attempts for this organization');
   return {
-    async ssoStart(ctx: Context, next: Next): Promise<void> {
+    ssoStart: async function limitSsoStart(ctx: Context, next: Next): Promise<void> {
       await perIp.take(`ip:${ctx.ip}`);
       await perOrg.take(`org:${String(ctx.params.org_slug).toLowerCase()}`);
       await next();
     },
-    async sessionExchange(ctx: Context, next: Next): Promise<void> {
+    sessionExchange: async function limitSessionExchange(ctx: Context, next: Next): Promise<void> {
       await perIp.take(`ip:${ctx.ip}`);
       await next();
     },
