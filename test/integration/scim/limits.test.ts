@@ -49,7 +49,8 @@ describeEachStore('SCIM: abuse limits', (store) => {
         expect(res.status, JSON.stringify(res.body)).to.equal(400);
         expect(res.body.scimType).to.equal('tooMany');
         expect(res.body.detail).to.match(/took more than 1 ms/);
-        expect((await s.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "bulk7@example.test"')}`)).status).to.equal(200);
+        // The cut-off left no connection in a bad state (a read outside the search's time limit, so it cannot itself time out).
+        expect((await s.scim('GET', `/Users/${s.org.owner_user_id}`)).status).to.equal(200);
       });
     }
   });
