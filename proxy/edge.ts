@@ -20,6 +20,7 @@ import { costMicros, estimateInputTokens } from './money.js';
 import { rateLimitHeaders, type RateLimits } from './rate-limits.js';
 import { estimateCountTokens } from './translate/count-tokens.js';
 import { newRequestId } from './request-id.js';
+import { unroutedCall } from './unrouted.js';
 import { errorBody, type WireFormat } from './wire-errors.js';
 
 export interface EdgeDeps {
@@ -320,13 +321,15 @@ export function createEdgeHandler(deps: EdgeDeps) {
       return;
     }
     const r = route(path);
-    const format: WireFormat = r?.format ?? (path.includes('/anthropic/') ? 'messages' : 'chat');
-    obs.format = format;
     if (!r) {
-      sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      const unrouted = unroutedCall(req.method, path, req.headers, config.edgeBaseUrl);
+      obs.format = unrouted.format;
+      sendError(res, unrouted.format, unrouted.error, { 'x-request-id': requestId });
       deps.observe.end(obs, res.statusCode);
       return;
     }
+    const format: WireFormat = r.format;
+    obs.format = format;
     obs.route = r.action;
     const method = r.action === 'models' ? 'GET' : 'POST';
     if (req.method !== method) {
