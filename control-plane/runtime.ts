@@ -59,8 +59,10 @@ export async function startControlPlane(
         closing = true;
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
-          // Proxies hold change streams open for good, so close() alone would
-          // wait forever: idle sockets go now, requests in flight get a grace period.
+          // Proxies hold change streams open for good: those end now (the
+          // proxies reconnect), idle sockets go now, and only requests in
+          // flight get the grace period.
+          controlPlane.endChangeStreams();
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), graceMs).unref();
         });
