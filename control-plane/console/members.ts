@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { parseValid, readValid } from '../http/body.js';
-import { changeMemberRole, listMembers } from '../services/orgs/members.js';
+import { changeMemberRole, listMembers, revokePersonalKeys } from '../services/orgs/members.js';
 import { listAudit } from '../services/orgs/audit.js';
 import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
@@ -30,6 +30,10 @@ export function membersRoutes(deps: ControlPlaneDeps): Router {
     assertOwnOrg(auth, ctx.params.org_id);
     const { role } = await readValid(ctx, roleChange);
     ctx.body = await changeMemberRole(deps, auth, ctx.params.org_id, ctx.params.user_id, role);
+  });
+
+  router.post('/v1/orgs/:org_id/members/:user_id/revoke-personal-keys', session, async function revokeMembersPersonalKeys(ctx: Context) {
+    ctx.body = await revokePersonalKeys(deps, authOf(ctx), ctx.params.org_id, ctx.params.user_id);
   });
 
   router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {

@@ -65,6 +65,15 @@ export async function api_key_revoke_personal_in_team(q: Queryable, teamId: stri
   );
 }
 
+/** Every live personal key a user owns in an org, in all its teams: an admin's clean-up after deprovisioning. */
+export async function api_key_revoke_personal_of_user(q: Queryable, orgId: string, ownerUserId: string, now: Date): Promise<ApiKey[]> {
+  return q.query<ApiKey>(
+    `UPDATE api_keys SET revoked_at = $3
+      WHERE org_id = $1 AND owner_user_id = $2 AND kind = 'personal' AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [orgId, ownerUserId, now],
+  );
+}
+
 /** What the proxy needs to decide on a key, in integer micro-dollars (floored: never more than there is). */
 export type KeyResolutionRow = Pick<
   ApiKey,
