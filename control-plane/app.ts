@@ -60,6 +60,6 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
         server.once('error', reject);
       });
     },
-    endChangeStreams: internal.endChangeStreams,
+    endChangeStreams: () => internal.endChangeStreams(),
   };
 }

@@ -10,6 +10,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { createControlPlaneMetrics, instrumentDatabase } from './metrics.js';
+import { staleGrantWarnings } from './services/workspaces/teams.js';
 
 export interface RunningControlPlane {
   server: Server;
@@ -35,6 +36,7 @@ export async function startControlPlane(
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    for (const line of await staleGrantWarnings(db, config.models)) process.stderr.write(`${line}\n`);
     const localSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
     const registry = config.ops.metricsEnabled ? (options.registry ?? createMetricsRegistry()) : undefined;
     const raw = db;

@@ -9,7 +9,26 @@ import { listAudit } from '../services/orgs/audit.js';
 import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
 export const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
-export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
+export const auditQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    /** `key.revoke`, or a family: `key.` */
+    action: z
+      .string()
+      .regex(/^[a-z_]+(\.[a-z_]+)*\.?$/, 'an action like key.revoke, or a family like key.')
+      .optional(),
+    /** `user:<id>`, `scim` or `system`, as the rows show it. */
+    actor: z.string().min(1).max(200).optional(),
+    since: z.iso
+      .datetime({ offset: true })
+      .transform((s) => new Date(s))
+      .optional(),
+    until: z.iso
+      .datetime({ offset: true })
+      .transform((s) => new Date(s))
+      .optional(),
+  })
+  .strict();
 
 /** Settings → Members and the org's audit trail: /v1/orgs/:org_id/members, /v1/orgs/:org_id/audit */
 /*
@@ -39,8 +58,8 @@ export function membersRoutes(deps: ControlPlaneDeps): Router {
   router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {
     const auth = authOf(ctx);
     assertOrgAdmin(auth, ctx.params.org_id);
-    const { limit } = parseValid(auditQuery, ctx.query);
-    ctx.body = await listAudit(deps, auth, ctx.params.org_id, limit);
+    const { limit, ...filter } = parseValid(auditQuery, ctx.query);
+    ctx.body = await listAudit(deps, auth, ctx.params.org_id, limit, filter);
   });
 
   return router;

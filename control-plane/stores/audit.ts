@@ -34,10 +34,30 @@ export interface AuditRow {
   created_at: Date;
 }
 
-export async function audit_list(q: Queryable, orgId: string, limit = 100): Promise<AuditRow[]> {
+export interface AuditFilter {
+  /** An exact action (`key.revoke`) or a family ending in a dot (`key.`). */
+  action?: string | undefined;
+  actor?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+}
+
+export async function audit_list(q: Queryable, orgId: string, limit = 100, filter: AuditFilter = {}): Promise<AuditRow[]> {
+  const params: unknown[] = [orgId];
+  let where = 'org_id = $1';
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where += ` AND ${sql(`$${params.length}`)}`;
+  };
+  if (filter.action?.endsWith('.')) add((p) => `starts_with(action, ${p})`, filter.action);
+  else if (filter.action) add((p) => `action = ${p}`, filter.action);
+  if (filter.actor) add((p) => `actor = ${p}`, filter.actor);
+  if (filter.since) add((p) => `created_at >= ${p}`, filter.since);
+  if (filter.until) add((p) => `created_at < ${p}`, filter.until);
+  params.push(limit);
   return q.query<AuditRow>(
     `SELECT id, actor, action, target_type, target_id, detail, created_at FROM audit_log
-      WHERE org_id = $1 ORDER BY id DESC LIMIT $2`,
-    [orgId, limit],
+      WHERE ${where} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
   );
 }
