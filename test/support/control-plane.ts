@@ -18,7 +18,12 @@ export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 export function testConfig(env: NodeJS.ProcessEnv = {}): Config {
   // A fixed sealing key so tests never write DATA_DIR/secrets.key; pass SECRETS_KEY: '' to test without one.
-  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...env }, 'all');
+  // The test IdP listens on loopback over http: SSO tests run with private issuers allowed, and the
+  // tests of that guard turn it off (SSO_ALLOW_PRIVATE_ISSUERS: 'false').
+  return loadConfig(
+    { MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, SSO_ALLOW_PRIVATE_ISSUERS: 'true', ...env },
+    'all',
+  );
 }
 
 export interface TestControlPlane {
