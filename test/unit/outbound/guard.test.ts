@@ -6,7 +6,22 @@ import { createGuardedDispatcher, isPrivateAddress, urlRefusal } from '../../../
 
 describe('outbound guard', () => {
   it('isPrivateAddress: loopback, private, link-local, unique-local, unspecified and mapped forms; public addresses pass', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.0.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '[::1]']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.0.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '100.64.0.1',
+      '::1',
+      '::',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '[::1]',
+    ]) {
       expect(isPrivateAddress(a), a).to.equal(true);
     }
     for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', 'example.com']) expect(isPrivateAddress(a), a).to.equal(false);
