@@ -34,7 +34,12 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   signInWithToken: { summary: 'Trade a console token for a session cookie', tag: 'session', status: 204, body: SignIn },
   logout: { summary: 'End this session', tag: 'session', status: 204 },
   showMe: { summary: 'The signed-in user, their organizations and roles', tag: 'session' },
-  startSsoLogin: { summary: "Start an SSO sign-in at the organization's identity provider (redirect)", tag: 'sso', status: 302 },
+  showSsoLogin: { summary: 'The sign-in link: an HTML page whose button starts the SSO sign-in', tag: 'sso' },
+  startSsoLogin: {
+    summary: "Start an SSO sign-in at the organization's identity provider (same-origin form POST; redirect)",
+    tag: 'sso',
+    status: 303,
+  },
   finishSsoLogin: { summary: 'The identity provider returns here; sets the session cookie (redirect)', tag: 'sso', status: 302 },
   listOrgMembers: { summary: "The organization's members", tag: 'members' },
   changeRole: { summary: "Change a member's role", tag: 'members', body: roleChange },
