@@ -96,7 +96,11 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
         asked.lookups.push(hash);
         return Promise.resolve(answers.lookup ?? { kind: 'unknown' });
       },
-    } as unknown as EdgeDeps['keys'],
+      invalidate: () => undefined,
+      clear: () => undefined,
+      size: () => 0,
+      stats: { hit: 0, miss: 0, stale: 0, unavailable: 0 },
+    },
     limits: {
       admit(keyId, rpm, tpm, tokens) {
         asked.limits.push({ keyId, rpm, tpm, tokens });
