@@ -40,17 +40,18 @@ export function parseAnswer<S extends z.ZodType>(schema: S, text: string, what: 
  * answer is checked against the wire contract; that costs a parse per key
  * cache miss, per usage batch and per change event, never per proxied call.
  */
+/** Function properties: the settlement watch wraps them one by one, taken off the object. */
 export interface ControlPlaneClient {
-  resolveKey(keyHash: string): Promise<KeyResolution>;
+  resolveKey: (keyHash: string) => Promise<KeyResolution>;
   /** One result per report, in order. */
-  reportUsage(reports: UsageReport[]): Promise<UsageResult[]>;
+  reportUsage: (reports: UsageReport[]) => Promise<UsageResult[]>;
   /** A key's money as committed now (founding a hold account Redis lost); null for a key it does not know. */
-  keyMoney(keyId: string): Promise<KeyMoney | null>;
-  changesAfter(after: number): Promise<ChangePage>;
-  version(): Promise<number>;
+  keyMoney: (keyId: string) => Promise<KeyMoney | null>;
+  changesAfter: (after: number) => Promise<ChangePage>;
+  version: () => Promise<number>;
   /** Opens the push stream; the caller owns the returned body. */
-  openChangeStream(signal: AbortSignal): Promise<Dispatcher.ResponseData['body']>;
-  close(): Promise<void>;
+  openChangeStream: (signal: AbortSignal) => Promise<Dispatcher.ResponseData['body']>;
+  close: () => Promise<void>;
 }
 
 type ChangePage = z.infer<typeof changePageSchema>;
