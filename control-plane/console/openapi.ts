@@ -33,7 +33,8 @@ interface OperationNotes {
  */
 export const OPERATIONS: Record<string, OperationNotes> = {
   signInWithToken: { summary: 'Trade a console token for a session cookie', tag: 'session', status: 204, body: SignIn },
-  logout: { summary: 'End this session', tag: 'session', status: 204 },
+  logout: { summary: 'End this session (and the browser sessions traded for it)', tag: 'session', status: 204 },
+  logoutEverywhere: { summary: 'Sign out everywhere: end every session and console token of the caller in the organization', tag: 'session' },
   showMe: { summary: 'The signed-in user, their organizations and roles', tag: 'session' },
   startSsoLogin: { summary: "Start an SSO sign-in at the organization's identity provider (redirect)", tag: 'sso', status: 302 },
   finishSsoLogin: { summary: 'The identity provider returns here; sets the session cookie (redirect)', tag: 'sso', status: 302 },
