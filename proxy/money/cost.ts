@@ -1,7 +1,7 @@
 import { femtosToMicrosCeil } from '../../shared/money-units.js';
 import type { ModelConfig } from '../../shared/models.js';
-import { priceUsage, type ModelPrices } from '../../shared/pricing.js';
-import type { Usage, WireFormat } from '../call.js';
+import { priceUsage, type ModelPrices, type UsageFormat } from '../../shared/pricing.js';
+import type { Usage } from '../call.js';
 
 /**
  * Money on the data plane is integer micro-dollars. Prices are turned into
@@ -56,7 +56,7 @@ const whole = (n: number): number => (Number.isSafeInteger(n) && n > 0 ? n : Num
  * Exact cost of a call's usage (shared/pricing.ts), `format` being the one
  * the provider reported it in: the default price of cache reads depends on it.
  */
-export function callCost(model: ModelConfig, usage: Usage, format: WireFormat): CallCost {
+export function callCost(model: ModelConfig, usage: Usage, format: UsageFormat): CallCost {
   const { costFemtos, savedFemtos } = priceUsage(
     {
       inputTokens: whole(usage.inputTokens),
