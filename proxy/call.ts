@@ -23,8 +23,24 @@ export interface ParsedCall {
   raw: Buffer;
 }
 
-/** The tokens one answer used, as its provider reported them. */
+/**
+ * The tokens and searches one answer used, as its provider reported them,
+ * in a shape no format owns, so one price list prices them all. Every
+ * prompt token is in exactly one of the first four fields: `inputTokens`
+ * excludes cache reads and writes. `outputTokens` includes reasoning tokens
+ * (billed as output), which `reasoningTokens` repeats for reports.
+ */
 export interface Usage {
   inputTokens: number;
+  cacheReadTokens: number;
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
   outputTokens: number;
+  reasoningTokens: number;
+  webSearchRequests: number;
+}
+
+/** A usage of only uncached input and output (an estimate, or a provider that reports nothing else). */
+export function plainUsage(inputTokens: number, outputTokens: number): Usage {
+  return { inputTokens, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens, reasoningTokens: 0, webSearchRequests: 0 };
 }

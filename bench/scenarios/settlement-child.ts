@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '../../shared/logger.js';
+import { plainUsage } from '../../proxy/call.js';
 import { createControlPlaneClient } from '../../proxy/control-plane-client.js';
 import { createMemoryHoldStore } from '../../proxy/money/holds.js';
 import { createHoldKeepAlive } from '../../proxy/money/keep-alive.js';
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
       startedMs: performance.now(),
     };
     metering.admitted(call);
-    metering.settle(call, 256, 12);
+    metering.settle(call, plainUsage(256, 12), 'chat');
   };
   /** Calls arrive in 1 ms slices, as load does; the round ends once the control plane has taken them all. */
   const round = async (seconds: number): Promise<number> => {

@@ -38,8 +38,10 @@ export function observeStep(step: string, s: CallState): void {
     case 'settle':
       if (s.bill?.kind === 'settle') {
         obs.costMicros = s.costMicros;
-        obs.inputTokens = Math.max(1, s.bill.inputTokens);
-        obs.outputTokens = Math.max(0, s.bill.outputTokens);
+        const u = s.bill.usage;
+        // Every prompt token, cached or not: what the provider read.
+        obs.inputTokens = Math.max(1, u.inputTokens + u.cacheReadTokens + u.cacheWrite5mTokens + u.cacheWrite1hTokens);
+        obs.outputTokens = Math.max(0, u.outputTokens);
         obs.settledAt = performance.now();
       }
       return;

@@ -3,23 +3,33 @@ import type { JsonObject } from '../../shared/json.js';
 
 /** A token count as reported: anything but a positive finite number counts as none. */
 export function tokens(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0;
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
 }
 
 /** One stream's usage, read event by event as the provider's SSE events arrive. */
 export interface StreamUsage {
   /** One SSE event's data and name (Chat Completions names none). */
   event(data: string, name: string | undefined): void;
+  /** The final usage, once the event that closes the answer carried it. */
   usage(): Usage | undefined;
-  inputReported(): number | undefined;
+  /**
+   * What the provider had reported so far (Messages says the prompt's split
+   * in `message_start`), output not counted: a stream cut short is billed
+   * this plus the output seen.
+   */
+  reportedSoFar(): Usage | undefined;
   outputSeen(): number;
   finishReasons(): string[];
 }
 
-/** How a wire format reports the tokens an answer used: one per format (formats/chat, formats/messages). */
+/** How a wire format reports the tokens an answer used: one per format (formats/chat, formats/messages, formats/responses). */
 export interface UsageReader {
-  /** A whole answer's top-level `usage` object → the tokens it reports. */
-  fromUsage(u: JsonObject): Usage;
+  /**
+   * A whole answer's top-level `usage` object → the usage it reports. `answer`
+   * parses the whole answer, for a format that counts things outside `usage`
+   * (Responses: its `web_search_call` items); `bytes` lets it look first.
+   */
+  fromAnswer(u: JsonObject, bytes: Buffer, answer: () => JsonObject | undefined): Usage;
   /** A fresh reader for one streamed answer. */
   stream(): StreamUsage;
 }

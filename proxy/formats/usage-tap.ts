@@ -5,13 +5,15 @@ import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, 
 
 /**
  * Reads usage off a response on the side, never changing its bytes.
- * `usage()` is what the upstream reported (undefined if it did not);
- * `outputSeen()` counts generated text seen so far, for a stream cut short.
+ * `usage()` is what the upstream reported (undefined if it did not), read
+ * from the provider's own format, before any translation; `reportedSoFar()`
+ * what a stream had reported before it was cut (the prompt's split) and
+ * `outputSeen()` the generated text seen so far, for a stream cut short.
  */
 export interface UsageTap {
   feed(chunk: Buffer): void;
   usage(): Usage | undefined;
-  inputReported(): number | undefined;
+  reportedSoFar(): Usage | undefined;
   outputSeen(): number;
   /** Why the answer ended (`stop`, `length`, `end_turn`, `tool_use`…), for traces; empty when not seen. */
   finishReasons(): string[];
@@ -108,14 +110,13 @@ class JsonTap implements UsageTap {
         u = this.parseWhole(whole)?.usage;
       }
     } else u = this.parseWhole(whole)?.usage;
-    if (u && typeof u === 'object') {
-      const o = u as Json;
-      this.parsed = FORMATS[this.format].usage.fromUsage(o);
+    if (u && typeof u === 'object' && !Array.isArray(u)) {
+      this.parsed = FORMATS[this.format].usage.fromAnswer(u as Json, whole, () => this.parseWhole(whole));
     }
     return this.parsed;
   }
 
-  inputReported(): number | undefined {
+  reportedSoFar(): Usage | undefined {
     return undefined;
   }
 
@@ -149,7 +150,7 @@ function sseTap(format: WireFormat): UsageTap {
       parser.feed(decoder.decode(chunk, { stream: true }));
     },
     usage: () => reader.usage(),
-    inputReported: () => reader.inputReported(),
+    reportedSoFar: () => reader.reportedSoFar(),
     outputSeen: () => reader.outputSeen(),
     finishReasons: () => reader.finishReasons(),
   };

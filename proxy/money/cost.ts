@@ -1,4 +1,7 @@
+import { femtosToMicrosCeil } from '../../shared/money-units.js';
 import type { ModelConfig } from '../../shared/models.js';
+import { priceUsage, type ModelPrices, type UsageFormat } from '../../shared/pricing.js';
+import type { Usage } from '../call.js';
 
 /**
  * Money on the data plane is integer micro-dollars. Prices are turned into
@@ -22,4 +25,49 @@ export function costMicros(model: ModelConfig, inputTokens: number, outputTokens
  */
 export function estimateInputTokens(bodyBytes: number): number {
   return Math.max(1, Math.ceil(bodyBytes / 3));
+}
+
+/** What one call costs at its model's prices, exactly, and in the micro-dollars holds count in. */
+export interface CallCost {
+  costFemtos: bigint;
+  savedFemtos: bigint;
+  /** The cost rounded up to whole micro-dollars: what the call's hold becomes once it ended. */
+  costMicros: number;
+}
+
+/** The models file's prices (kept in µ$ per million tokens) in the price sheet's USD terms. */
+function sheetOf(model: ModelConfig): ModelPrices {
+  const usd = (micros: number | undefined) => (micros === undefined ? undefined : micros / 1e6);
+  const p = model.prices;
+  return {
+    input_usd_per_mtok: p.input / 1e6,
+    output_usd_per_mtok: p.output / 1e6,
+    cache_read_usd_per_mtok: usd(p.cache_read),
+    cache_write_usd_per_mtok: usd(p.cache_write),
+    cache_write_1h_usd_per_mtok: usd(p.cache_write_1h),
+    web_search_usd_per_request: usd(p.web_search_per_request),
+  };
+}
+
+/** A count a provider reported, as a whole non-negative number (pricing refuses anything else). */
+const whole = (n: number): number => (Number.isSafeInteger(n) && n > 0 ? n : Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+
+/**
+ * Exact cost of a call's usage (shared/pricing.ts), `format` being the one
+ * the provider reported it in: the default price of cache reads depends on it.
+ */
+export function callCost(model: ModelConfig, usage: Usage, format: UsageFormat): CallCost {
+  const { costFemtos, savedFemtos } = priceUsage(
+    {
+      inputTokens: whole(usage.inputTokens),
+      cacheReadTokens: whole(usage.cacheReadTokens),
+      cacheWrite5mTokens: whole(usage.cacheWrite5mTokens),
+      cacheWrite1hTokens: whole(usage.cacheWrite1hTokens),
+      outputTokens: whole(usage.outputTokens),
+      webSearchRequests: whole(usage.webSearchRequests),
+    },
+    sheetOf(model),
+    format,
+  );
+  return { costFemtos, savedFemtos, costMicros: Number(femtosToMicrosCeil(costFemtos)) };
 }

@@ -80,11 +80,13 @@ if ep == -1 and ((not redis.call('HGET', KEYS[1], 'base')) or (hasKey and not re
 end
 purge(KEYS[1], KEYS[2], KEYS[3], now)
 adopt(KEYS[1], ARGV[5], ARGV[6])
-if available(KEYS[1]) < amount then return 1 end
+-- At least one micro-dollar: an account at zero or below admits nothing.
+local need = math.max(1, amount)
+if available(KEYS[1]) < need then return 1 end
 if hasKey then
   purge(KEYS[4], KEYS[5], KEYS[6], now)
   adopt(KEYS[4], ARGV[8], ARGV[9])
-  if available(KEYS[4]) < amount then return 2 end
+  if available(KEYS[4]) < need then return 2 end
 end
 redis.call('HINCRBY', KEYS[1], 'held', amount)
 redis.call('ZADD', KEYS[2], now + ttl, rid)
@@ -158,6 +160,22 @@ end
 return 0
 `;
 
+// KEYS as HOLD; ARGV: rid amount. A call ended: its hold becomes what it cost,
+// on both accounts in one step; a hold already released stays released.
+const RESIZE = `
+local rid, amount = ARGV[1], tonumber(ARGV[2])
+local function resize(m, a)
+  local cur = redis.call('HGET', a, rid)
+  if cur then
+    redis.call('HINCRBY', m, 'held', amount - tonumber(cur))
+    redis.call('HSET', a, rid, amount)
+  end
+end
+resize(KEYS[1], KEYS[3])
+resize(KEYS[4], KEYS[6])
+return 0
+`;
+
 // KEYS as HOLD; ARGV: rid now ttl
 const EXTEND = `${COMMON}
 local rid, now, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -179,6 +197,7 @@ interface HoldCommands {
   tgSeed(...args: (string | number)[]): Promise<number>;
   tgRelease(...args: (string | number)[]): Promise<number>;
   tgExtend(...args: (string | number)[]): Promise<number>;
+  tgResize(...args: (string | number)[]): Promise<number>;
 }
 
 export interface RedisHoldOptions {
@@ -202,6 +221,7 @@ function defineHoldCommands(redis: Redis): HoldCommands {
   redis.defineCommand('tgHold', { numberOfKeys: 7, lua: HOLD });
   redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
   redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
+  redis.defineCommand('tgResize', { numberOfKeys: 6, lua: RESIZE });
   redis.defineCommand('tgBeginEpoch', { numberOfKeys: 1, lua: BEGIN_EPOCH });
   redis.defineCommand('tgReassert', { numberOfKeys: 7, lua: REASSERT });
   redis.defineCommand('tgSeed', { numberOfKeys: 2, lua: SEED });
@@ -331,6 +351,9 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
         s?.keyVersion ?? 0,
         ttlMs,
       );
+    },
+    async resize(requestId, ids, amount) {
+      await commands.tgResize(...keys(ids.workspaceId, ids.keyId), requestId, amount);
     },
     async extend(requestId, ids) {
       await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, now(), ttlMs);

@@ -4,10 +4,14 @@
  * The store keeps, per workspace and per key, the newest money snapshot any
  * proxy has seen (remaining micro-dollars with the database row version it
  * was read at) and the sum of live holds. A hold is admitted only if
- * `snapshot - held >= amount` on both. A hold is released only after its
- * usage is committed in the ledger, together with adopting the snapshot the
- * control plane answered; so every committed cost is either inside the
- * snapshot or still held, and the check never sees more money than exists.
+ * `snapshot - held >= amount` on both (and never when that is zero or
+ * less: an account driven below zero by a call billed above its hold refuses
+ * the next one). When a call ends its hold becomes what it cost (`resize`):
+ * the worst case was only needed while the answer was unknown. A hold is
+ * released only after its usage is committed in the ledger, together with
+ * adopting the snapshot the control plane answered; so every committed cost
+ * is either inside the snapshot or still held, and the check never sees more
+ * money than exists.
  */
 import type { NowMs } from '../../shared/clock.js';
 
@@ -41,6 +45,13 @@ export interface HoldStore {
    * recording the usage. In process it is done at once (no promise).
    */
   release(requestId: string, ids: { workspaceId: string; keyId: string }, snapshot?: MoneySnapshot): void | Promise<void>;
+  /**
+   * A call ended: its hold becomes `amountMicros`, what the call cost, on
+   * every account it is on; smaller than the worst case held so far, or
+   * larger when the usage cost more (never refused: the money is spent).
+   * A hold already released is left released. In process it is done at once.
+   */
+  resize(requestId: string, ids: { workspaceId: string; keyId: string }, amountMicros: number): void | Promise<void>;
   /** Pushes a live hold's expiry out by the TTL again: a long stream keeps its hold while it runs. */
   extend(requestId: string, ids: { workspaceId: string; keyId: string }): Promise<void>;
   /**
@@ -109,12 +120,14 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
     hold(requestId, s, amount) {
       const ws = account(workspaces, s.workspaceId);
       adopt(ws, s.balanceMicros, s.balanceVersion);
-      if (ws.base - ws.held < amount) return { ok: false, reason: 'balance' };
+      // At least a micro-dollar: an account at zero or below admits nothing, whatever the call may cost.
+      const need = Math.max(1, amount);
+      if (ws.base - ws.held < need) return { ok: false, reason: 'balance' };
       let key: Account | undefined;
       if (s.keyRemainingMicros !== null) {
         key = account(keys, s.keyId);
         adopt(key, s.keyRemainingMicros, s.keyVersion);
-        if (key.base - key.held < amount) return { ok: false, reason: 'budget' };
+        if (key.base - key.held < need) return { ok: false, reason: 'budget' };
       }
       const expiresAt = now() + ttlMs;
       for (const a of [ws, key]) {
@@ -131,6 +144,15 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
       if (s) {
         adopt(account(workspaces, s.workspaceId), s.balanceMicros, s.balanceVersion);
         if (s.keyRemainingMicros !== null) adopt(account(keys, s.keyId), s.keyRemainingMicros, s.keyVersion);
+      }
+    },
+    resize(requestId, ids, amount) {
+      for (const a of [workspaces.get(ids.workspaceId), keys.get(ids.keyId)]) {
+        const h = a?.holds.get(requestId);
+        if (a && h) {
+          a.held += amount - h.amount;
+          h.amount = amount;
+        }
       }
     },
     async extend(requestId, ids) {

@@ -2,7 +2,7 @@ import type { UsageResult } from '../../shared/contract/usage.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
-import type { WireFormat } from '../call.js';
+import type { Usage, WireFormat } from '../call.js';
 import type { HoldStore } from './holds.js';
 import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
@@ -11,7 +11,7 @@ import { createSettlementBatcher } from './batcher.js';
 import { releaseRecorded } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
 import { createInFlight, type Settlement } from './settlement.js';
-import { costMicros } from './cost.js';
+import { callCost, type CallCost } from './cost.js';
 import type { RateLimits } from '../rate-limits.js';
 
 export interface HeldCall {
@@ -63,8 +63,13 @@ export interface Metering {
   start(): Promise<void>;
   /** A call was admitted with this hold: it is owed until released or acknowledged. */
   admitted(call: HeldCall): void;
-  /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
-  settle(call: HeldCall, inputTokens: number, outputTokens: number, status?: number): number;
+  /**
+   * Bills reported (or, for a cut-short call, estimated) usage, priced in the
+   * format the provider reported it in, whatever it costs (above the hold
+   * too); the call's hold becomes that cost until the ledger has it. Never
+   * zero tokens: at least one input token. Returns the cost billed, µ$ rounded up.
+   */
+  settle(call: HeldCall, usage: Usage, format: WireFormat, status?: number): number;
   /** Not billed (`status` is what the client got): the hold goes now; the call is recorded at no cost. */
   release(call: HeldCall, status: number): void;
   /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
@@ -122,26 +127,39 @@ export function createMetering(deps: MeteringDeps): Metering {
   }
 
   /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
-  function gather(call: HeldCall, input: number, output: number, cost: number, status: number, recordOnly: boolean): void {
+  function gather(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
     owed++;
-    const record: OutboxRecord = {
-      report: {
-        request_id: call.requestId,
-        key_id: call.keyId,
-        model: call.model.alias,
-        input_tokens: input,
-        output_tokens: output,
-        cost_micros: cost,
-        // The request detail for the usage console.
-        format: call.format,
-        status,
-        latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
-      },
-      workspaceId: call.workspaceId,
-      keyBudget: call.keyBudget,
+    const report: OutboxRecord['report'] = {
+      request_id: call.requestId,
+      key_id: call.keyId,
+      model: call.model.alias,
+      input_tokens: usage?.inputTokens ?? 0,
+      output_tokens: usage?.outputTokens ?? 0,
+      cost_micros: cost?.costMicros ?? 0,
+      // The request detail for the usage console.
+      format: call.format,
+      status,
+      latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
     };
-    if (recordOnly) record.recordOnly = true;
+    const record: OutboxRecord = { report, workspaceId: call.workspaceId, keyBudget: call.keyBudget };
+    if (usage && cost) {
+      report.cache_read_tokens = usage.cacheReadTokens;
+      report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
+      report.cache_write_1h_tokens = usage.cacheWrite1hTokens;
+      report.web_search_requests = usage.webSearchRequests;
+      report.cost_femtos = String(cost.costFemtos);
+      report.cache_saved_femtos = String(cost.savedFemtos);
+    } else record.recordOnly = true;
     batcher.add(record);
+  }
+
+  /** The hold of a call that ended becomes what it cost: no more (it shrinks), or all of it (it grows). */
+  function holdTheCost(call: HeldCall, costMicros: number): void {
+    live.add(liveHold(call.requestId, call.workspaceId, call.keyId, costMicros, call.keyBudget));
+    const ids = { workspaceId: call.workspaceId, keyId: call.keyId };
+    const resized = holds.resize(call.requestId, ids, costMicros);
+    // A failed resize leaves the worst case held: the money stays covered, only admission is stricter until the release.
+    resized?.catch((err: unknown) => logger.warn({ err, requestId: call.requestId }, 'hold resize failed; the worst case stays held'));
   }
 
   return {
@@ -163,17 +181,16 @@ export function createMetering(deps: MeteringDeps): Metering {
     admitted(call: HeldCall): void {
       live.add(liveHold(call.requestId, call.workspaceId, call.keyId, call.holdMicros, call.keyBudget));
     },
-    /** Bills reported (or, for a cut-short call, estimated) usage. Never zero: at least one input token. Returns the cost billed. */
-    settle(call: HeldCall, inputTokens: number, outputTokens: number, status = 200): number {
-      const input = Math.max(1, inputTokens);
-      const output = Math.max(0, outputTokens);
-      const full = costMicros(call.model, input, output);
-      // The hold is the ceiling: the key was promised no more than this.
-      const cost = Math.min(full, call.holdMicros);
-      if (cost < full) logger.warn({ requestId: call.requestId }, 'usage exceeded its hold; billed at the hold');
-      void limits.adjustTokens(call.keyId, call.tpm, input + output - call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
-      gather(call, input, output, cost, status, false);
-      return cost;
+    /** Bills what the usage costs, even above the hold; the hold becomes that cost. Never zero tokens: at least one input token. */
+    settle(call: HeldCall, reported: Usage, format: WireFormat, status = 200): number {
+      const prompt = reported.inputTokens + reported.cacheReadTokens + reported.cacheWrite5mTokens + reported.cacheWrite1hTokens;
+      const usage = prompt > 0 ? reported : { ...reported, inputTokens: 1 };
+      const cost = callCost(call.model, usage, format);
+      holdTheCost(call, cost.costMicros);
+      const counted = prompt + usage.outputTokens;
+      void limits.adjustTokens(call.keyId, call.tpm, Math.max(1, counted) - call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
+      gather(call, usage, cost, status);
+      return cost.costMicros;
     },
     /**
      * Not billed: the upstream failed before answering (`status` is what the
@@ -183,7 +200,7 @@ export function createMetering(deps: MeteringDeps): Metering {
      */
     release(call: HeldCall, status: number): void {
       live.remove(call.requestId);
-      gather(call, 0, 0, 0, status, true);
+      gather(call, undefined, undefined, status);
       inFlight.track(
         (async () => {
           await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(call));

@@ -52,9 +52,11 @@ interface Segment {
 
 /**
  * One record as its JSON line: the same text `JSON.stringify` makes, written
- * out for the shape every settled call has (a batch is hundreds of records,
- * and the generic serializer costs several times this). A record of any
- * other shape (an optional field absent) goes through `JSON.stringify`.
+ * out for the shapes every settled call has (a batch is hundreds of records,
+ * and the generic serializer costs several times this): a billed call with
+ * its cache split and exact cost, or a record-only one without them. A
+ * record of any other shape (some optional field absent) goes through
+ * `JSON.stringify`, so no field is ever lost on the way to disk.
  */
 export function recordLine(r: OutboxRecord): string {
   const p = r.report;
@@ -65,11 +67,36 @@ export function recordLine(r: OutboxRecord): string {
     r.recordOnly !== false &&
     Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
   if (!usual) return `${JSON.stringify(r)}\n`;
+  const split = splitFields(p);
+  if (split === undefined) return `${JSON.stringify(r)}\n`;
   return (
     `{"report":{"request_id":${JSON.stringify(p.request_id)},"key_id":${JSON.stringify(p.key_id)},"model":${JSON.stringify(p.model)},` +
     `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
-    `"format":${JSON.stringify(p.format)},"status":${p.status},"latency_ms":${p.latency_ms}},` +
+    `"format":${JSON.stringify(p.format)},"status":${p.status},"latency_ms":${p.latency_ms}${split}},` +
     `"workspaceId":${JSON.stringify(r.workspaceId)},"keyBudget":${r.keyBudget}${r.recordOnly ? ',"recordOnly":true' : ''}}\n`
+  );
+}
+
+const SPLIT_KEYS = [
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cache_write_1h_tokens',
+  'web_search_requests',
+  'cost_femtos',
+  'cache_saved_femtos',
+] as const;
+
+/** The cache split and exact cost as JSON members (all six, or none); undefined for any other mix, which the generic serializer writes. */
+function splitFields(p: UsageReport): string | undefined {
+  let present = 0;
+  for (const k of SPLIT_KEYS) if (p[k] !== undefined) present++;
+  if (present === 0) return '';
+  if (present !== SPLIT_KEYS.length) return undefined;
+  const n = [p.cache_read_tokens!, p.cache_write_tokens!, p.cache_write_1h_tokens!, p.web_search_requests!];
+  if (!Number.isFinite(n[0]! + n[1]! + n[2]! + n[3]!)) return undefined;
+  return (
+    `,"cache_read_tokens":${n[0]},"cache_write_tokens":${n[1]},"cache_write_1h_tokens":${n[2]},"web_search_requests":${n[3]},` +
+    `"cost_femtos":${JSON.stringify(p.cost_femtos)},"cache_saved_femtos":${JSON.stringify(p.cache_saved_femtos)}`
   );
 }
 

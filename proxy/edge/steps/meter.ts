@@ -1,3 +1,4 @@
+import { plainUsage } from '../../call.js';
 import { outputCeiling } from '../../formats/index.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
@@ -20,19 +21,21 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
     case 'complete': {
       const usage = outcome.tap.usage();
       if (usage) {
-        s.bill = { kind: 'settle', inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, status: undefined };
+        s.bill = { kind: 'settle', usage, format: s.up!.format, status: undefined };
         return undefined;
       }
       deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
-      s.bill = { kind: 'settle', inputTokens: s.inputEstimate, outputTokens: outputCeiling(s.call!, s.model!), status: undefined };
+      s.bill = { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status: undefined };
       return undefined;
     }
     case 'cut': {
       const tap = outcome.tap;
+      // What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen.
+      const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
       s.bill = {
         kind: 'settle',
-        inputTokens: tap?.inputReported() ?? s.inputEstimate,
-        outputTokens: tap?.outputSeen() ?? 0,
+        usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 },
+        format: s.up!.format,
         status: outcome.by === 'client' ? 499 : 502,
       };
       return undefined;

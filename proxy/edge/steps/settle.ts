@@ -20,7 +20,7 @@ export function settleCall(s: CallState, deps: EdgeDeps): StepOutcome {
     }
     return undefined;
   }
-  s.costMicros = deps.metering.settle(held, bill.inputTokens, bill.outputTokens, bill.status);
+  s.costMicros = deps.metering.settle(held, bill.usage, bill.format, bill.status);
   s.accounted = true;
   return undefined;
 }

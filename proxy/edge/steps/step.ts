@@ -6,7 +6,7 @@ import type { AppError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
 import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
-import type { ParsedCall, WireFormat } from '../../call.js';
+import type { ParsedCall, Usage, WireFormat } from '../../call.js';
 import type { UpstreamCall } from '../../formats/index.js';
 import type { ForwardOutcome } from '../../forward.js';
 import type { KeyCache } from '../../key-cache.js';
@@ -35,8 +35,11 @@ export interface Route {
   action: 'call' | 'models' | 'count';
 }
 
-/** What is billed once the answer is over: tokens to settle, or a hold to hand back with the call's status. */
-export type Bill = { kind: 'settle'; inputTokens: number; outputTokens: number; status: number | undefined } | { kind: 'release'; status: number };
+/**
+ * What is billed once the answer is over: usage to settle, priced in the
+ * format the provider reported it in, or a hold to hand back with the call's status.
+ */
+export type Bill = { kind: 'settle'; usage: Usage; format: WireFormat; status: number | undefined } | { kind: 'release'; status: number };
 
 /**
  * One model call as it goes down the steps. Each step reads what the steps

@@ -1,16 +1,34 @@
 import type { JsonObject } from '../../../shared/json.js';
+import { isObject } from '../../../shared/json.js';
+import type { Usage } from '../../call.js';
 import { tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
 
+/**
+ * OpenAI's usage object → the neutral split. `prompt_tokens` includes the
+ * cached ones (`prompt_tokens_details.cached_tokens`), so the uncached input
+ * is the difference; `completion_tokens` includes reasoning.
+ */
+function chatSplit(u: JsonObject): Usage {
+  const prompt = tokens(u.prompt_tokens);
+  const cached = Math.min(prompt, isObject(u.prompt_tokens_details) ? tokens(u.prompt_tokens_details.cached_tokens) : 0);
+  return {
+    inputTokens: prompt - cached,
+    cacheReadTokens: cached,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: tokens(u.completion_tokens),
+    reasoningTokens: isObject(u.completion_tokens_details) ? tokens(u.completion_tokens_details.reasoning_tokens) : 0,
+    webSearchRequests: 0,
+  };
+}
+
 /** A Chat Completions stream: deltas counted, the usage chunk (asked for with `include_usage`) read. */
 function chatStream(): StreamUsage {
-  let input: number | undefined;
-  let output: number | undefined;
+  let usage: Usage | undefined;
   let deltas = 0;
   const reasons: string[] = [];
-  // Usage is final only once the chunk that closes the answer has come.
-  let final = false;
   return {
     event(data) {
       if (data === '[DONE]') return;
@@ -25,24 +43,21 @@ function chatStream(): StreamUsage {
         return;
       }
       try {
-        const u = (JSON.parse(data) as JsonObject).usage as JsonObject | null;
-        if (u) {
-          input = tokens(u.prompt_tokens);
-          output = tokens(u.completion_tokens);
-          final = true;
-        }
+        const u = (JSON.parse(data) as JsonObject).usage;
+        if (isObject(u)) usage = chatSplit(u);
       } catch {
         /* malformed chunk: ignore */
       }
     },
-    usage: () => (final && input !== undefined && output !== undefined ? { inputTokens: input, outputTokens: output } : undefined),
-    inputReported: () => input,
-    outputSeen: () => Math.max(deltas, output ?? 0),
+    // Usage is final only once the chunk that closes the answer has come: it is the last chunk.
+    usage: () => usage,
+    reportedSoFar: () => usage,
+    outputSeen: () => Math.max(deltas, usage?.outputTokens ?? 0),
     finishReasons: () => reasons,
   };
 }
 
 export const chatUsage: UsageReader = {
-  fromUsage: (u) => ({ inputTokens: tokens(u.prompt_tokens), outputTokens: tokens(u.completion_tokens) }),
+  fromAnswer: (u) => chatSplit(u),
   stream: chatStream,
 };

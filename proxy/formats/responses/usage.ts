@@ -1,21 +1,10 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
+import type { Usage } from '../../call.js';
+import type { StreamUsage, UsageReader } from '../usage-reader.js';
 import { count, isObject, parseJson, type Json } from './json.js';
 
-/**
- * The tokens and searches one answer used, in a shape no format owns, so
- * one price list prices them all. `inputTokens` excludes every cached token
- * (read or written); `outputTokens` includes reasoning tokens (they are
- * billed as output), which `reasoningTokens` repeats for reports.
- */
-export interface NeutralUsage {
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWrite5mTokens: number;
-  cacheWrite1hTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  webSearchRequests: number;
-}
+/** The neutral usage every format's reader answers with (proxy/call.ts). */
+export type NeutralUsage = Usage;
 
 /** Each `web_search_call` output item is one search the provider bills. */
 function webSearches(output: unknown): number {
@@ -97,3 +86,48 @@ export class ResponsesStreamUsage {
     return this.final;
   }
 }
+
+/** The status of an answer that ended, for traces: `completed`, `incomplete` or `failed`. */
+const STATUS = /"status":"([a-z_]+)"/;
+
+/**
+ * A Responses stream for the usage tap: text and argument deltas counted
+ * (for a stream cut short), usage read off the final event, the only one
+ * parsed; it carries the whole response, `web_search_call` items included.
+ */
+function responsesStream(): StreamUsage {
+  let usage: NeutralUsage | undefined;
+  let deltas = 0;
+  const reasons: string[] = [];
+  return {
+    event(data, name) {
+      // OpenAI names every event; a nameless one is told by its data.
+      const type = name ?? /"type":"([a-z_.]+)"/.exec(data)?.[1];
+      if (type === undefined) return;
+      if (type.endsWith('.delta')) {
+        deltas++;
+        return;
+      }
+      if (!FINAL_EVENTS.has(type)) return;
+      const event = parseJson(data);
+      const response = isObject(event) ? event.response : undefined;
+      const status = isObject(response) && typeof response.status === 'string' ? response.status : STATUS.exec(data)?.[1];
+      if (status) reasons.push(status);
+      usage = usageFromResponse(response) ?? usage;
+    },
+    usage: () => usage,
+    reportedSoFar: () => usage,
+    outputSeen: () => Math.max(deltas, usage?.outputTokens ?? 0),
+    finishReasons: () => reasons,
+  };
+}
+
+/** How the Responses format reports usage, for the usage tap (formats/registry.ts). */
+export const responsesUsage: UsageReader = {
+  fromAnswer(u, bytes, answer) {
+    // Searches are items of `output`, outside `usage`: the whole answer is parsed only when it has one.
+    const whole = bytes.includes('web_search_call') ? answer() : undefined;
+    return usageFromResponse({ usage: u, output: whole?.output }) ?? usageFromResponse({ usage: {} })!;
+  },
+  stream: responsesStream,
+};

@@ -69,6 +69,26 @@ function holdStoreContract(name: string, make: (ttlMs: number) => Promise<HoldSt
       expect(await shortLived.hold('d4', snap(100, 1), 40)).to.deep.equal({ ok: true });
     });
 
+    it("a finished call's hold becomes its cost: smaller frees the rest at once, larger is taken even past the balance", async () => {
+      const { snap, ids } = accounts();
+      await store.hold('r1', snap(1000, 1, 800, 1), 600);
+      expect(await store.hold('r2', snap(1000, 1, 800, 1), 201)).to.deep.equal({ ok: false, reason: 'budget' });
+      await store.resize('r1', ids, 150);
+      // 800 − 150: the worst case of r1 no longer blocks r2, on the key as on the workspace.
+      expect(await store.hold('r2', snap(1000, 1, 800, 1), 650)).to.deep.equal({ ok: true });
+      expect(await store.hold('r3', snap(1000, 1, 800, 1), 1)).to.deep.equal({ ok: false, reason: 'budget' });
+      // r2 cost more than it held: the account goes below zero and admits nothing, not even a free call.
+      await store.resize('r2', ids, 900);
+      expect(await store.hold('r4', snap(1000, 1), 0)).to.deep.equal({ ok: false, reason: 'balance' });
+      await store.release('r1', ids, snap(850, 2, 650, 2));
+      expect(await store.hold('r5', snap(850, 2, 650, 2), 0)).to.deep.equal({ ok: false, reason: 'balance' });
+      // A resize after the release (a late one) does not bring the hold back.
+      await store.resize('r1', ids, 500);
+      await store.release('r2', ids, snap(-50, 3, -250, 3));
+      expect(await store.hold('r6', snap(-50, 3), 0)).to.deep.equal({ ok: false, reason: 'balance' });
+      expect(await store.hold('r7', snap(100, 4), 100)).to.deep.equal({ ok: true });
+    });
+
     it('many concurrent holds never take more than the balance', async () => {
       const { snap } = accounts();
       const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => store.hold(`e${i}`, snap(1000, 1), 30)));

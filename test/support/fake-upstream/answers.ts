@@ -35,7 +35,8 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
   const calls = output.capped || output.stopSequence !== undefined ? [] : plannedToolCalls(wire, body);
   if (wire === 'chat') {
     const toolCalls = calls.map((c) => ({ ...c, id: ids.next('call_') }));
-    const completion = { id: ids.next('chatcmpl-'), created: Math.floor(Date.now() / 1000), model, inputTokens, output, toolCalls };
+    const cachedTokens = Math.min(ok?.cachedTokens ?? 0, inputTokens);
+    const completion = { id: ids.next('chatcmpl-'), created: Math.floor(Date.now() / 1000), model, inputTokens, cachedTokens, output, toolCalls };
     if (!stream) return { stream: false, json: completionJson(completion), tokens: output.tokens };
     const options = body.stream_options as { include_usage?: unknown } | null | undefined;
     return { stream: true, frames: completionFrames(completion, options?.include_usage === true) };
@@ -48,6 +49,7 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
       inputTokens,
       cachedTokens: Math.min(ok?.cachedTokens ?? 0, inputTokens),
       reasoningTokens: ok?.reasoningTokens ?? 0,
+      webSearches: ok?.webSearches ?? 0,
       output,
       messageId: ids.next('msg_'),
       reasoningId: ids.next('rs_'),
@@ -57,7 +59,20 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
     if (!stream) return { stream: false, json: responseAnswerJson(answer), tokens: output.tokens };
     return { stream: true, frames: responseFrames(answer) };
   }
-  const message = { id: ids.next('msg_'), model, inputTokens, output, toolCalls: calls.map((c) => ({ ...c, id: ids.next('toolu_') })) };
+  const message = {
+    id: ids.next('msg_'),
+    model,
+    inputTokens,
+    cache: {
+      read: ok?.cacheReadTokens ?? 0,
+      write5m: ok?.cacheWrite5mTokens ?? 0,
+      write1h: ok?.cacheWrite1hTokens ?? 0,
+      split: ok?.cacheSplit ?? true,
+    },
+    webSearches: ok?.webSearches ?? 0,
+    output,
+    toolCalls: calls.map((c) => ({ ...c, id: ids.next('toolu_') })),
+  };
   if (!stream) return { stream: false, json: messageJson(message), tokens: output.tokens };
   return { stream: true, frames: messageFrames(message) };
 }

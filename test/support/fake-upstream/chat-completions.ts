@@ -7,6 +7,8 @@ export interface Completion {
   created: number;
   model: string;
   inputTokens: number;
+  /** Of `inputTokens`, those read from the cache (OpenAI counts them in the prompt). */
+  cachedTokens: number;
   output: OutputPlan;
   /** Tool calls to answer with instead of text, each with its `call_` id. */
   toolCalls: (PlannedCall & { id: string })[];
@@ -18,7 +20,7 @@ function usageJson(c: Completion): string {
   const total = c.inputTokens + c.output.tokens;
   return (
     `{"prompt_tokens":${c.inputTokens},"completion_tokens":${c.output.tokens},"total_tokens":${total},` +
-    '"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},' +
+    `"prompt_tokens_details":{"cached_tokens":${c.cachedTokens},"audio_tokens":0},` +
     '"completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}'
   );
 }

@@ -6,6 +6,9 @@ export interface Message {
   id: string;
   model: string;
   inputTokens: number;
+  /** Prompt tokens read from and written to the cache (beside `inputTokens`), and server-side web searches. */
+  cache: { read: number; write5m: number; write1h: number; split: boolean };
+  webSearches: number;
   output: OutputPlan;
   /** Tool calls to answer with instead of text, each with its `toolu_` id. */
   toolCalls: (PlannedCall & { id: string })[];
@@ -25,15 +28,26 @@ function toolUse(call: Message['toolCalls'][number], input: unknown): string {
   return `{"type":"tool_use","id":"${call.id}","name":${JSON.stringify(call.name)},"input":${JSON.stringify(input)}}`;
 }
 
-function usageJson(inputTokens: number, outputTokens: number): string {
-  return `{"input_tokens":${inputTokens},"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":${outputTokens}}`;
+/** The prompt's counts as Anthropic gives them: the uncached rest, cache writes (with their split) and reads. */
+function promptUsage(m: Message): string {
+  const c = m.cache;
+  const split = c.split ? `"cache_creation":{"ephemeral_5m_input_tokens":${c.write5m},"ephemeral_1h_input_tokens":${c.write1h}},` : '';
+  return `"input_tokens":${m.inputTokens},"cache_creation_input_tokens":${c.write5m + c.write1h},"cache_read_input_tokens":${c.read},${split}`;
+}
+
+function searchUsage(m: Message): string {
+  return m.webSearches ? `,"server_tool_use":{"web_search_requests":${m.webSearches}}` : '';
+}
+
+function usageJson(m: Message, outputTokens: number): string {
+  return `{${promptUsage(m)}"output_tokens":${outputTokens}${searchUsage(m)}}`;
 }
 
 export function messageJson(m: Message): string {
   return (
     `{"id":"${m.id}","type":"message","role":"assistant","model":${JSON.stringify(m.model)},` +
     `"content":[${m.toolCalls.length ? m.toolCalls.map((c) => toolUse(c, c.input)).join(',') : `{"type":"text","text":"${tokenText(m.output.tokens)}"}`}],` +
-    `"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)},"usage":${usageJson(m.inputTokens, m.output.tokens)}}`
+    `"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)},"usage":${usageJson(m, m.output.tokens)}}`
   );
 }
 
@@ -63,7 +77,7 @@ export function messageFrames(m: Message): string[] {
     frame(
       'message_start',
       `{"type":"message_start","message":{"id":"${m.id}","type":"message","role":"assistant",` +
-        `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":${usageJson(m.inputTokens, 1)}}}`,
+        `"model":${JSON.stringify(m.model)},"content":[],"stop_reason":null,"stop_sequence":null,"usage":{${promptUsage(m)}"output_tokens":1}}}`,
     ),
   ];
   if (m.toolCalls.length) frames.push(PING, ...toolFrames(m));
@@ -75,7 +89,7 @@ export function messageFrames(m: Message): string[] {
   frames.push(
     frame(
       'message_delta',
-      `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)}},"usage":{"output_tokens":${m.output.tokens}}}`,
+      `{"type":"message_delta","delta":{"stop_reason":"${stopReason(m)}","stop_sequence":${stopSequence(m)}},"usage":{"output_tokens":${m.output.tokens}${searchUsage(m)}}}`,
     ),
     MESSAGE_STOP,
   );

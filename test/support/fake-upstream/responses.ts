@@ -11,6 +11,8 @@ export interface ResponseAnswer {
   cachedTokens: number;
   /** Reasoning tokens: part of output_tokens, as OpenAI counts them, with a reasoning item before the answer. */
   reasoningTokens: number;
+  /** Server-side web searches: one `web_search_call` item each, before the answer. */
+  webSearches: number;
   output: OutputPlan;
   messageId: string;
   reasoningId: string;
@@ -41,8 +43,13 @@ function callItem(call: ResponseAnswer['toolCalls'][number], status: string, arg
   return `{"id":"${call.itemId}","type":"function_call","status":"${status}","arguments":${JSON.stringify(args)},"call_id":"${call.id}","name":${JSON.stringify(call.name)}}`;
 }
 
+function searchItem(a: ResponseAnswer, n: number): string {
+  return `{"id":"ws_${a.id.slice(5)}_${n}","type":"web_search_call","status":"completed","action":{"type":"search","query":"q${n}"}}`;
+}
+
 function outputItems(a: ResponseAnswer): string[] {
   const items = a.reasoningTokens > 0 ? [reasoningItem(a)] : [];
+  for (let n = 0; n < a.webSearches; n++) items.push(searchItem(a, n));
   if (a.toolCalls.length) for (const c of a.toolCalls) items.push(callItem(c, 'completed', JSON.stringify(c.input)));
   else items.push(messageItem(a, 'completed', tokenText(a.output.tokens)));
   return items;

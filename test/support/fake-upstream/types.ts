@@ -12,12 +12,34 @@ export interface RecordedRequest {
 }
 
 /**
- * `cachedTokens` and `reasoningTokens` shape the usage of Responses answers
- * only (OpenAI's `input_tokens_details.cached_tokens`, capped at the input,
- * and `output_tokens_details.reasoning_tokens`, added to the output with a
- * reasoning item before the answer).
+ * What a scripted answer reports beside its text, the way each provider does:
+ * - `cachedTokens`: prompt tokens read from the cache in OpenAI's formats
+ *   (Chat `prompt_tokens_details.cached_tokens`, Responses
+ *   `input_tokens_details.cached_tokens`), part of the prompt count and
+ *   capped at it, as OpenAI counts them;
+ * - `cacheReadTokens`, `cacheWrite5mTokens`, `cacheWrite1hTokens`: Anthropic's
+ *   `cache_read_input_tokens` and `cache_creation_input_tokens` (with its
+ *   `cache_creation` 5-minute/1-hour split), reported beside `input_tokens`
+ *   (the uncached rest), as Anthropic counts them; `cacheSplit: false` leaves
+ *   the split out (older answers give only the total);
+ * - `webSearches`: Anthropic's `server_tool_use.web_search_requests` (in the
+ *   closing `message_delta` of a stream), or that many Responses
+ *   `web_search_call` items;
+ * - `reasoningTokens`: Responses `output_tokens_details.reasoning_tokens`,
+ *   added to the output with a reasoning item before the answer.
  */
-export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number; cachedTokens?: number; reasoningTokens?: number };
+export type OkBehavior = {
+  kind: 'ok';
+  outputTokens?: number;
+  eventDelayMs?: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  cacheReadTokens?: number;
+  cacheWrite5mTokens?: number;
+  cacheWrite1hTokens?: number;
+  cacheSplit?: boolean;
+  webSearches?: number;
+};
 
 export type Behavior =
   | OkBehavior

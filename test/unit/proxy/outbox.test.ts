@@ -4,6 +4,7 @@ import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import { plainUsage } from '../../../proxy/call.js';
 import { ControlPlaneUnavailable } from '../../../proxy/control-plane-client.js';
 import { createMemoryHoldStore } from '../../../proxy/money/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/money/keep-alive.js';
@@ -22,6 +23,26 @@ function record(n: number): OutboxRecord {
     report: { request_id: `req_${n}`, key_id: KEY, model: 'tg/sonnet', input_tokens: 10, output_tokens: 10, cost_micros: 100 },
     workspaceId: 'ws1',
     keyBudget: true,
+  };
+}
+
+/** A billed record as metering writes it: the cache split, searches and the exact cost in femtodollars. */
+function billed(n: number): OutboxRecord {
+  const r = record(n);
+  return {
+    ...r,
+    report: {
+      ...r.report,
+      format: 'messages',
+      status: 200,
+      latency_ms: 12,
+      cache_read_tokens: 80_000,
+      cache_write_tokens: 3_000,
+      cache_write_1h_tokens: 1_000,
+      web_search_requests: 2,
+      cost_femtos: '41325000000000',
+      cache_saved_femtos: '-213750000000000',
+    },
   };
 }
 
@@ -114,6 +135,12 @@ describe('proxy: settlement outbox', () => {
         format: fc.constantFrom('chat' as const, 'messages' as const),
         status: int,
         latency_ms: int,
+        cache_read_tokens: int,
+        cache_write_tokens: int,
+        cache_write_1h_tokens: int,
+        web_search_requests: int,
+        cost_femtos: fc.string(),
+        cache_saved_femtos: fc.string(),
       },
       { requiredKeys: ['request_id', 'key_id', 'model', 'input_tokens', 'output_tokens', 'cost_micros'] },
     );
@@ -128,6 +155,16 @@ describe('proxy: settlement outbox', () => {
     );
     const usual = { ...record(1), report: { ...record(1).report, format: 'chat' as const, status: 200, latency_ms: 3 } };
     expect(recordLine(usual)).to.equal(`${JSON.stringify(usual)}\n`);
+    expect(recordLine(billed(1))).to.equal(`${JSON.stringify(billed(1))}\n`);
+  });
+
+  it('replays a billed record with its cache split and exact cost, every field as written', async () => {
+    const first = openOutbox(dir);
+    await first.append([billed(1), record(2)]);
+    await first.close();
+    const again = openOutbox(dir);
+    expect(again.replayed.map((r) => r.record)).to.deep.equal([billed(1), record(2)]);
+    await again.close();
   });
 
   it('replays what was written and not acknowledged, skipping a torn last line; a file whose records were all acknowledged is emptied', async () => {
@@ -148,14 +185,14 @@ describe('proxy: settlement outbox', () => {
   it('a call settled after the previous one went to disk still joins its report: the control plane gets one report, not one per gathered batch', async () => {
     const cp = fakeControlPlane();
     const { metering } = meteringOn(dir, cp, 50, 1_000);
-    metering.settle(call(1), 10, 10);
+    metering.settle(call(1), plainUsage(10, 10), 'chat');
     // Longer than the 15 ms gather window (req_1 is written on its own), well inside the 100 ms report window.
     await new Promise((r) => setTimeout(r, 30));
-    metering.settle(call(2), 10, 10);
+    metering.settle(call(2), plainUsage(10, 10), 'chat');
     await until('both recorded', () => cp.taken.length === 2);
     expect(cp.attempts).to.equal(1);
     // drain() (tests, shutdown) sends what waits without the window.
-    metering.settle(call(3), 10, 10);
+    metering.settle(call(3), plainUsage(10, 10), 'chat');
     await metering.drain();
     expect(cp.taken.map((r) => r.request_id)).to.deep.equal(['req_1', 'req_2', 'req_3']);
     expect(cp.attempts).to.equal(2);
@@ -184,13 +221,13 @@ describe('proxy: settlement outbox', () => {
     // A retry ceiling far longer than the test: only wake() can make the report go in time.
     const { live, metering } = meteringOn(dir, cp, 3_600_000, 2);
     metering.admitted(call(1));
-    metering.settle(call(1), 10, 10);
+    metering.settle(call(1), plainUsage(10, 10), 'chat');
     await until('several failed attempts', () => cp.attempts >= 3);
     expect(openOutbox(dir).replayed.map((r) => r.record.report.request_id)).to.deep.equal(['req_1']);
     expect(live.list().map((h) => h.requestId)).to.deep.equal(['req_1']);
     expect(metering.full()).to.equal(false);
     metering.admitted(call(2));
-    metering.settle(call(2), 10, 10);
+    metering.settle(call(2), plainUsage(10, 10), 'chat');
     // Two settlements unacknowledged: new calls are refused rather than served unbilled.
     expect(metering.full()).to.equal(true);
     cp.down = false;
@@ -210,7 +247,7 @@ describe('proxy: settlement outbox', () => {
     const { live, metering } = meteringOn(dir, cp, 3_600_000, 100);
     for (let i = 1; i <= 6; i++) {
       metering.admitted(call(i));
-      metering.settle(call(i), 10, 10);
+      metering.settle(call(i), plainUsage(10, 10), 'chat');
     }
     await until('the others recorded', () => cp.taken.length === 5);
     expect(cp.taken.map((r) => r.request_id).sort()).to.deep.equal(['req_1', 'req_2', 'req_4', 'req_5', 'req_6']);

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { plainUsage } from '../../../proxy/call.js';
 import { createUsageChunkFilter } from '../../../proxy/formats/chat/usage-chunk-filter.js';
 import { createUsageTap } from '../../../proxy/formats/usage-tap.js';
 
@@ -68,22 +69,22 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
       fc.property(fc.array(fc.nat(), { maxLength: 12 }), (offsets) => {
         const tap = createUsageTap('chat', true);
         for (const p of cut(chatStream, offsets)) tap.feed(p);
-        expect(tap.usage()).to.deep.equal({ inputTokens: 7, outputTokens: 2 });
+        expect(tap.usage()).to.deep.equal(plainUsage(7, 2));
       }),
     );
   });
 
-  it('reads Messages usage from message_start plus the cumulative message_delta, cached input included', () => {
+  it('reads Messages usage from message_start plus the cumulative message_delta, cache reads apart from input', () => {
     const tap = createUsageTap('messages', true);
     for (const p of cut(messagesStream, [17, 200, 333])) tap.feed(p);
-    expect(tap.usage()).to.deep.equal({ inputTokens: 15, outputTokens: 2 });
+    expect(tap.usage()).to.deep.equal({ ...plainUsage(11, 2), cacheReadTokens: 4 });
   });
 
   it('counts output seen so far on a stream cut short, with input from message_start', () => {
     const tap = createUsageTap('messages', true);
     tap.feed(messagesStream.subarray(0, messagesStream.indexOf('event: message_delta')));
     expect(tap.usage()).to.equal(undefined);
-    expect(tap.inputReported()).to.equal(15);
+    expect(tap.reportedSoFar()).to.deep.equal({ ...plainUsage(11, 0), cacheReadTokens: 4 });
     expect(tap.outputSeen()).to.equal(2);
   });
 
@@ -91,10 +92,10 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     const chat = createUsageTap('chat', false);
     chat.feed(Buffer.from('{"choices":[],"usage":{"prompt_tokens":3,'));
     chat.feed(Buffer.from('"completion_tokens":4}}'));
-    expect(chat.usage()).to.deep.equal({ inputTokens: 3, outputTokens: 4 });
+    expect(chat.usage()).to.deep.equal(plainUsage(3, 4));
     const messages = createUsageTap('messages', false);
     messages.feed(Buffer.from('{"content":[],"usage":{"input_tokens":5,"output_tokens":6}}'));
-    expect(messages.usage()).to.deep.equal({ inputTokens: 5, outputTokens: 6 });
+    expect(messages.usage()).to.deep.equal(plainUsage(5, 6));
     const cutShort = createUsageTap('chat', false);
     cutShort.feed(Buffer.from('{"usage":{"prompt_tokens":3'));
     expect(cutShort.usage()).to.equal(undefined);
@@ -120,7 +121,7 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
         const text = JSON.stringify(Object.fromEntries(entries), null, space);
         const tap = createUsageTap('messages', false);
         tap.feed(Buffer.from(text));
-        expect(tap.usage()).to.deep.equal({ inputTokens: top.input_tokens, outputTokens: top.output_tokens });
+        expect(tap.usage()).to.deep.equal(plainUsage(top.input_tokens, top.output_tokens));
       }),
     );
   });
@@ -132,7 +133,7 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     expect(nested.finishReasons()).to.deep.equal(['tool_use']);
     const chat = createUsageTap('chat', false);
     chat.feed(Buffer.from('{"choices":[{"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}  \n'));
-    expect(chat.usage()).to.deep.equal({ inputTokens: 3, outputTokens: 4 });
+    expect(chat.usage()).to.deep.equal(plainUsage(3, 4));
     expect(chat.finishReasons()).to.deep.equal(['length']);
   });
 });

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import type { ResolvedKey } from '../../../../shared/contract/keys.js';
-import type { WireFormat } from '../../../../proxy/call.js';
+import type { Usage, WireFormat } from '../../../../proxy/call.js';
 import { parseCall } from '../../../../proxy/formats/index.js';
 import type { Lookup } from '../../../../proxy/key-cache.js';
 import type { HoldOutcome, HoldStore, MoneySnapshot } from '../../../../proxy/money/holds.js';
@@ -42,7 +42,7 @@ export interface Asked {
   lookups: string[];
   holds: { requestId: string; snapshot: MoneySnapshot; amount: number }[];
   admitted: HeldCall[];
-  settled: { call: HeldCall; input: number; output: number; status: number | undefined }[];
+  settled: { call: HeldCall; usage: Usage; format: WireFormat; status: number | undefined }[];
   released: { call: HeldCall; status: number }[];
   limits: { keyId: string; rpm: number | null; tpm: number | null; tokens: number }[];
   warnings: string[];
@@ -70,6 +70,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
       return answers.hold ? answers.hold() : { ok: true };
     },
     release: () => undefined,
+    resize: () => undefined,
     extend: () => Promise.resolve(),
     reassert: () => Promise.resolve(),
     close: () => Promise.resolve(),
@@ -77,8 +78,8 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
   const metering: Metering = {
     start: () => Promise.resolve(),
     admitted: (call) => void asked.admitted.push(call),
-    settle(call, input, output, status) {
-      asked.settled.push({ call, input, output, status });
+    settle(call, usage, format, status) {
+      asked.settled.push({ call, usage, format, status });
       return answers.costBilled ?? 0;
     },
     release: (call, status) => void asked.released.push({ call, status }),

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { plainUsage } from '../../../../proxy/call.js';
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../../../../shared/errors.js';
 import type { HeldCall } from '../../../../proxy/money/metering.js';
@@ -40,11 +41,11 @@ function settle(bill: Bill, outcome: ForwardOutcome, costBilled = 0) {
 describe('edge step settle: the bill handed to metering', () => {
   it('settles the tokens billed, writes the cost and marks the hold accounted for', () => {
     const { s, asked, sent } = settle(
-      { kind: 'settle', inputTokens: 3, outputTokens: 4, status: 499 },
+      { kind: 'settle', usage: plainUsage(3, 4), format: 'chat', status: 499 },
       { kind: 'cut', tap: undefined, headersSent: true, by: 'client' },
       1234,
     );
-    expect(asked.settled).to.deep.equal([{ call: s.held, input: 3, output: 4, status: 499 }]);
+    expect(asked.settled).to.deep.equal([{ call: s.held, usage: plainUsage(3, 4), format: 'chat', status: 499 }]);
     expect(asked.released).to.deep.equal([]);
     expect(s.costMicros).to.equal(1234);
     expect(s.accounted).to.equal(true);

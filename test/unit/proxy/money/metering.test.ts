@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import { plainUsage } from '../../../../proxy/call.js';
 import { ControlPlaneUnavailable } from '../../../../proxy/control-plane-client.js';
 import { costMicros } from '../../../../proxy/money/cost.js';
 import { createMemoryHoldStore, type MoneySnapshot } from '../../../../proxy/money/holds.js';
@@ -96,7 +97,7 @@ describe('money: metering (bill once, then release)', () => {
     const call = held(1);
     admit(call);
     expect(live.size()).to.equal(1);
-    const cost = m.settle(call, 100, 50, 499);
+    const cost = m.settle(call, plainUsage(100, 50), 'chat', 499);
     expect(cost).to.equal(costMicros(SONNET, 100, 50));
     expect(tokens).to.deep.equal([100 + 50 - 10]);
     await m.drain();
@@ -117,11 +118,11 @@ describe('money: metering (bill once, then release)', () => {
     await m.close(0);
   });
 
-  it('never bills more than the hold, nor less than one input token', () => {
+  it('bills what the usage costs even above the hold (the hold is a reservation, not a cap), and never less than one input token', () => {
     const { m, logger } = metering();
-    expect(m.settle(held(1, { holdMicros: 50 }), 1_000_000, 1_000_000)).to.equal(50);
-    expect(logger.warnings).to.include('usage exceeded its hold; billed at the hold');
-    expect(m.settle(held(2), 0, 0)).to.equal(costMicros(SONNET, 1, 0));
+    expect(m.settle(held(1, { holdMicros: 50 }), plainUsage(1_000_000, 1_000_000), 'chat')).to.equal(costMicros(SONNET, 1_000_000, 1_000_000));
+    expect(logger.warnings).to.deep.equal([]);
+    expect(m.settle(held(2), plainUsage(0, 0), 'chat')).to.equal(costMicros(SONNET, 1, 0));
   });
 
   it('a released call hands its hold and its tokens back at once and is still recorded, at no cost', async () => {
@@ -146,9 +147,9 @@ describe('money: metering (bill once, then release)', () => {
       maxPending: 2,
       answer: (reports) => (up ? Promise.resolve(reports.map((r) => result(r))) : Promise.reject(new ControlPlaneUnavailable('down'))),
     });
-    m.settle(held(1), 1, 1);
+    m.settle(held(1), plainUsage(1, 1), 'chat');
     expect(m.full()).to.equal(false);
-    m.settle(held(2), 1, 1);
+    m.settle(held(2), plainUsage(1, 1), 'chat');
     expect(m.full()).to.equal(true);
     up = true;
     m.wake();
@@ -191,7 +192,7 @@ describe('money: metering (bill once, then release)', () => {
 
   it('close() gives up after its time when the control plane is down, leaving the usage in the outbox', async () => {
     const { m, logger, acked } = metering({ answer: () => Promise.reject(new ControlPlaneUnavailable('down')) });
-    m.settle(held(1), 1, 1);
+    m.settle(held(1), plainUsage(1, 1), 'chat');
     const started = Date.now();
     await m.close(100);
     expect(Date.now() - started).to.be.below(2_000);
