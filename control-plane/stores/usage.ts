@@ -116,7 +116,8 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
   if (page.after_id) {
     w.params.push(page.after_id);
     const p = `$${w.params.length}::bigint`;
-    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p})`;
+    // The cursor row must be one of this workspace's: another tenant's id finds nothing here, and so reveals nothing of when its rows were written.
+    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
   }
   w.params.push(page.limit);
   return q.query<UsageRequestRow>(

@@ -36,8 +36,3 @@ export function route(path: string): Route | undefined {
 export function isBaseProbe(method: string | undefined, path: string): boolean {
   return method === 'HEAD' && BASE.test(path);
 }
-
-/** The format to answer an unroutable path in: its `/anthropic/` part says Messages. */
-export function formatOfPath(path: string): WireFormat {
-  return path.includes('/anthropic/') ? 'messages' : 'chat';
-}

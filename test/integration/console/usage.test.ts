@@ -179,6 +179,19 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(errors.requests.map((r: { request_id: string }) => r.request_id)).to.deep.equal([refused.request_id]);
   });
 
+  it("another workspace's cursor pages nothing of this one (security finding 8)", async () => {
+    const otherUrl = `${dp.cp.url}/v1/workspaces/${other.boot.workspace_id}/usage/requests`;
+    const theirs = await ok(`${otherUrl}?limit=1`, { token: other.boot.console_token });
+    expect(theirs.requests).to.have.length(1);
+    // Their only row as a cursor: unscoped, it would page every acme row written before it.
+    const cursor = Buffer.from(
+      `r${(await store.db.query<{ id: string }>(`SELECT id::text AS id FROM ledger_entries WHERE request_id = $1`, [theirs.requests[0].request_id]))[0]!.id}`,
+    ).toString('base64url');
+    const page = await ok(`${requestsUrl}?limit=50&cursor=${cursor}`, { token });
+    expect(page.requests).to.deep.equal([]);
+    expect(page.next_cursor).to.equal(null);
+  });
+
   it('CSV exports hold the same rows and sums as the JSON answers', async () => {
     const json = await ok(`${usageUrl}?group_by=key`, { token });
     const res = await fetch(`${usageUrl}?group_by=key&format=csv`, { headers: { authorization: `Bearer ${token}` } });
