@@ -17,7 +17,19 @@ export interface RecordedRequest {
  * and `output_tokens_details.reasoning_tokens`, added to the output with a
  * reasoning item before the answer).
  */
-export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number; cachedTokens?: number; reasoningTokens?: number };
+export type OkBehavior = {
+  kind: 'ok';
+  outputTokens?: number;
+  eventDelayMs?: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  /**
+   * Which tool calls the answer makes: by default every tool the request
+   * allows (tools.ts); `none` for a text answer whatever tools were offered;
+   * or exactly these calls (an agent's scripted turn, e.g. Claude Code's `Read`).
+   */
+  tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
+};
 
 export type Behavior =
   | OkBehavior
