@@ -104,6 +104,27 @@ describeEachStore('SDKs: models.retrieve, embeddings.create, HEAD probes and the
     expect(forbidden).to.be.instanceOf(OpenAI.PermissionDeniedError);
   });
 
+  it("count_tokens has its own per-key window at the key's RPM: the third count in a minute is a 429, calls are not used up", async () => {
+    const own = await seedKey(dp.cp.deps, { models: ['tg/sonnet'], rpm: 2 });
+    const client = new Anthropic({ apiKey: own.secret, baseURL: `${dp.proxy.url}/${own.slug}/anthropic`, maxRetries: 0 });
+    const params = { model: 'tg/sonnet', messages: [{ role: 'user' as const, content: 'Count me.' }] };
+    await client.messages.countTokens(params);
+    await client.messages.countTokens(params);
+    const err = await client.messages.countTokens(params).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(Anthropic.RateLimitError);
+    expect((err as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).to.match(/^\d+$/);
+    const message = await client.messages.create({ ...params, max_tokens: 5 });
+    expect(message.type).to.equal('message');
+  });
+
+  it("embeddings take the key's RPM like a call: over it, a 429 in the OpenAI shape", async () => {
+    const own = await seedKey(dp.cp.deps, { models: ['tg/gpt-direct'], rpm: 1 });
+    const client = new OpenAI({ apiKey: own.secret, baseURL: `${dp.proxy.url}/${own.slug}/v1`, maxRetries: 0 });
+    await client.embeddings.create({ model: 'tg/gpt-direct', input: 'one' });
+    const err = await client.embeddings.create({ model: 'tg/gpt-direct', input: 'two' }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(OpenAI.RateLimitError);
+  });
+
   it('AI SDK: @ai-sdk/anthropic on …/{ws}/anthropic/v1 generates text', async () => {
     const provider = createAnthropic({ baseURL: `${dp.proxy.url}/${k.slug}/anthropic/v1`, apiKey: k.secret });
     const { text } = await generateText({ model: provider('tg/gpt-direct'), prompt: 'Hello, proxy.', maxOutputTokens: 50, maxRetries: 0 });
