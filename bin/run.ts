@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, redactUrl, type Config, type ConfigMode } from '../shared/config.js';
 import { loadDotEnv } from '../shared/dotenv.js';
+import { restrictUmask } from '../control-plane/db/data-dir-mode.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../shared/metrics.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
@@ -49,6 +50,8 @@ export async function run(
   mode: ConfigMode,
   start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>,
 ): Promise<void> {
+  // Before anything is written: the embedded store, secrets.key and the proxy's outbox are this account's only.
+  restrictUmask();
   let config: Config;
   try {
     loadDotEnv(process.env);

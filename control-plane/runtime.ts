@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ensurePrivateDataDir, tightenDataDir } from './db/data-dir-mode.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
@@ -34,11 +35,13 @@ export async function startControlPlane(
   options: { port?: number; host?: string; clock?: Clock; registry?: Registry } = {},
 ): Promise<RunningControlPlane> {
   const embedded = !config.databaseUrl;
+  if (embedded) ensurePrivateDataDir(config.dataDir, logger);
   const lock = embedded ? acquireLock(config.dataDir) : undefined;
   let db: Database | undefined;
   try {
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const applied = await migrate(db);
+    if (embedded) tightenDataDir(config.dataDir);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     for (const line of await staleGrantWarnings(db, config.models)) process.stderr.write(`${line}\n`);
     const localSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
@@ -80,6 +83,7 @@ export async function startControlPlane(
           setTimeout(() => server.closeAllConnections(), graceMs).unref();
         });
         await openDb.close();
+        if (embedded) tightenDataDir(config.dataDir);
         lock?.release();
       },
     };

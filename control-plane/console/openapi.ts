@@ -36,7 +36,12 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   logout: { summary: 'End this session (and the browser sessions traded for it)', tag: 'session', status: 204 },
   logoutEverywhere: { summary: 'Sign out everywhere: end every session and console token of the caller in the organization', tag: 'session' },
   showMe: { summary: 'The signed-in user, their organizations and roles', tag: 'session' },
-  startSsoLogin: { summary: "Start an SSO sign-in at the organization's identity provider (redirect)", tag: 'sso', status: 302 },
+  showSsoLogin: { summary: 'The sign-in link: an HTML page whose button starts the SSO sign-in', tag: 'sso' },
+  startSsoLogin: {
+    summary: "Start an SSO sign-in at the organization's identity provider (same-origin form POST; redirect)",
+    tag: 'sso',
+    status: 303,
+  },
   finishSsoLogin: { summary: 'The identity provider returns here; sets the session cookie (redirect)', tag: 'sso', status: 302 },
   listOrgMembers: { summary: "The organization's members", tag: 'members' },
   changeRole: { summary: "Change a member's role", tag: 'members', body: roleChange },
