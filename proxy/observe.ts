@@ -82,13 +82,14 @@ export interface ObserverParts {
 /** The longest path the access log keeps: an unrouted path is the caller's text, of any length. */
 const PATH_LOGGED = 256;
 
-function newCall(requestId: string, req: IncomingMessage): EdgeCall {
-  const url = req.url ?? '/';
+/** A call's record before anything is known of it but its request line (exported for the step tests' fakes). */
+export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
+  const url = req?.url ?? '/';
   const q = url.indexOf('?');
   return {
     requestId,
     startedAt: performance.now(),
-    method: req.method ?? '',
+    method: req?.method ?? '',
     path: (q < 0 ? url : url.slice(0, q)).slice(0, PATH_LOGGED),
     format: 'chat',
     route: 'unrouted',
