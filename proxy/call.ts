@@ -10,6 +10,9 @@ export const WIRE_FORMATS = ['chat', 'messages'] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
+/** What a usage record says the client called: a wire format, or embeddings (asked in the Chat format's dialect). */
+export type UsageFormat = WireFormat | 'embeddings';
+
 /** A model call after its format's checks, the same shape for every format. */
 export interface ParsedCall {
   alias: string;

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { AuthHeader } from '../shared/models.js';
+import type { WireFormat } from './call.js';
 
 /**
  * What of the client's request reaches the provider: an allowlist, so hop-
@@ -8,6 +9,17 @@ import type { AuthHeader } from '../shared/models.js';
  * usage tap reads the answer, so it must arrive uncompressed.
  */
 const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
+/**
+ * The client's headers that belong to one provider API: on a translated call
+ * they describe the client's format, not the provider's (Claude Code's
+ * `anthropic-beta` list means nothing to a Chat Completions provider, and a
+ * strict one may refuse it), so they go only to a provider of that API.
+ */
+const PASSED_TO: Record<string, 'messages' | 'openai'> = {
+  'anthropic-version': 'messages',
+  'anthropic-beta': 'messages',
+  'openai-beta': 'openai',
+};
 
 type UpstreamAuth = { header: AuthHeader; secret: string };
 
@@ -37,13 +49,23 @@ function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefi
  * The provider's request headers as undici's flat name/value array: the
  * fixed part (framing, the operator's extra headers, the credential) built
  * once per provider and copied, then the length and the client's allowed
- * headers (an operator's extra header of the same name wins).
+ * headers (an operator's extra header of the same name wins); with the
+ * provider's format given, another API's headers are left off.
  */
-export function upstreamHeaders(client: IncomingHttpHeaders, auth: UpstreamAuth, contentLength: number, extra?: Record<string, string>): string[] {
+export function upstreamHeaders(
+  client: IncomingHttpHeaders,
+  auth: UpstreamAuth,
+  contentLength: number,
+  extra?: Record<string, string>,
+  provider?: WireFormat,
+): string[] {
   const out = fixedHeaders(auth, extra).slice();
   out.push('content-length', String(contentLength));
+  const api = provider === undefined ? undefined : provider === 'messages' ? 'messages' : 'openai';
   for (const name of PASSED) {
     if (extra && name in extra) continue;
+    const only = PASSED_TO[name];
+    if (only !== undefined && api !== undefined && only !== api) continue;
     const v = client[name];
     if (typeof v === 'string') out.push(name, v);
     else if (Array.isArray(v)) out.push(name, v.join(', '));

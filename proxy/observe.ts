@@ -19,8 +19,11 @@ import type { WireFormat } from './call.js';
 export interface EdgeCall {
   readonly requestId: string;
   readonly startedAt: number;
+  /** The request line's method and path (no query), for the access log: routed or not. */
+  readonly method: string;
+  readonly path: string;
   format: WireFormat;
-  /** `call`, `models`, `health` or `unrouted`: a closed set, safe as a label. */
+  /** `call`, `embed`, `count`, `models`, `model`, `probe` or `unrouted`: a closed set, safe as a label. */
   route: string;
   /** Set only once the alias is found in the models file, so labels never carry a caller's text. */
   model: ModelConfig | undefined;
@@ -76,11 +79,18 @@ export interface ObserverParts {
   settlements?: SettlementWatch | undefined;
 }
 
-/** A call's record before anything is known of it (exported for the step tests' fakes). */
-export function newCall(requestId: string): EdgeCall {
+/** The longest path the access log keeps: an unrouted path is the caller's text, of any length. */
+const PATH_LOGGED = 256;
+
+/** A call's record before anything is known of it but its request line (exported for the step tests' fakes). */
+export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
+  const url = req?.url ?? '/';
+  const q = url.indexOf('?');
   return {
     requestId,
     startedAt: performance.now(),
+    method: req?.method ?? '',
+    path: (q < 0 ? url : url.slice(0, q)).slice(0, PATH_LOGGED),
     format: 'chat',
     route: 'unrouted',
     model: undefined,
@@ -137,10 +147,21 @@ function recordMetrics(series: SeriesCache, call: EdgeCall, status: number, now:
   }
 }
 
+/**
+ * The field a 400 refused: refusals of a body say it first (`messages.1.role: must be …`),
+ * so the log names it without the rest of the message, which may quote the caller's values.
+ */
+export function refusedField(call: EdgeCall): string | undefined {
+  if (call.error?.kind !== 'invalid_input') return undefined;
+  return /^([A-Za-z_][\w.[\]-]*): /.exec(call.error.message)?.[1];
+}
+
 function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number): void {
   log.info(
     {
       requestId: call.requestId,
+      method: call.method,
+      path: call.path,
       workspace: call.workspaceId,
       // The key's id (not its secret), shortened: enough to find it in the console.
       key: call.keyId?.slice(0, 8),
@@ -152,6 +173,7 @@ function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number
       status,
       outcome: call.outcome,
       reason: refusalReason(call),
+      field: refusedField(call),
       ms: ms(call.startedAt, now),
       ttfbMs: ms(call.startedAt, call.headAt),
       inputTokens: call.settledAt ? call.inputTokens : undefined,
@@ -216,7 +238,7 @@ export function createEdgeObserver(parts: ObserverParts): EdgeObserver {
   const watchSettlement = metrics !== undefined || tracing !== undefined;
   return {
     begin(req, requestId) {
-      const call = newCall(requestId);
+      const call = newCall(requestId, req);
       if (tracing) {
         const parent: Context = tracing.propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
         call.span = tracing.tracer.startSpan('edge request', { kind: SpanKind.SERVER, startTime: call.startedAt }, parent);

@@ -1,4 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '../../shared/errors.js';
+import type { ResolvedKey } from '../../shared/contract/keys.js';
+import { rateLimitHeaders } from '../rate-limits.js';
 import { decideKey, decideModel } from '../decide.js';
 import { countTokensCall, parseCall } from '../formats/index.js';
 import { forward } from '../forward.js';
@@ -10,17 +13,36 @@ import { send, sendError } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
 
+/** Token counts per minute a key without a requests-per-minute limit may ask for. */
+export const COUNT_RPM_WITHOUT_LIMIT = 600;
+
+/**
+ * Counting has its own per-key window, so the counts clients make before many
+ * turns (Claude Code does) never use up the key's calls, yet a loop of them
+ * cannot hammer the provider: the key's RPM, or a fixed cap when it has none.
+ */
+async function takeCountLimit(deps: EdgeDeps, key: ResolvedKey, obs: EdgeCall): Promise<void> {
+  const limit = await deps.limits.admit(`${key.id}:count`, key.rpm ?? COUNT_RPM_WITHOUT_LIMIT, null, 0);
+  if (limit.ok) return;
+  obs.detail = 'count';
+  const retryAfter = String(Math.max(1, Math.ceil(limit.retryAfterMs / 1000)));
+  throw new AppError('rate_limited', `Rate limit reached for token counts per minute on this key. Retry after ${retryAfter}s.`, {
+    headers: { ...rateLimitHeaders(limit), 'retry-after': retryAfter },
+  });
+}
+
 /**
  * `messages/count_tokens`: the key and model are checked as for a call, but
- * nothing is generated, held or billed, and the key's rate limits are not
- * taken (clients such as Claude Code count before many turns). A Messages
- * provider counts; for a Chat-Completions-only one the proxy estimates.
+ * nothing is generated, held or billed; the count has its own rate limit
+ * (takeCountLimit). A Messages provider counts; for a Chat-Completions-only
+ * one the proxy estimates.
  */
 export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
   const requestId = obs.requestId;
   const settings = deps.config.proxy;
   const k = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
   if (!k.ok) throw k.error;
+  await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
   const call = parseCall(r.format, raw, req.headers, 'count');
   const verdict = decideModel(k.key, call.alias, deps.config.models);
@@ -35,7 +57,13 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
       pool: deps.pool(up.origin),
       origin: up.origin,
       path: `${up.path}${search}`,
-      headers: upstreamHeaders(req.headers, { header: up.authHeader, secret: verdict.provider.api_key ?? '' }, up.body.length, up.extraHeaders),
+      headers: upstreamHeaders(
+        req.headers,
+        { header: up.authHeader, secret: verdict.provider.api_key ?? '' },
+        up.body.length,
+        up.extraHeaders,
+        up.format,
+      ),
       body: up.body,
       format: up.format,
       dropUsageChunk: false,

@@ -8,10 +8,11 @@ import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.j
 import { newRequestId } from '../request-id.js';
 import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
-import { listModels } from './list-models.js';
+import { listModels, oneModel } from './list-models.js';
 import { observeStep } from './observe-steps.js';
-import { route } from './route.js';
+import { isBaseProbe, route } from './route.js';
 import { planUpstream } from './steps/access.js';
+import { parseEmbeddingsBody, planEmbeddings } from './steps/embed.js';
 import { forwardCall } from './steps/forward.js';
 import { holdMoney } from './steps/hold.js';
 import { checkKey } from './steps/key.js';
@@ -40,6 +41,15 @@ const ADMISSION: Steps = [
   ['limits', takeLimits], // 429
   ['hold', holdMoney], // 503 (outbox full, hold store down), 402
 ];
+/** An embeddings call: its own body and provider endpoint, then the same limits, hold and billing as a model call. */
+const EMBED_ADMISSION: Steps = [
+  ['key', checkKey],
+  ['parse', parseEmbeddingsBody],
+  ['model', findModel],
+  ['access', planEmbeddings], // 400: a Messages-only provider has no embeddings
+  ['limits', takeLimits],
+  ['hold', holdMoney],
+];
 const SETTLEMENT: Steps = [
   ['forward', forwardCall],
   ['meter', meterUsage],
@@ -67,7 +77,7 @@ function stepped(name: string, s: CallState, refused: StepOutcome): void {
  */
 async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
   const s = newCallState(req, res, r, search, obs);
-  for (const [name, step] of ADMISSION) {
+  for (const [name, step] of r.action === 'embed' ? EMBED_ADMISSION : ADMISSION) {
     const ran = step(s, deps);
     stepped(name, s, ran instanceof Promise ? await ran : ran);
   }
@@ -84,7 +94,7 @@ async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerRespon
 
 /** A request the edge answers before any step: bad method, or both Content-Length and Transfer-Encoding. */
 function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, requestId: string): boolean {
-  const method = r.action === 'models' ? 'GET' : 'POST';
+  const method = r.action === 'models' || r.action === 'model' ? 'GET' : 'POST';
   if (req.method !== method) {
     send(res, 405, errorBody(r.format, 'invalid_input', `Use ${method} on this path.`), { allow: method, 'x-request-id': requestId });
     return true;
@@ -97,6 +107,21 @@ function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, req
     return true;
   }
   return false;
+}
+
+/** The handler of a routed request's action. */
+function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+  switch (r.action) {
+    case 'models':
+      return listModels(deps, req, res, r, obs);
+    case 'model':
+      return oneModel(deps, req, res, r, obs);
+    case 'count':
+      return countTokens(deps, req, res, r, search, obs);
+    case 'embed':
+    case 'call':
+      return modelCall(deps, req, res, r, search, obs);
+  }
 }
 
 /** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
@@ -146,6 +171,13 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       send(res, req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, '{"status":"ok"}', { 'x-request-id': requestId });
       return;
     }
+    // A HEAD on a format's base is a client's connectivity probe: no key, nothing to say but 200.
+    if (isBaseProbe(req.method, path)) {
+      obs.route = 'probe';
+      send(res, 200, '', { 'x-request-id': requestId });
+      deps.observe.end(obs, res.statusCode);
+      return;
+    }
     const r = route(path);
     if (!r) {
       const unrouted = unroutedCall(req.method, path, req.headers, deps.config.edgeBaseUrl);
@@ -161,12 +193,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       return;
     }
     active++;
-    const work =
-      r.action === 'models'
-        ? listModels(deps, req, res, r, obs)
-        : r.action === 'count'
-          ? countTokens(deps, req, res, r, search, obs)
-          : modelCall(deps, req, res, r, search, obs);
+    const work = dispatch(deps, req, res, r, search, obs);
     work
       .catch((thrown: unknown) => failed(req, res, obs, thrown))
       .then(() => deps.observe.end(obs, res.statusCode))

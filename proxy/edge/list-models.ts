@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppError } from '../../shared/errors.js';
+import { isObject } from '../../shared/json.js';
 import type { EdgeCall } from '../observe.js';
 import { allowedAliases, decideKey } from '../decide.js';
 import { modelList } from '../formats/index.js';
@@ -12,4 +14,21 @@ export async function listModels(deps: EdgeDeps, req: IncomingMessage, res: Serv
   const verdict = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
   if (!verdict.ok) throw verdict.error;
   send(res, 200, modelList(r.format, allowedAliases(verdict.key, catalog), catalog), { 'x-request-id': obs.requestId });
+}
+
+/**
+ * `GET …/v1/models/{alias}` (the SDKs' `models.retrieve`): the one entry the
+ * list would show, so both stay the same shape in every format. An alias the
+ * key may not call is answered as unknown: a retrieve must not tell which
+ * aliases other teams have.
+ */
+export async function oneModel(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
+  const catalog = deps.config.models;
+  const verdict = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
+  if (!verdict.ok) throw verdict.error;
+  const alias = r.alias ?? '';
+  const list: unknown = allowedAliases(verdict.key, catalog).includes(alias) ? JSON.parse(modelList(r.format, [alias], catalog)) : undefined;
+  const entry: unknown = isObject(list) && Array.isArray(list.data) ? list.data[0] : undefined;
+  if (!isObject(entry)) throw new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' });
+  send(res, 200, JSON.stringify(entry), { 'x-request-id': obs.requestId });
 }

@@ -3,7 +3,7 @@ import { AppError } from '../../shared/errors.js';
 import type { WireFormat } from '../call.js';
 
 /** A model endpoint's path with the workspace slug left out: an SDK pointed at the bare edge URL. */
-const SLUGLESS = /^\/(anthropic\/)?v1\/(chat\/completions|responses|messages|messages\/count_tokens|models)$/;
+const SLUGLESS = /^\/(anthropic\/)?v1\/(chat\/completions|responses|messages|messages\/count_tokens|models|models\/.+|embeddings)$/;
 
 /**
  * The 404 for a path no route matches. Most such calls come from an SDK whose

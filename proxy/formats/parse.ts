@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { AppError, invalidInput } from '../../shared/errors.js';
-import { isObject } from '../../shared/json.js';
+import { isObject, type JsonObject } from '../../shared/json.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
@@ -36,8 +36,8 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
   return false;
 }
 
-/** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
-export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
+/** A request body that is a JSON object (not too deep) naming a model: what every model endpoint asks first. */
+export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -47,6 +47,12 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
+  return body as JsonObject & { model: string };
+}
+
+/** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
+export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
+  const body = parseModelBody(raw);
   if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');

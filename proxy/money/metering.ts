@@ -2,7 +2,7 @@ import type { UsageResult } from '../../shared/contract/usage.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
-import type { Usage, WireFormat } from '../call.js';
+import type { Usage, UsageFormat, WireFormat } from '../call.js';
 import type { HoldStore } from './holds.js';
 import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
@@ -27,7 +27,7 @@ export interface HeldCall {
   /** The key has a budget (its hold is on the key's account too). */
   keyBudget: boolean;
   /** The wire format the client used, and when the proxy received the call (performance.now()). */
-  format: WireFormat;
+  format: UsageFormat;
   startedMs: number;
 }
 

@@ -6,7 +6,13 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
   const up = s.up!;
   const settings = deps.config.proxy;
-  const headers = upstreamHeaders(s.req.headers, { header: up.authHeader, secret: s.provider!.api_key ?? '' }, up.body.length, up.extraHeaders);
+  const headers = upstreamHeaders(
+    s.req.headers,
+    { header: up.authHeader, secret: s.provider!.api_key ?? '' },
+    up.body.length,
+    up.extraHeaders,
+    up.format,
+  );
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
   s.outcome = await forward(

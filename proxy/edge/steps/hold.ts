@@ -27,7 +27,7 @@ function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicr
     inputEstimate: s.inputEstimate,
     tokensTaken: key.tpm === null ? 0 : Math.min(s.inputEstimate, key.tpm),
     keyBudget: key.key_remaining_micros !== null,
-    format: s.route.format,
+    format: s.route.action === 'embed' ? 'embeddings' : s.route.format,
     startedMs: s.startedMs,
   };
   // From here on the hold is owed: it is settled or released on every path, a throw included (edge/index.ts).

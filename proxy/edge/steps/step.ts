@@ -32,7 +32,9 @@ export interface EdgeDeps {
 export interface Route {
   format: WireFormat;
   slug: string;
-  action: 'call' | 'models' | 'count';
+  action: 'call' | 'models' | 'model' | 'count' | 'embed';
+  /** The alias of a one-model path (`models/{alias}`), unescaped. */
+  alias?: string;
 }
 
 /**

@@ -31,7 +31,7 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
   after(() => dp.close());
 
   for (const format of FORMATS) {
-    it(`${format}: hop-by-hop headers, cookies and the client's credentials stay behind; anthropic-beta passes`, async () => {
+    it(`${format}: hop-by-hop headers, cookies and the client's credentials stay behind; anthropic-beta passes to a Messages provider only`, async () => {
       const k = await seedKey(dp.cp.deps);
       const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
         headers: {
@@ -48,7 +48,8 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
       const seen = dp.fake.requests.at(-1)!.headers;
       for (const h of ['cookie', 'proxy-authorization', 'x-forwarded-for']) expect(seen[h], h).to.equal(undefined);
       expect(JSON.stringify(seen)).not.to.include(k.secret);
-      expect(seen['anthropic-beta']).to.equal('tools-2024-04-04');
+      // Another API's headers mean nothing to the provider: they go only to a provider of that API.
+      expect(seen['anthropic-beta']).to.equal(format === 'messages' ? 'tools-2024-04-04' : undefined);
       expect(seen['accept-encoding']).to.equal('identity');
     });
 
@@ -106,7 +107,7 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
   });
 
   it('404 in the format of the path for unknown routes, 405 for the wrong method', async () => {
-    const unknown = await fetch(`${dp.proxy.url}/acme/v1/embeddings`, { method: 'POST' });
+    const unknown = await fetch(`${dp.proxy.url}/acme/v1/audio/speech`, { method: 'POST' });
     expect(unknown.status).to.equal(404);
     expect(((await unknown.json()) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
     const wrong = await fetch(`${dp.proxy.url}/acme/anthropic/v1/messages`);

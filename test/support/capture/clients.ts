@@ -27,7 +27,7 @@ const BLACKHOLE = {
   NO_PROXY: '127.0.0.1,localhost',
 };
 
-function runProcess(bin: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs: number): Promise<RunResult> {
+export function runProcess(bin: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs: number): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn(bin, args, {
       cwd,

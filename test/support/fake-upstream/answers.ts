@@ -32,7 +32,13 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
   const output = planOutput(requestTokenLimit(body), wanted, requestStops(body));
   const stream = body.stream === true;
   // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.
-  const calls = output.capped || output.stopSequence !== undefined ? [] : plannedToolCalls(wire, body);
+  const scripted = ok?.tools;
+  const calls =
+    output.capped || output.stopSequence !== undefined || scripted === 'none'
+      ? []
+      : scripted !== undefined
+        ? scripted.map((c) => ({ name: c.name, input: c.input }))
+        : plannedToolCalls(wire, body);
   if (wire === 'chat') {
     const toolCalls = calls.map((c) => ({ ...c, id: ids.next('call_') }));
     const cachedTokens = Math.min(ok?.cachedTokens ?? 0, inputTokens);

@@ -4,6 +4,7 @@ import { buildAnswer } from './answers.js';
 import { answerOk, cutOff, sendJson, stall, type Reply } from './behaviors.js';
 import { errorBody, type Dialect } from './errors.js';
 import { IdSource } from './ids.js';
+import { embeddingsAnswer } from './embeddings.js';
 import { ANTHROPIC_MODELS_JSON, OPENAI_MODELS_JSON } from './models-list.js';
 import { checkModelRequest, credentialOf } from './request-checks.js';
 import { Responder } from './responder.js';
@@ -99,21 +100,31 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     sendJson(reply, 200, reply.dialect === 'openai' ? OPENAI_MODELS_JSON : ANTHROPIC_MODELS_JSON);
   }
 
+  /** A queued error answers a call that generates nothing (a count, embeddings) instead; true when it did. */
+  function answeredQueuedError(reply: Reply): boolean {
+    const behavior = queue[0];
+    if (behavior?.kind !== 'error') return false;
+    queue.shift();
+    sendJson(reply, behavior.status, behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body));
+    return true;
+  }
+
   /** Token counting (Anthropic's count_tokens, OpenAI's responses/input_tokens): the input tokens the same body would be billed as a model call. */
   function countTokens(reply: Reply, record: RecordedRequest, wire: Wire = 'messages'): void {
     const check = checkModelRequest(wire, record, requireKey, 'count');
     if (!check.ok) return sendJson(reply, check.status, errorBody(reply.dialect, check.status, check.message));
-    const behavior = queue[0];
-    if (behavior?.kind === 'error') {
-      queue.shift();
-      return sendJson(
-        reply,
-        behavior.status,
-        behavior.body === undefined ? errorBody(reply.dialect, behavior.status) : JSON.stringify(behavior.body),
-      );
-    }
+    if (answeredQueuedError(reply)) return;
     const tokens = countInputTokens(check.body);
     sendJson(reply, 200, JSON.stringify(wire === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens }));
+  }
+
+  /** OpenAI's `/v1/embeddings`, on a provider that speaks Chat Completions; a queued error is answered instead. */
+  function embeddings(reply: Reply, record: RecordedRequest): void {
+    if (record.credential === null && requireKey) return sendJson(reply, 401, errorBody(reply.dialect, 401, undefined, 'invalid_api_key'));
+    if (answeredQueuedError(reply)) return;
+    const answer = embeddingsAnswer(record.body);
+    if (answer === undefined) return sendJson(reply, 400, errorBody(reply.dialect, 400, 'model and input are required.'));
+    sendJson(reply, 200, answer);
   }
 
   function route(record: RecordedRequest, r: Responder): void {
@@ -122,6 +133,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const wire = method === 'POST' ? MODEL_PATHS[path] : undefined;
     if (wire !== undefined && formats.has(wire)) return modelRequest(reply, record, wire);
     if (method === 'POST' && path === '/v1/responses/input_tokens' && formats.has('responses')) return countTokens(reply, record, 'responses');
+    if (method === 'POST' && path === '/v1/embeddings' && formats.has('chat')) return embeddings(reply, record);
     if (speaksDialect(reply.dialect)) {
       if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
       if (method === 'POST' && path === '/anthropic/v1/messages/count_tokens') return countTokens(reply, record);

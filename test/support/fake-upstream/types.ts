@@ -39,6 +39,12 @@ export type OkBehavior = {
   cacheWrite1hTokens?: number;
   cacheSplit?: boolean;
   webSearches?: number;
+  /**
+   * Which tool calls the answer makes: by default every tool the request
+   * allows (tools.ts); `none` for a text answer whatever tools were offered;
+   * or exactly these calls (an agent's scripted turn, e.g. Claude Code's `Read`).
+   */
+  tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
 };
 
 export type Behavior =

@@ -49,6 +49,21 @@ describe('proxy: header handling', () => {
     expect(pairs(upstreamHeaders({}, { header: 'authorization', secret: 'p' }, 1)).authorization).to.equal('Bearer p');
   });
 
+  it("passes another API's headers only to a provider of that API (Claude Code's anthropic-beta stays off a Chat provider)", () => {
+    const client = {
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'claude-code-20250219',
+      'openai-beta': 'assistants=v2',
+      accept: 'application/json',
+    };
+    const toChat = pairs(upstreamHeaders(client, { header: 'authorization', secret: 'p' }, 1, undefined, 'chat'));
+    expect(toChat).to.include({ 'openai-beta': 'assistants=v2', accept: 'application/json' });
+    expect(toChat).to.not.have.any.keys('anthropic-beta', 'anthropic-version');
+    const toMessages = pairs(upstreamHeaders(client, { header: 'x-api-key', secret: 'p' }, 1, undefined, 'messages'));
+    expect(toMessages).to.include({ 'anthropic-beta': 'claude-code-20250219', 'anthropic-version': '2023-06-01' });
+    expect(toMessages).to.not.have.property('openai-beta');
+  });
+
   it("adds the operator's extra headers once, over the client's, never over the framing or the credential, the same on every call", () => {
     const extra = { 'anthropic-version': '2099-01-01', 'x-org': 'ops', 'content-length': '1', 'x-api-key': 'stolen' };
     for (const length of [7, 8]) {

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { parseCall } from '../../../../proxy/formats/index.js';
 import { anthropicBetas } from '../../../../proxy/translate/betas.js';
@@ -97,5 +99,47 @@ describe("translation: Claude Code's default request on a Chat Completions provi
     const { request, dropped } = messagesToChat.translate(call(), model, { betas, reasoning: true });
     expect(request.reasoning_effort).to.equal('high');
     expect(dropped).to.have.members(['cache_control', 'messages[thinking]', 'context_management', 'anthropic-beta:context-management-2025-06-27']);
+  });
+});
+
+/** A captured request of the real client (test/fixtures/captures), aimed at a Chat-only alias. */
+function captured(file: string, index: number): { call: ReturnType<typeof parseCall>; betas: string[] } {
+  const fixture = JSON.parse(readFileSync(join(import.meta.dirname, '../../../fixtures/captures', file), 'utf8')) as {
+    requests: { path: string; headers: Record<string, string>; body: Record<string, unknown> }[];
+  };
+  const sent = fixture.requests.filter((r) => r.path.endsWith('/v1/messages'))[index]!;
+  // The fixture scrubs ids to `<hex>`/`<uuid>`; the real ones are put back so the user id has its real length (~130).
+  const text = JSON.stringify({ ...sent.body, model: 'tg/gpt-direct' })
+    .replaceAll('<hex>', '0123456789abcdef'.repeat(4))
+    .replaceAll('<uuid>', '7c1e2a34-5b6d-4e8f-9a0b-1c2d3e4f5a6b');
+  const body = JSON.parse(text) as Record<string, unknown>;
+  return { call: parseCall('messages', Buffer.from(JSON.stringify(body)), sent.headers), betas: anthropicBetas(sent.headers['anthropic-beta']) };
+}
+
+describe('translation: the captured Claude Code 2.1.332 requests on a Chat Completions provider', () => {
+  it('its first turn translates: the JSON-string user id becomes a stable short user, the system turn stays in place', () => {
+    const { call: first, betas: sentBetas } = captured('claude-code.json', 0);
+    const userId = (first.body.metadata as { user_id: string }).user_id;
+    expect(JSON.parse(userId)).to.have.property('session_id');
+    expect(userId.length).to.be.greaterThan(100);
+    const { request, dropped } = messagesToChat.translate(first, model, { betas: sentBetas });
+    const again = messagesToChat.translate(first, model, { betas: sentBetas }).request;
+    expect(request.user).to.be.a('string').with.length.at.most(64);
+    expect(request.user).to.equal(again.user);
+    expect(request.user).to.not.include('session_id');
+    const roles = (request.messages as { role: string }[]).map((m) => m.role);
+    expect(roles[0]).to.equal('system');
+    expect(roles.slice(1)).to.include('system');
+    expect(dropped).to.include.members(['cache_control', 'context_management', 'thinking', 'output_config.effort', 'tools.defer_loading']);
+    expect(JSON.stringify(request)).to.not.include('cache_control');
+  });
+
+  it('its second turn (a Read tool result, the system turn as a plain string) translates into a tool message', () => {
+    const { call: second, betas: sentBetas } = captured('claude-code-tool.json', 1);
+    const { request } = messagesToChat.translate(second, model, { betas: sentBetas });
+    const messages = request.messages as { role: string; tool_call_id?: string; tool_calls?: { id: string }[] }[];
+    const asked = messages.find((m) => m.role === 'assistant' && m.tool_calls)!;
+    const answered = messages.find((m) => m.role === 'tool')!;
+    expect(answered.tool_call_id).to.equal(asked.tool_calls![0]!.id);
   });
 });
