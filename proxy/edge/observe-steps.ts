@@ -25,6 +25,7 @@ export function observeStep(step: string, s: CallState): void {
         obs.admittedAt = performance.now();
         obs.translated = s.up!.translate !== undefined;
         obs.upstreamFormat = s.up!.format;
+        obs.dropped = s.up!.dropped;
       }
       return;
     case 'forward':

@@ -36,7 +36,7 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
   return false;
 }
 
-/** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
+/** `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call, but no output limit is needed. */
 export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
   let body: unknown;
   try {
@@ -47,7 +47,6 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
-  if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');
   }

@@ -20,8 +20,27 @@ export interface AnswerTranslator {
   error(status: number, body: Buffer): Buffer;
 }
 
+/** What a request translation needs to know beyond the call and the model entry. */
+export interface TranslateOptions {
+  /** The model entry says `reasoning: true`: reasoning controls are mapped, not dropped. */
+  reasoning: boolean;
+  /** The provider at the end of the chain runs web searches itself (a Messages provider): `web_search` tools map, not drop. */
+  webSearch: boolean;
+}
+
+/** A translated request, and every well-formed field it could not carry (named in `x-tollgate-dropped`). */
+export interface Translation {
+  request: Record<string, unknown>;
+  dropped: string[];
+}
+
 /** One direction of translation: a client's format to a provider that lacks it. */
 export interface Translator {
+  /**
+   * The request and the names it dropped. A translator without it drops
+   * nothing silently (it refuses instead), so `request` alone serves.
+   */
+  translate?(call: ParsedCall, model: ModelConfig, options: TranslateOptions): Translation;
   /**
    * The client's checked call → the provider's request body, `model` set to
    * the upstream model. Throws an `invalid_input` AppError naming the field

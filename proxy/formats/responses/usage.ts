@@ -1,5 +1,6 @@
+import { isObject } from '../../../shared/json.js';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
-import { count, isObject, parseJson, type Json } from './json.js';
+import { count, parseJson, type Json } from './json.js';
 
 /**
  * The tokens and searches one answer used, in a shape no format owns, so

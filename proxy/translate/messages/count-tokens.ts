@@ -49,7 +49,11 @@ function contentTokens(content: unknown, count: Counter): number {
 
 /** The input tokens of a Messages count_tokens call, estimated over its Chat Completions translation. */
 export async function estimateCountTokens(call: ParsedCall, model: ModelConfig): Promise<number> {
-  const chat = chatRequest(call, model);
+  return estimateChatTokens(chatRequest(call, model));
+}
+
+/** The input tokens of a Chat Completions request (any format's call translated to Chat), estimated. */
+export async function estimateChatTokens(chat: Json): Promise<number> {
   const count = await loadCounter();
   let total = REPLY_PRIMING;
   for (const m of chat.messages as Json[]) {
