@@ -13,7 +13,12 @@ import { formatOfPath } from './route.js';
  */
 export function refuseUpgrade(req: IncomingMessage, socket: Duplex, now: NowMs): void {
   const path = (req.url ?? '/').split('?', 1)[0]!;
-  const body = errorBody(formatOfPath(path), 'invalid_input', 'WebSocket is not supported here: send the request over plain HTTP.', 'upgrade_required');
+  const body = errorBody(
+    formatOfPath(path),
+    'invalid_input',
+    'WebSocket is not supported here: send the request over plain HTTP.',
+    'upgrade_required',
+  );
   socket.on('error', () => socket.destroy());
   socket.end(
     `HTTP/1.1 426 Upgrade Required\r\nupgrade: HTTP/1.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +

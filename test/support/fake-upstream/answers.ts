@@ -32,7 +32,7 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
   const output = planOutput(requestTokenLimit(body), wanted, requestStops(body));
   const stream = body.stream === true;
   // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.
-  const calls = output.capped || output.stopSequence !== undefined ? [] : plannedToolCalls(wire, body);
+  const calls = output.capped || output.stopSequence !== undefined || ok?.textOnly ? [] : plannedToolCalls(wire, body);
   if (wire === 'chat') {
     const toolCalls = calls.map((c) => ({ ...c, id: ids.next('call_') }));
     const completion = { id: ids.next('chatcmpl-'), created: Math.floor(Date.now() / 1000), model, inputTokens, output, toolCalls };

@@ -17,7 +17,15 @@ export interface RecordedRequest {
  * and `output_tokens_details.reasoning_tokens`, added to the output with a
  * reasoning item before the answer).
  */
-export type OkBehavior = { kind: 'ok'; outputTokens?: number; eventDelayMs?: number; cachedTokens?: number; reasoningTokens?: number };
+/** `textOnly`: answer in text even when the request offers tools (an agent whose tools must not run, e.g. Codex's shell). */
+export type OkBehavior = {
+  kind: 'ok';
+  outputTokens?: number;
+  eventDelayMs?: number;
+  cachedTokens?: number;
+  reasoningTokens?: number;
+  textOnly?: boolean;
+};
 
 export type Behavior =
   | OkBehavior
