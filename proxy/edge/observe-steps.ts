@@ -1,3 +1,4 @@
+import { safeDroppedName } from '../dropped.js';
 import type { CallState } from './steps/step.js';
 
 /**
@@ -32,6 +33,11 @@ export function observeStep(step: string, s: CallState): void {
       obs.upstreamEndAt = performance.now();
       obs.outcome = s.outcome!.kind;
       if (s.outcome!.kind === 'failed') obs.error = s.outcome!.error;
+      // What the provider's answer held that the client's format cannot carry: known only now, so the log has it, not the header.
+      if (s.up!.translate) {
+        const fromAnswer = s.up!.translate.dropped();
+        if (fromAnswer.length) obs.dropped = [...new Set([...obs.dropped, ...fromAnswer.map(safeDroppedName)])];
+      }
       return;
     case 'meter':
       if (obs.span && s.outcome!.kind === 'complete') obs.finishReasons = s.outcome!.tap.finishReasons();

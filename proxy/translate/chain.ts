@@ -16,5 +16,6 @@ export function chainAnswers(first: AnswerTranslator, second: AnswerTranslator):
     // A break is the client's format's failure event; the first hop's partial state does not matter any more.
     fail: (message) => second.fail(message),
     error: (status, body) => second.error(status, first.error(status, body)),
+    dropped: () => [...new Set([...first.dropped(), ...second.dropped()])],
   };
 }

@@ -3,7 +3,7 @@ import type { ParsedCall, WireFormat } from '../call.js';
 import { chainAnswers } from './chain.js';
 import { messagesTranslation } from './messages/index.js';
 import { responsesTranslation } from './responses/index.js';
-import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation, Translator } from './types.js';
+import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation } from './types.js';
 
 export type { AnswerTranslator, Translation, Translator } from './types.js';
 
@@ -30,21 +30,14 @@ export function upstreamFormat(provider: ProviderConfig, client: WireFormat): Wi
   return client !== 'messages' && baseUrlOf(provider, 'messages') !== undefined ? 'messages' : 'responses';
 }
 
-/** A translator's request and its drops; one that refuses rather than drops reports none. */
-function translated(t: Translator, call: ParsedCall, model: ModelConfig, options: TranslateOptions): Translation {
-  return t.translate ? t.translate(call, model, options) : { request: t.request(call, model), dropped: [] };
-}
-
 /**
- * What the provider at the end of the chain honours. A Messages provider
- * runs web searches itself, and takes a reasoning control, once the Chat →
- * Messages mapping carries `web_search_options` and `reasoning_effort`;
- * until it does (it refuses both today) the first hop drops them, so a
- * chained call is never refused for a field a direct one would drop.
+ * What the provider at the end of the chain honours: a reasoning control
+ * where the model entry says so, and web search run by the provider itself
+ * on a Messages provider (Chat's `web_search_options` becomes Anthropic's
+ * server web search tool there; a Chat provider has none).
  */
 function optionsFor(model: ModelConfig, provider: WireFormat): TranslateOptions {
-  if (provider === 'messages') return { reasoning: false, webSearch: false };
-  return { reasoning: model.reasoning, webSearch: false };
+  return { reasoning: model.reasoning, webSearch: provider === 'messages' };
 }
 
 /** One call translated: the provider's request, what it dropped, and the translator of its answer back. */
@@ -64,14 +57,14 @@ export function translateCall(client: WireFormat, provider: WireFormat, call: Pa
   const options = optionsFor(model, provider);
   if (client === 'chat' || provider === 'chat') {
     const t = client === 'chat' ? VIA_CHAT[provider as Exclude<WireFormat, 'chat'>].fromChat : VIA_CHAT[client].toChat;
-    return { ...translated(t, call, model, options), answer: t.answer(call) };
+    return { ...t.translate(call, model, options), answer: t.answer(call) };
   }
   const toChat = VIA_CHAT[client].toChat;
   const fromChat = VIA_CHAT[provider].fromChat;
-  const first = translated(toChat, call, model, options);
+  const first = toChat.translate(call, model, options);
   // The first hop's Chat body is the call the second hop reads (its stream and usage settings included).
   const middle: ParsedCall = { ...call, body: first.request, raw: Buffer.alloc(0), choices: 1 };
-  const second = translated(fromChat, middle, model, options);
+  const second = fromChat.translate(middle, model, options);
   return {
     request: second.request,
     dropped: [...new Set([...first.dropped, ...second.dropped])],

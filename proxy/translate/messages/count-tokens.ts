@@ -49,7 +49,7 @@ function contentTokens(content: unknown, count: Counter): number {
 
 /** The input tokens of a Messages count_tokens call, estimated over its Chat Completions translation. */
 export async function estimateCountTokens(call: ParsedCall, model: ModelConfig): Promise<number> {
-  return estimateChatTokens(chatRequest(call, model));
+  return estimateChatTokens(chatRequest(call, model).request);
 }
 
 /** The input tokens of a Chat Completions request (any format's call translated to Chat), estimated. */
