@@ -70,7 +70,7 @@ function readDecoded(req: IncomingMessage, limit: number, coding: string, decode
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const stop = (err: unknown) => {
+    const stop = (err: Error) => {
       if (settled) return;
       settled = true;
       req.unpipe(decoder);

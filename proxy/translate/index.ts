@@ -5,7 +5,7 @@ import { messagesTranslation } from './messages/index.js';
 import { responsesTranslation } from './responses/index.js';
 import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation } from './types.js';
 
-export type { AnswerTranslator, Translation, Translator } from './types.js';
+export type { AnswerTranslator, Translation } from './types.js';
 
 /** Every non-Chat format's mappings with Chat: a new format is its folder and one line here. */
 const VIA_CHAT: Record<Exclude<WireFormat, 'chat'>, FormatTranslation> = {
