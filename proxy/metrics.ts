@@ -28,6 +28,8 @@ export interface ProxyMetrics {
   tokens: FastCounter;
   spend: FastCounter;
   refusals: FastCounter;
+  /** What translations dropped, by client format and name. */
+  dropped: FastCounter;
   keyLookups: Counter<'result'>;
   keyCacheEntries: Gauge;
   invalidations: Counter<'via'>;
@@ -169,6 +171,7 @@ export interface SeriesCache {
   call(format: string, route: string, model: string, provider: string, statusClass: string): CallSeries;
   model(format: string, model: string, provider: string): ModelSeries;
   refusal(format: string, reason: string): CounterSeries;
+  dropped(format: string, name: string): CounterSeries;
   /** The upstream-duration series of one outcome, kept on the model's series. */
   upstream(s: ModelSeries, format: string, model: string, provider: string, outcome: string): HistogramSeries;
 }
