@@ -6,7 +6,7 @@
  */
 
 /** The wire formats a client may call in; a new format is one more member here (and its folders). */
-export const WIRE_FORMATS = ['chat', 'messages'] as const;
+export const WIRE_FORMATS = ['chat', 'messages', 'responses'] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 

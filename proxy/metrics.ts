@@ -28,6 +28,8 @@ export interface ProxyMetrics {
   tokens: FastCounter;
   spend: FastCounter;
   refusals: FastCounter;
+  /** What translations dropped, by client format and name. */
+  dropped: FastCounter;
   keyLookups: Counter<'result'>;
   keyCacheEntries: Gauge;
   invalidations: Counter<'via'>;
@@ -71,6 +73,11 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       name: 'tollgate_proxy_refusals_total',
       help: 'Requests answered with an error of the proxy itself (refusals, provider unreachable or slow), by reason',
       labelNames: ['format', 'reason'],
+    }),
+    dropped: new FastCounter(registry, {
+      name: 'tollgate_proxy_dropped_total',
+      help: 'Fields, tools or parts a translation dropped because the provider cannot honour them, by client format and name',
+      labelNames: ['format', 'name'],
     }),
     keyLookups: new Counter({
       name: 'tollgate_proxy_key_cache_lookups_total',
@@ -156,11 +163,15 @@ export interface ModelSeries {
   spend: CounterSeries;
 }
 
+/** Distinct (format, dropped name) series kept before the rest are counted as `other`. */
+const DROPPED_NAMES = 500;
+
 /** Per-request lookups of the hot metrics: one key and one map read per kind of request. */
 export interface SeriesCache {
   call(format: string, route: string, model: string, provider: string, statusClass: string): CallSeries;
   model(format: string, model: string, provider: string): ModelSeries;
   refusal(format: string, reason: string): CounterSeries;
+  dropped(format: string, name: string): CounterSeries;
   /** The upstream-duration series of one outcome, kept on the model's series. */
   upstream(s: ModelSeries, format: string, model: string, provider: string, outcome: string): HistogramSeries;
 }
@@ -168,6 +179,7 @@ export interface SeriesCache {
 export function createSeriesCache(m: ProxyMetrics): SeriesCache {
   const calls = new Map<string, CallSeries>();
   const models = new Map<string, ModelSeries>();
+  const droppedSeries = new Map<string, CounterSeries>();
   return {
     call(format: string, route: string, model: string, provider: string, statusClass: string): CallSeries {
       const key = `${format} ${route} ${model} ${provider} ${statusClass}`;
@@ -197,6 +209,17 @@ export function createSeriesCache(m: ProxyMetrics): SeriesCache {
       return s;
     },
     refusal: (format: string, reason: string): CounterSeries => m.refusals.series(format, reason),
+    /** A client may name unknown fields without end: past DROPPED_NAMES distinct names, the rest count as `other`. */
+    dropped(format: string, name: string): CounterSeries {
+      const key = `${format} ${name}`;
+      let s = droppedSeries.get(key);
+      if (!s) {
+        if (droppedSeries.size >= DROPPED_NAMES) return m.dropped.series(format, 'other');
+        s = m.dropped.series(format, name);
+        droppedSeries.set(key, s);
+      }
+      return s;
+    },
     upstream(s: ModelSeries, format: string, model: string, provider: string, outcome: string): HistogramSeries {
       let h = s.upstream.get(outcome);
       if (!h) {

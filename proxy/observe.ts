@@ -32,6 +32,8 @@ export interface EdgeCall {
   translated: boolean;
   /** The provider's wire format: the client's, unless the call is translated. */
   upstreamFormat: WireFormat | undefined;
+  /** What the translation dropped (header-safe names), empty when nothing was. */
+  dropped: readonly string[];
   stream: boolean;
   keyStartAt: number;
   keyAt: number;
@@ -98,6 +100,7 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
     workspaceId: undefined,
     translated: false,
     upstreamFormat: undefined,
+    dropped: [],
     stream: false,
     keyStartAt: 0,
     keyAt: 0,
@@ -134,6 +137,7 @@ function recordMetrics(series: SeriesCache, call: EdgeCall, status: number, now:
   c.requests.inc();
   c.duration.observe((now - call.startedAt) / 1000);
   if (call.error) series.refusal(format, refusalReason(call)!).inc();
+  for (const name of call.dropped) series.dropped(format, name).inc();
   if (!call.upstreamAt && !call.settledAt) return;
   const m = series.model(format, model, provider);
   if (call.upstreamAt) {
@@ -169,6 +173,7 @@ function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number
       format: call.format,
       route: call.route,
       translated: call.translated,
+      dropped: call.dropped.length ? call.dropped.join(',') : undefined,
       stream: call.stream,
       status,
       outcome: call.outcome,
@@ -208,7 +213,7 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
   });
   if (model) {
     span.setAttributes({
-      'gen_ai.system': (call.upstreamFormat ?? call.format) === 'chat' ? 'openai' : 'anthropic',
+      'gen_ai.system': (call.upstreamFormat ?? call.format) === 'messages' ? 'anthropic' : 'openai',
       'gen_ai.provider.name': model.provider,
       'gen_ai.request.model': model.alias,
       'gen_ai.response.model': model.upstream_model,

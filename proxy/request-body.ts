@@ -1,11 +1,38 @@
 import type { IncomingMessage } from 'node:http';
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
+import { invalidInput } from '../shared/errors.js';
 import { tooLarge } from './formats/index.js';
 
 /** The client went away before its body was read: nobody is left to answer. */
 export class ClientLeft extends Error {}
 
-/** The request body, at most `limit` bytes: larger is a 413, a client leaving mid-body is ClientLeft. */
+/** The content codings a body may come in (Claude Code and Codex compress theirs in some modes), each a streaming decoder. */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => createGunzip(),
+  'x-gzip': () => createGunzip(),
+  deflate: () => createInflate(),
+  br: () => createBrotliDecompress(),
+  zstd: () => createZstdDecompress(),
+};
+
+/**
+ * The request body, at most `limit` bytes once decoded: larger is a 413, a
+ * client leaving mid-body is ClientLeft. A compressed body (Content-Encoding
+ * gzip, deflate, br or zstd) is decoded as it arrives and the limit applies
+ * to what it decodes to, so a decompression bomb is refused as soon as its
+ * output passes the limit, never inflated whole. A body that is not what its
+ * coding says is a 400.
+ */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const coding = req.headers['content-encoding']?.trim().toLowerCase();
+  if (coding === undefined || coding === '' || coding === 'identity') return readPlain(req, limit);
+  const decoder = DECODERS[coding];
+  if (!decoder) return Promise.reject(invalidInput(`Content-Encoding ${coding} is not supported: send gzip, deflate, br, zstd or none.`));
+  return readDecoded(req, limit, coding, decoder());
+}
+
+function readPlain(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) return reject(tooLarge(limit));
@@ -32,6 +59,40 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     req.once('close', () => {
       if (!ended) reject(new ClientLeft());
     });
+  });
+}
+
+function readDecoded(req: IncomingMessage, limit: number, coding: string, decoder: Transform): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    // The compressed bytes are at most as many as the decoded ones may be (a coding that grew a body past the limit is refused too).
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) return reject(tooLarge(limit));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const stop = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(decoder);
+      decoder.destroy();
+      reject(err);
+    };
+    decoder.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return stop(tooLarge(limit));
+      chunks.push(chunk);
+    });
+    decoder.once('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    decoder.once('error', () => stop(invalidInput(`The request body is not valid ${coding} (its Content-Encoding).`)));
+    req.once('error', () => stop(new ClientLeft()));
+    req.once('close', () => {
+      if (!req.complete) stop(new ClientLeft());
+    });
+    req.pipe(decoder);
   });
 }
 

@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { refuseUpgrade } from './edge/upgrade.js';
 import type { AddressInfo } from 'node:net';
 import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
@@ -96,6 +98,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);
+  // A WebSocket upgrade (Codex tries one on /v1/responses) is answered 426 at once, so the client falls back to HTTP.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(req, socket, now));
   const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, {
     // The control plane answering again is the signal for settlement retries to go at once.
     onReachable: () => metering.wake(),

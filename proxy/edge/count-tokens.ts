@@ -8,7 +8,8 @@ import { forward } from '../forward.js';
 import { upstreamHeaders } from '../headers.js';
 import type { EdgeCall } from '../observe.js';
 import { readBody } from '../request-body.js';
-import { estimateCountTokens } from '../translate/messages/count-tokens.js';
+import { translateCall } from '../translate/index.js';
+import { estimateChatTokens } from '../translate/messages/count-tokens.js';
 import { send, sendError } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
@@ -32,10 +33,10 @@ async function takeCountLimit(deps: EdgeDeps, key: ResolvedKey, obs: EdgeCall): 
 }
 
 /**
- * `messages/count_tokens`: the key and model are checked as for a call, but
- * nothing is generated, held or billed; the count has its own rate limit
- * (takeCountLimit). A Messages provider counts; for a Chat-Completions-only
- * one the proxy estimates.
+ * `messages/count_tokens` and `responses/input_tokens`: the key and model are
+ * checked as for a call, but nothing is generated, held or billed; the count
+ * has its own rate limit (takeCountLimit). A provider that speaks the
+ * client's format counts; for any other the proxy estimates.
  */
 export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
   const requestId = obs.requestId;
@@ -47,9 +48,12 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   const call = parseCall(r.format, raw, req.headers, 'count');
   const verdict = decideModel(k.key, call.alias, deps.config.models);
   if (!verdict.ok) throw verdict.error;
-  const up = countTokensCall(call, verdict.model, verdict.provider);
+  const up = countTokensCall(r.format, call, verdict.model, verdict.provider);
   if (!up) {
-    send(res, 200, JSON.stringify({ input_tokens: await estimateCountTokens(call, verdict.model) }), { 'x-request-id': requestId });
+    // Estimated over what a Chat provider would be sent, so what a call would refuse is refused here too.
+    const tokens = await estimateChatTokens(translateCall(r.format, 'chat', call, verdict.model).request);
+    const body = r.format === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens };
+    send(res, 200, JSON.stringify(body), { 'x-request-id': requestId });
     return;
   }
   const outcome = await forward(

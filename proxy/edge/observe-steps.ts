@@ -1,3 +1,4 @@
+import { safeDroppedName } from '../dropped.js';
 import type { CallState } from './steps/step.js';
 
 /**
@@ -25,12 +26,18 @@ export function observeStep(step: string, s: CallState): void {
         obs.admittedAt = performance.now();
         obs.translated = s.up!.translate !== undefined;
         obs.upstreamFormat = s.up!.format;
+        obs.dropped = s.up!.dropped;
       }
       return;
     case 'forward':
       obs.upstreamEndAt = performance.now();
       obs.outcome = s.outcome!.kind;
       if (s.outcome!.kind === 'failed') obs.error = s.outcome!.error;
+      // What the provider's answer held that the client's format cannot carry: known only now, so the log has it, not the header.
+      if (s.up!.translate) {
+        const fromAnswer = s.up!.translate.dropped();
+        if (fromAnswer.length) obs.dropped = [...new Set([...obs.dropped, ...fromAnswer.map(safeDroppedName)])];
+      }
       return;
     case 'meter':
       if (obs.span && s.outcome!.kind === 'complete') obs.finishReasons = s.outcome!.tap.finishReasons();

@@ -1,7 +1,7 @@
 import type { WireFormat } from '../call.js';
 import type { Route } from './steps/step.js';
 
-const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|models|embeddings)$/;
+const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|responses|responses\/input_tokens|models|embeddings)$/;
 /** One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`). */
 const ONE_MODEL = /^\/([^/]+)\/(anthropic\/)?v1\/models\/(.+)$/;
 /** A format's base, which clients probe with HEAD before their first call (Claude Code does at start-up). */
@@ -16,6 +16,20 @@ function aliasOf(segment: string): string | undefined {
   }
 }
 
+/** Each OpenAI-side path's format and action (the Messages ones are under `/anthropic/`). */
+const OPENAI_PATHS: Record<string, { format: WireFormat; action: Route['action'] }> = {
+  'chat/completions': { format: 'chat', action: 'call' },
+  responses: { format: 'responses', action: 'call' },
+  'responses/input_tokens': { format: 'responses', action: 'count' },
+  models: { format: 'chat', action: 'models' },
+  embeddings: { format: 'chat', action: 'embed' },
+};
+const ANTHROPIC_PATHS: Record<string, { format: WireFormat; action: Route['action'] }> = {
+  messages: { format: 'messages', action: 'call' },
+  'messages/count_tokens': { format: 'messages', action: 'count' },
+  models: { format: 'messages', action: 'models' },
+};
+
 /** The request's path → its format, workspace and action; undefined when no route matches. */
 export function route(path: string): Route | undefined {
   const m = PATH.exec(path);
@@ -24,12 +38,14 @@ export function route(path: string): Route | undefined {
     const alias = one ? aliasOf(one[3]!) : undefined;
     return one && alias ? { format: one[2] ? 'messages' : 'chat', slug: one[1]!, action: 'model', alias } : undefined;
   }
-  const format: WireFormat = m[2] ? 'messages' : 'chat';
-  if (m[3] === 'models') return { format, slug: m[1]!, action: 'models' };
-  if (m[3] === 'messages/count_tokens') return format === 'messages' ? { format, slug: m[1]!, action: 'count' } : undefined;
-  if (m[3] === 'embeddings') return format === 'chat' ? { format, slug: m[1]!, action: 'embed' } : undefined;
-  if ((format === 'chat') !== (m[3] === 'chat/completions')) return undefined;
-  return { format, slug: m[1]!, action: 'call' };
+  const found = (m[2] ? ANTHROPIC_PATHS : OPENAI_PATHS)[m[3]!];
+  return found ? { ...found, slug: m[1]! } : undefined;
+}
+
+/** The format to answer an unroutable path in: its `/anthropic/` part says Messages, `/responses` the Responses API. */
+export function formatOfPath(path: string): WireFormat {
+  if (path.includes('/anthropic/')) return 'messages';
+  return /\/v1\/responses(\/|$)/.test(path) ? 'responses' : 'chat';
 }
 
 /** A HEAD on a format's base (`/{ws}/v1`, `/{ws}/anthropic`, `/{ws}/anthropic/v1`): a connectivity probe. */

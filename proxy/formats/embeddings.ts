@@ -41,6 +41,7 @@ export function embeddingsCall(call: ParsedCall, model: ModelConfig, provider: P
     dropUsageChunk: false,
     format: 'chat',
     translate: undefined,
+    dropped: [],
     extraHeaders: provider.extra_headers,
   };
 }

@@ -8,6 +8,11 @@ export function optionalPositiveInt(body: Record<string, unknown>, field: string
   return v;
 }
 
+/** Chat Completions and Messages both carry the conversation in `messages`. */
+export function requireMessages(body: Record<string, unknown>): void {
+  if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
+}
+
 /** What a call may generate: tokens per choice (undefined: the model's maximum), and choices. */
 export interface OutputLimits {
   maxTokens: number | undefined;

@@ -50,10 +50,9 @@ export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
   return body as JsonObject & { model: string };
 }
 
-/** `count` is a Messages count_tokens call: the same body as a model call, but no output limit is needed. */
+/** `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call, but no output limit is needed. */
 export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
   const body = parseModelBody(raw);
-  if (!Array.isArray(body.messages)) throw invalidInput('messages: an array of messages is required.');
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');
   }

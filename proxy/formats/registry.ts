@@ -11,6 +11,8 @@ import { messagesErrorBody } from './messages/errors.js';
 import { messagesModelList } from './messages/models.js';
 import { messagesOutputLimits } from './messages/parse.js';
 import { messagesUsage } from './messages/usage.js';
+import { responsesOutputLimits } from './responses/parse.js';
+import { responsesUsage } from './responses/usage.js';
 import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
 
@@ -30,4 +32,6 @@ export interface FormatParts {
 export const FORMATS: Record<WireFormat, FormatParts> = {
   chat: { outputLimits: chatOutputLimits, errorBody: chatErrorBody, usage: chatUsage, modelList: chatModelList },
   messages: { outputLimits: messagesOutputLimits, errorBody: messagesErrorBody, usage: messagesUsage, modelList: messagesModelList },
+  // OpenAI's API: the same error shape and model list as Chat Completions.
+  responses: { outputLimits: responsesOutputLimits, errorBody: chatErrorBody, usage: responsesUsage, modelList: chatModelList },
 };

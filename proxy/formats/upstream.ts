@@ -1,7 +1,8 @@
 import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
 import { isObject } from '../../shared/json.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import { translatorFrom, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
+import { baseUrlOf, translateCall, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
+import { safeDroppedName } from '../dropped.js';
 import { COLON, isJsonSpace } from './json-bytes.js';
 
 export interface UpstreamCall {
@@ -18,6 +19,20 @@ export interface UpstreamCall {
   translate: AnswerTranslator | undefined;
   /** Headers added to the call: the provider entry's own, and what a translated call needs. */
   extraHeaders: Record<string, string> | undefined;
+  /** What the translation dropped (well-formed, but the provider cannot honour it): `x-tollgate-dropped`, the log, a metric. */
+  dropped: readonly string[];
+}
+
+const NONE: readonly string[] = [];
+
+/** Where each format's API lies under its base URL. */
+const PATHS: Record<WireFormat, string> = { chat: '/chat/completions', messages: '/v1/messages', responses: '/responses' };
+
+/** The header each format's provider key goes in unless the provider entry says otherwise. */
+function authHeaderOf(provider: ProviderConfig, format: WireFormat): AuthHeader {
+  if (format === 'chat') return provider.chat_completions_auth_header ?? 'authorization';
+  if (format === 'messages') return provider.messages_auth_header ?? 'x-api-key';
+  return provider.responses_auth_header ?? 'authorization';
 }
 
 const MODEL_KEY = Buffer.from('"model"');
@@ -62,7 +77,7 @@ function endpoint(base: string, format: WireFormat): { origin: string; path: str
   const cacheKey = `${format} ${base}`;
   let e = endpoints.get(cacheKey);
   if (!e) {
-    const url = new URL(`${base.replace(/\/+$/, '')}${format === 'chat' ? '/chat/completions' : '/v1/messages'}`);
+    const url = new URL(`${base.replace(/\/+$/, '')}${PATHS[format]}`);
     e = { origin: url.origin, path: url.pathname };
     endpoints.set(cacheKey, e);
   }
@@ -87,6 +102,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
   let dropUsageChunk = false;
   let translate: AnswerTranslator | undefined;
   let extraHeaders = provider.extra_headers;
+  let dropped = NONE;
   if (target === format) {
     // Only a streamed Chat Completions call can lack the usage chunk it is billed by.
     const options = format === 'chat' && call.stream ? (isObject(call.body.stream_options) ? call.body.stream_options : {}) : undefined;
@@ -98,45 +114,53 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
       body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
     }
   } else {
-    const translator = translatorFrom(format, target);
-    body = jsonBytes(translator.request(call, model));
-    translate = translator.answer(call);
+    const translated = translateCall(format, target, call, model);
+    body = jsonBytes(translated.request);
+    translate = translated.answer;
+    dropped = translated.dropped.map(safeDroppedName);
     // The client's query string belongs to its own format's API.
     search = '';
     if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
   }
-  const url = endpoint((target === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url)!, target);
-  const authHeader = target === 'chat' ? (provider.chat_completions_auth_header ?? 'authorization') : (provider.messages_auth_header ?? 'x-api-key');
+  const url = endpoint(baseUrlOf(provider, target)!, target);
   return {
     origin: url.origin,
     path: `${url.path}${search}`,
     body,
-    authHeader,
+    authHeader: authHeaderOf(provider, target),
     dropUsageChunk,
     format: target,
     translate,
     extraHeaders,
+    dropped,
   };
 }
 
+/** Where a format counts a call's input tokens, under its API's path. */
+const COUNT_PATHS: Partial<Record<WireFormat, string>> = { messages: '/count_tokens', responses: '/input_tokens' };
+
 /**
- * A count_tokens call to a provider that speaks Messages: the same body with
- * the alias replaced, to its `/v1/messages/count_tokens`. Undefined when the
- * provider speaks only Chat Completions (the proxy then counts locally).
+ * A token-counting call (Messages `count_tokens`, Responses `input_tokens`)
+ * to a provider that speaks the client's format: the same body with the
+ * alias replaced. Undefined when the provider does not (the proxy then
+ * estimates locally).
  */
 export function countTokensCall(
+  format: WireFormat,
   call: ParsedCall,
   model: ModelConfig,
   provider: ProviderConfig,
-): Omit<UpstreamCall, 'dropUsageChunk' | 'translate'> | undefined {
-  if (provider.messages_base_url === undefined) return undefined;
-  const url = endpoint(provider.messages_base_url, 'messages');
+): Omit<UpstreamCall, 'dropUsageChunk' | 'translate' | 'dropped'> | undefined {
+  const base = baseUrlOf(provider, format);
+  const countPath = COUNT_PATHS[format];
+  if (base === undefined || countPath === undefined) return undefined;
+  const url = endpoint(base, format);
   return {
     origin: url.origin,
-    path: `${url.path}/count_tokens`,
+    path: `${url.path}${countPath}`,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
-    authHeader: provider.messages_auth_header ?? 'x-api-key',
-    format: 'messages',
+    authHeader: authHeaderOf(provider, format),
+    format,
     extraHeaders: provider.extra_headers,
   };
 }

@@ -136,6 +136,7 @@ class JsonTap implements UsageTap {
 
 function finishReasonsOf(body: Json): string[] {
   if (typeof body.stop_reason === 'string') return [body.stop_reason];
+  if (body.object === 'response' && typeof body.status === 'string') return [body.status];
   if (!Array.isArray(body.choices)) return [];
   return (body.choices as Json[]).map((c) => c.finish_reason).filter((r): r is string => typeof r === 'string');
 }

@@ -1,34 +1,73 @@
-import type { ProviderConfig } from '../../shared/models.js';
-import type { WireFormat } from '../call.js';
+import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
+import type { ParsedCall, WireFormat } from '../call.js';
+import { chainAnswers } from './chain.js';
 import { messagesTranslation } from './messages/index.js';
-import type { FormatTranslation, Translator } from './types.js';
+import { responsesTranslation } from './responses/index.js';
+import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation } from './types.js';
 
-export type { AnswerTranslator, Translator } from './types.js';
+export type { AnswerTranslator, Translation } from './types.js';
 
 /** Every non-Chat format's mappings with Chat: a new format is its folder and one line here. */
 const VIA_CHAT: Record<Exclude<WireFormat, 'chat'>, FormatTranslation> = {
   messages: messagesTranslation,
+  responses: responsesTranslation,
 };
 
-/** Whether the provider entry has a base URL for `format`. */
-function speaks(provider: ProviderConfig, format: WireFormat): boolean {
-  return (format === 'chat' ? provider.chat_completions_base_url : provider.messages_base_url) !== undefined;
-}
-
-/** The format the provider is called in: the client's when it speaks it (bytes pass unchanged), else the other. */
-export function upstreamFormat(provider: ProviderConfig, client: WireFormat): WireFormat {
-  if (speaks(provider, client)) return client;
-  return client === 'chat' ? 'messages' : 'chat';
+/** The provider entry's base URL for `format`, if it speaks it. */
+export function baseUrlOf(provider: ProviderConfig, format: WireFormat): string | undefined {
+  if (format === 'chat') return provider.chat_completions_base_url;
+  return format === 'messages' ? provider.messages_base_url : provider.responses_base_url;
 }
 
 /**
- * The translator from a client's format to a provider's: client → Chat →
- * provider, where one of the two is Chat while there are two formats (two
- * non-Chat formats would compose the client's `toChat` with the provider's
- * `fromChat`).
+ * The format the provider is called in: the client's when it speaks it
+ * (bytes pass unchanged), else Chat (the pivot, one hop), else the first
+ * other format it speaks (two hops through Chat).
  */
-export function translatorFrom(client: WireFormat, provider: WireFormat): Translator {
-  if (client !== 'chat') return VIA_CHAT[client].toChat;
-  if (provider !== 'chat') return VIA_CHAT[provider].fromChat;
-  throw new Error('A Chat Completions client and provider need no translation.');
+export function upstreamFormat(provider: ProviderConfig, client: WireFormat): WireFormat {
+  if (baseUrlOf(provider, client) !== undefined) return client;
+  if (baseUrlOf(provider, 'chat') !== undefined) return 'chat';
+  return client !== 'messages' && baseUrlOf(provider, 'messages') !== undefined ? 'messages' : 'responses';
+}
+
+/**
+ * What the provider at the end of the chain honours: a reasoning control
+ * where the model entry says so, and web search run by the provider itself
+ * on a Messages provider (Chat's `web_search_options` becomes Anthropic's
+ * server web search tool there; a Chat provider has none).
+ */
+function optionsFor(model: ModelConfig, provider: WireFormat): TranslateOptions {
+  return { reasoning: model.reasoning, webSearch: provider === 'messages' };
+}
+
+/** One call translated: the provider's request, what it dropped, and the translator of its answer back. */
+export interface TranslatedCall extends Translation {
+  answer: AnswerTranslator;
+}
+
+/**
+ * A client's call for a provider of another format, Chat being the pivot:
+ * a Chat client uses the provider format's `fromChat`, a client on a Chat
+ * provider its own `toChat`, and two other formats compose the client's
+ * `toChat` with the provider's `fromChat` (the request forward through
+ * Chat, the answer back through Chat).
+ */
+export function translateCall(client: WireFormat, provider: WireFormat, call: ParsedCall, model: ModelConfig): TranslatedCall {
+  if (client === provider) throw new Error('A client and provider of one format need no translation.');
+  const options = optionsFor(model, provider);
+  if (client === 'chat' || provider === 'chat') {
+    const t = client === 'chat' ? VIA_CHAT[provider as Exclude<WireFormat, 'chat'>].fromChat : VIA_CHAT[client].toChat;
+    return { ...t.translate(call, model, options), answer: t.answer(call) };
+  }
+  const toChat = VIA_CHAT[client].toChat;
+  const fromChat = VIA_CHAT[provider].fromChat;
+  const first = toChat.translate(call, model, options);
+  // The first hop's Chat body is the call the second hop reads (its stream and usage settings included).
+  const middle: ParsedCall = { ...call, body: first.request, raw: Buffer.alloc(0), choices: 1 };
+  const second = fromChat.translate(middle, model, options);
+  return {
+    request: second.request,
+    dropped: [...new Set([...first.dropped, ...second.dropped])],
+    answer: chainAnswers(fromChat.answer(middle), toChat.answer(call)),
+  };
 }

@@ -32,6 +32,12 @@ export interface TranslateOptions {
   reasoning?: boolean;
   /** The features the client's `anthropic-beta` header names (see betas.ts); those the translation cannot keep are dropped. */
   betas?: readonly string[];
+  /**
+   * The provider at the end of the chain runs web searches itself (a
+   * Messages provider, reached from Responses through Chat): a Responses
+   * `web_search` tool becomes Chat's `web_search_options` rather than dropped.
+   */
+  webSearch?: boolean;
 }
 
 /**

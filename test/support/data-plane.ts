@@ -125,7 +125,7 @@ export async function moneyOf(deps: ControlPlaneDeps, seeded: SeededKey): Promis
 /** A proxy on port 0 pointed at the test control plane, with every provider aimed at the fake. */
 export async function startTestProxy(
   cp: TestControlPlane,
-  upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl'>,
+  upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl' | 'responsesBaseUrl'>,
   env: NodeJS.ProcessEnv = {},
   options: { changePush?: boolean } = {},
 ): Promise<RunningProxy> {
@@ -137,6 +137,7 @@ export async function startTestProxy(
   for (const p of config.models.providers.values()) {
     if (p.chat_completions_base_url !== undefined) p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
     if (p.messages_base_url !== undefined) p.messages_base_url = upstream.messagesBaseUrl;
+    if (p.responses_base_url !== undefined) p.responses_base_url = upstream.responsesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });

@@ -1,4 +1,5 @@
 import { forward } from '../../forward.js';
+import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
@@ -26,7 +27,7 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
       format: up.format,
       dropUsageChunk: up.dropUsageChunk,
       translate: up.translate,
-      extraHeaders: s.limitHeaders,
+      extraHeaders: up.dropped.length ? { ...s.limitHeaders, [DROPPED_HEADER]: droppedHeaderValue(up.dropped) } : s.limitHeaders,
       headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
     },

@@ -1,4 +1,5 @@
-import { isObject, parseJson, type Json } from './json.js';
+import { isObject } from '../../../shared/json.js';
+import { parseJson, type Json } from './json.js';
 
 /**
  * The Responses API reports errors in the OpenAI shape: a JSON answer

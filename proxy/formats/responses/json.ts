@@ -1,10 +1,8 @@
 /** Small readers for untyped JSON, shared by the Responses format and its translations. */
 
-export type Json = Record<string, unknown>;
+import type { JsonObject } from '../../../shared/json.js';
 
-export function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export type Json = JsonObject;
 
 /** A token count as a provider reported it: a non-negative finite number, else 0. */
 export function count(v: unknown): number {

@@ -1,6 +1,7 @@
+import { isObject } from '../../../shared/json.js';
 import { z } from 'zod';
 import { invalidInput } from '../../../shared/errors.js';
-import { isObject, type Json } from './json.js';
+import { type Json } from './json.js';
 
 /**
  * What a Responses request may hold, checked field by field. Every field a

@@ -1,7 +1,8 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Usage } from '../../call.js';
 import type { StreamUsage, UsageReader } from '../usage-reader.js';
-import { count, isObject, parseJson, type Json } from './json.js';
+import { isObject } from '../../../shared/json.js';
+import { count, parseJson, type Json } from './json.js';
 
 /** The neutral usage every format's reader answers with (proxy/call.ts). */
 export type NeutralUsage = Usage;

@@ -58,7 +58,11 @@ function contentTexts(content: unknown, texts: string[]): number {
  * (token-counter.ts): a multi-MiB body must not stall the proxy.
  */
 export async function estimateCountTokens(call: ParsedCall, model: ModelConfig): Promise<number> {
-  const chat = chatRequest(call, model).request;
+  return estimateChatTokens(chatRequest(call, model).request);
+}
+
+/** The input tokens of a Chat Completions request (any format's call translated to Chat), estimated as above. */
+export async function estimateChatTokens(chat: Json): Promise<number> {
   let fixed = REPLY_PRIMING;
   const texts: string[] = [];
   for (const m of chat.messages as Json[]) {

@@ -1,4 +1,5 @@
-import { isObject, parseJson, type Json } from '../../formats/responses/json.js';
+import { isObject } from '../../../shared/json.js';
+import { parseJson, type Json } from '../../formats/responses/json.js';
 import { providerError } from '../../formats/responses/errors.js';
 import { echoedSettings, newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';

@@ -1,4 +1,5 @@
-import { isObject, type Json } from '../../formats/responses/json.js';
+import { isObject } from '../../../shared/json.js';
+import { type Json } from '../../formats/responses/json.js';
 
 /**
  * A whole Responses answer object → the Chat completion a Chat client

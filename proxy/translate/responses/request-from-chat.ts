@@ -1,5 +1,6 @@
+import { isObject } from '../../../shared/json.js';
 import { invalidInput } from '../../../shared/errors.js';
-import { isObject, type Json } from '../../formats/responses/json.js';
+import { type Json } from '../../formats/responses/json.js';
 import { DropList, type Mapped, type TargetAbilities } from './options.js';
 
 /**

@@ -1,5 +1,6 @@
+import { isObject } from '../../../shared/json.js';
 import type { Json } from '../../formats/responses/json.js';
-import { isObject, parseJson } from '../../formats/responses/json.js';
+import { parseJson } from '../../formats/responses/json.js';
 import { providerError, toOpenAIErrorBody } from '../../formats/responses/errors.js';
 import type { AnswerTranslator } from '../types.js';
 import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, responsesUsage, statusOf } from './answer-from-chat.js';

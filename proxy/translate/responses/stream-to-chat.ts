@@ -1,4 +1,5 @@
-import { isObject, parseJson, type Json } from '../../formats/responses/json.js';
+import { isObject } from '../../../shared/json.js';
+import { parseJson, type Json } from '../../formats/responses/json.js';
 import { toOpenAIErrorBody } from '../../formats/responses/errors.js';
 import type { AnswerTranslator } from '../types.js';
 import { answerToChat, chatIdFrom, chatToolCall, chatUsage, finishReason } from './answer-to-chat.js';

@@ -1,5 +1,6 @@
+import { isObject } from '../../../shared/json.js';
 import { createHash } from 'node:crypto';
-import { isObject, type Json } from '../../formats/responses/json.js';
+import { type Json } from '../../formats/responses/json.js';
 
 /**
  * Chat Completions knows only flat function tools named by

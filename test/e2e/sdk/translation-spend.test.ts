@@ -48,10 +48,25 @@ function messagesCall(model: string): Anthropic.MessageCreateParamsNonStreaming 
   };
 }
 
+/** The same conversation said in the Responses API. */
+function responsesCall(model: string): OpenAI.Responses.ResponseCreateParamsNonStreaming & { stream?: undefined } {
+  return {
+    model,
+    max_output_tokens: 100,
+    instructions: SYSTEM,
+    tools: [{ type: 'function', name: TOOL.name, description: TOOL.description, parameters: TOOL.schema, strict: false }],
+    input: [
+      { role: 'user', content: QUESTION },
+      { type: 'function_call', call_id: 'call_1', name: TOOL.name, arguments: JSON.stringify(CITY) },
+      { type: 'function_call_output', call_id: 'call_1', output: RESULT },
+    ],
+  };
+}
+
 /**
  * Metering reads usage in the provider's format and prices it by the alias,
  * so the same conversation costs the same whichever format the client spoke
- * and whichever the provider did: all four client×provider combinations. Each
+ * and whichever the provider did: all nine client×provider combinations. Each
  * gets its own key; the aliases are priced alike ($3 / $15 per Mtok).
  */
 describeEachStore('translation: spend is identical across client and provider formats', (store) => {
@@ -60,7 +75,7 @@ describeEachStore('translation: spend is identical across client and provider fo
 
   before(async () => {
     dp = await startDataPlane(store);
-    base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/claude-direct', 'tg/gpt-direct'] });
+    base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/claude-direct', 'tg/gpt-direct', 'tg/gpt-responses'] });
   });
   after(() => dp.close());
 
@@ -99,7 +114,29 @@ describeEachStore('translation: spend is identical across client and provider fo
       await client.messages.stream(messagesCall('tg/gpt-direct')).finalMessage();
       return key;
     },
+    'responses client → responses provider (pass-through)': async () => responsesOn('tg/gpt-responses'),
+    'responses client → chat provider (translated)': async () => responsesOn('tg/gpt-direct'),
+    'responses client → messages provider (translated through Chat)': async () => responsesOn('tg/claude-direct'),
+    'chat client → responses provider (translated)': async () => {
+      const { key, client } = await openaiKey();
+      await client.chat.completions.create(chatCall('tg/gpt-responses'));
+      await client.chat.completions.stream(chatCall('tg/gpt-responses')).finalChatCompletion();
+      return key;
+    },
+    'messages client → responses provider (translated through Chat)': async () => {
+      const { key, client } = await anthropicKey();
+      await client.messages.create(messagesCall('tg/gpt-responses'));
+      await client.messages.stream(messagesCall('tg/gpt-responses')).finalMessage();
+      return key;
+    },
   };
+
+  async function responsesOn(model: string): Promise<SeededKey> {
+    const { key, client } = await openaiKey();
+    await client.responses.create(responsesCall(model));
+    await client.responses.stream(responsesCall(model)).finalResponse();
+    return key;
+  }
 
   it('every combination is billed the same amount for the same conversation', async () => {
     const spend: Record<string, number> = {};

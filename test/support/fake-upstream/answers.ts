@@ -34,7 +34,7 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
   // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.
   const scripted = ok?.tools;
   const calls =
-    output.capped || output.stopSequence !== undefined || scripted === 'none'
+    output.capped || output.stopSequence !== undefined || scripted === 'none' || ok?.textOnly
       ? []
       : scripted !== undefined
         ? scripted.map((c) => ({ name: c.name, input: c.input }))

@@ -28,6 +28,7 @@ export interface RecordedRequest {
  * - `reasoningTokens`: Responses `output_tokens_details.reasoning_tokens`,
  *   added to the output with a reasoning item before the answer.
  */
+/** `textOnly`: answer in text even when the request offers tools (an agent whose tools must not run, e.g. Codex's shell). */
 export type OkBehavior = {
   kind: 'ok';
   outputTokens?: number;
@@ -45,6 +46,7 @@ export type OkBehavior = {
    * or exactly these calls (an agent's scripted turn, e.g. Claude Code's `Read`).
    */
   tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
+  textOnly?: boolean;
 };
 
 export type Behavior =

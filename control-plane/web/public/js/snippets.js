@@ -7,6 +7,7 @@ const shellQuote = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function snippets({ chatBaseUrl, messagesBaseUrl, model }) {
   const chatBody = JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello!' }] });
+  const responsesBody = JSON.stringify({ model, input: 'Hello!' });
   const messagesBody = JSON.stringify({ model, max_tokens: 1024, messages: [{ role: 'user', content: 'Hello!' }] });
   return [
     {
@@ -78,12 +79,84 @@ console.log(message.content);
 `,
     },
     {
+      id: 'ts-responses',
+      label: 'TypeScript · openai (Responses)',
+      code: `import OpenAI from 'openai';
+
+const client = new OpenAI({
+  baseURL: ${q(chatBaseUrl)},
+  apiKey: process.env.TOLLGATE_API_KEY,
+});
+const response = await client.responses.create({
+  model: ${q(model)},
+  input: 'Hello!',
+});
+console.log(response.output_text);
+`,
+    },
+    {
+      id: 'ts-ai-sdk',
+      label: 'TypeScript · AI SDK',
+      code: `import { createOpenAI } from '@ai-sdk/openai';
+import { generateText } from 'ai';
+
+// The default OpenAI provider calls the Responses API.
+const openai = createOpenAI({
+  baseURL: ${q(chatBaseUrl)},
+  apiKey: process.env.TOLLGATE_API_KEY,
+});
+const { text } = await generateText({ model: openai(${q(model)}), prompt: 'Hello!' });
+console.log(text);
+`,
+    },
+    {
+      id: 'ts-agents',
+      label: 'TypeScript · Agents SDK',
+      code: `import OpenAI from 'openai';
+import { Agent, run, setDefaultOpenAIClient, setTracingDisabled } from '@openai/agents';
+
+setDefaultOpenAIClient(new OpenAI({
+  baseURL: ${q(chatBaseUrl)},
+  apiKey: process.env.TOLLGATE_API_KEY,
+}));
+// Traces would otherwise go to OpenAI's own platform.
+setTracingDisabled(true);
+// Name the model: the SDK's default is not one of the workspace's aliases.
+const agent = new Agent({ name: 'assistant', instructions: 'Be brief.', model: ${q(model)} });
+const result = await run(agent, 'Hello!');
+console.log(result.finalOutput);
+`,
+    },
+    {
+      id: 'codex',
+      label: 'Codex CLI',
+      code: `# ~/.codex/config.toml — then: export TOLLGATE_API_KEY=…; codex
+model = ${q(model)}
+model_provider = "tollgate"
+
+[model_providers.tollgate]
+name = "Tollgate"
+base_url = ${q(chatBaseUrl)}
+env_key = "TOLLGATE_API_KEY"
+wire_api = "responses"
+`,
+    },
+    {
       id: 'curl-chat',
       label: 'curl · Chat Completions',
       code: `curl ${chatBaseUrl}/chat/completions \\
   -H "Authorization: Bearer $TOLLGATE_API_KEY" \\
   -H "content-type: application/json" \\
   -d ${shellQuote(chatBody)}
+`,
+    },
+    {
+      id: 'curl-responses',
+      label: 'curl · Responses',
+      code: `curl ${chatBaseUrl}/responses \\
+  -H "Authorization: Bearer $TOLLGATE_API_KEY" \\
+  -H "content-type: application/json" \\
+  -d ${shellQuote(responsesBody)}
 `,
     },
     {

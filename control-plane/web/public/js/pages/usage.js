@@ -5,6 +5,8 @@ const SVG = 'http://www.w3.org/2000/svg';
 const DAY_MS = 86_400_000;
 /** Groups drawn in their own colour; the rest are summed as "Other". */
 const TOP_GROUPS = 5;
+/** The wire format each request was made in, as the console names it. */
+const FORMAT_NAMES = { chat: 'Chat', messages: 'Messages', responses: 'Responses' };
 
 function svg(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -336,7 +338,7 @@ async function requestLog(base, query, state, apply) {
           h('td', { class: 'num' }, when(r.time)),
           h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
           h('td', { class: 'mono' }, r.model ?? '—'),
-          h('td', {}, r.format === 'messages' ? 'Messages' : r.format === 'chat' ? 'Chat' : '—'),
+          h('td', {}, FORMAT_NAMES[r.format] ?? '—'),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
           h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
           h('td', { class: 'num' }, usd(r.cost_usd), savedHint(r)),
