@@ -30,6 +30,8 @@ export function observeStep(step: string, s: CallState): void {
     case 'forward':
       obs.upstreamEndAt = performance.now();
       obs.outcome = s.outcome!.kind;
+      obs.deployment = s.served?.id;
+      obs.attempts = s.attempts;
       if (s.outcome!.kind === 'failed') obs.error = s.outcome!.error;
       return;
     case 'meter':
