@@ -10,9 +10,12 @@ const CONTROL_PLANE = {
 };
 const PROXY = { group: ['**/proxy/**'], message: 'The control plane never imports the proxy: shared code goes in shared/.' };
 const HALVES = { group: ['**/control-plane/**', '**/proxy/**'], message: 'shared/ imports neither half.' };
+const SCIM_FROM_STORES = { group: ['../scim/**'], message: 'Stores never import the SCIM HTTP layer.' };
 const STORES = { group: ['**/stores/**'], message: 'Routes call services; only services call stores.' };
+// `../../scim/` from services/<area>/ is the SCIM HTTP layer (control-plane/scim/); the SCIM services live in
+// services/scim/, which services reach as `../scim/` and stores may not reach at all (SCIM_FROM_STORES).
 const HTTP = {
-  group: ['**/http/**', '**/console/**', '**/internal/**', '**/sso/index.js', '**/web/**'],
+  group: ['**/http/**', '**/console/**', '**/internal/**', '**/sso/index.js', '**/web/**', '../../scim/**'],
   message: 'Services never import the HTTP layer.',
 };
 
@@ -42,7 +45,8 @@ export default tseslint.config(
   restrict(['proxy/**', 'bench/**'], CONTROL_PLANE),
   restrict(['shared/**'], HALVES),
   restrict(['control-plane/**'], PROXY),
-  restrict(['control-plane/services/**', 'control-plane/stores/**'], PROXY, HTTP),
+  restrict(['control-plane/services/**'], PROXY, HTTP),
+  restrict(['control-plane/stores/**'], PROXY, HTTP, SCIM_FROM_STORES),
   restrict(
     [
       'control-plane/console/**',
@@ -50,8 +54,7 @@ export default tseslint.config(
       'control-plane/internal/**',
       'control-plane/web/**',
       'control-plane/http/**',
-      'control-plane/scim/*routes.ts',
-      'control-plane/scim/index.ts',
+      'control-plane/scim/**',
       'control-plane/local-admin.ts',
     ],
     PROXY,

@@ -10,6 +10,10 @@ import { openDatabase, type Database } from './db/database.js';
 import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { createControlPlaneMetrics, instrumentDatabase } from './metrics.js';
+import { targetPolicy } from './services/alerts/address-policy.js';
+import { startAlertDelivery } from './services/alerts/delivery.js';
+import { guardedWebhookSend } from './services/alerts/guarded-dispatcher.js';
+import { createSecretSealer } from './services/sso/secrets.js';
 
 export interface RunningControlPlane {
   server: Server;
@@ -46,6 +50,12 @@ export async function startControlPlane(
       { localSecret, metrics, closing: () => closing },
     );
     const server = await controlPlane.listen(options.port ?? config.controlPlanePort, options.host ?? config.host);
+    // Alerts go out from their own loop: settlement only writes the outbox rows.
+    const alerts = startAlertDelivery(
+      { db, config, clock: options.clock ?? systemClock, logger },
+      createSecretSealer(config),
+      guardedWebhookSend(targetPolicy(config), config.alerts.timeoutMs),
+    );
     const { port } = server.address() as AddressInfo;
     const url = `http://127.0.0.1:${port}`;
     lock?.update({ url, secret: localSecret });
@@ -57,6 +67,7 @@ export async function startControlPlane(
       metrics: registry,
       async close(graceMs = config.ops.shutdownGraceMs) {
         closing = true;
+        await alerts.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           // Proxies hold change streams open for good, so close() alone would

@@ -62,49 +62,39 @@ const FIXED: Record<string, true> = {
   host: true,
 };
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
+/**
+ * The provider's response headers that reach the client: an allowlist, so a
+ * self-hosted server's debug headers, the operator's account details
+ * (openai-organization, anthropic-organization-id), its cookies and its
+ * account's rate limits (the caller's own limits are the proxy's
+ * x-ratelimit-* headers) never do. Kept: the body's framing, the request
+ * ids people quote to support, and what the OpenAI and Anthropic SDKs read
+ * to decide on a retry (retry-after, retry-after-ms, x-should-retry).
+ */
+const RELAYED = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'cache-control',
+  // A provider's redirect is relayed, not followed (docs/proxy.md): the client sees where it pointed.
+  'location',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'request-id',
+  'x-request-id',
+  'openai-processing-ms',
+  'openai-version',
 ]);
 
-/**
- * Headers that describe the operator's account with the provider, not the
- * caller's key: its organization, its rate limits (the caller's own limits
- * are the proxy's x-ratelimit-* headers), and its cookies.
- */
-const OPERATOR_ONLY = /^(openai-organization|openai-project|anthropic-organization-id|set-cookie|x-ratelimit-|anthropic-ratelimit-)/;
-
-/** The header names a Connection header lists (hop-by-hop too); none in the usual case, so no Set is built then. */
-function connectionNamed(connection: string | string[] | undefined): Set<string> | undefined {
-  if (connection === undefined) return undefined;
-  const named = new Set(
-    String(connection)
-      .split(',')
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  return named.size ? named : undefined;
-}
-
-/**
- * The provider's response headers minus hop-by-hop ones (and those the
- * Connection header names) and the operator's own, then `extra` on top:
- * built in one object, since this runs once per answer.
- */
+/** The allowed part of the provider's headers, then `extra` on top: built in one object, since this runs once per answer. */
 export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean, extra?: Record<string, string>): OutgoingHttpHeaders {
-  const named = connectionNamed(upstream.connection);
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
     const value = upstream[name];
-    if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name) || OPERATOR_ONLY.test(name)) continue;
+    if (value === undefined || !RELAYED.has(name)) continue;
     if (dropLength && name === 'content-length') continue;
+    // The proxy's own x-request-id names the call; the provider's is kept under another name.
     out[name === 'x-request-id' ? 'x-upstream-request-id' : name] = value;
   }
   if (extra) for (const name in extra) out[name] = extra[name];

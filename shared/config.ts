@@ -29,6 +29,33 @@ export interface Config {
   proxy: ProxySettings;
   /** Operations (docs/operations.md). */
   ops: OpsSettings;
+  /** Money alert webhooks (docs/console.md). */
+  alerts: AlertSettings;
+  /** Abuse limits of the control plane (docs/security.md). */
+  limits: LimitSettings;
+}
+
+export interface AlertSettings {
+  /** ALERTS_ALLOW_PRIVATE_URLS: webhook URLs may be http and reach loopback or private addresses (on-premises receivers, tests). */
+  allowPrivateUrls: boolean;
+  /** How often the delivery loop looks for due deliveries. */
+  pollMs: number;
+  /** First retry after this long, doubling per failed attempt up to `retryMaxMs`. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** One delivery attempt may take this long (connect to the end of the answer's headers). */
+  timeoutMs: number;
+}
+
+export interface LimitSettings {
+  /** SCIM_SEARCH_TIMEOUT_MS: a SCIM search's statement time limit on PostgreSQL. */
+  scimSearchTimeoutMs: number;
+  /** SCIM_RATE_LIMIT_PER_MINUTE: SCIM requests per organization (per control-plane replica). */
+  scimPerMinute: number;
+  /** AUTH_RATE_LIMIT_PER_IP_PER_MINUTE: SSO login starts and session exchanges per client address. */
+  authPerIpPerMinute: number;
+  /** AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE: SSO login starts per organization. */
+  authPerOrgPerMinute: number;
 }
 
 export interface OpsSettings {
@@ -213,6 +240,20 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     serviceName: env.OTEL_SERVICE_NAME || undefined,
   };
 
+  const alerts: AlertSettings = {
+    allowPrivateUrls: flag('ALERTS_ALLOW_PRIVATE_URLS', false),
+    pollMs: positiveInt('ALERTS_POLL_MS', 1_000),
+    retryBaseMs: positiveInt('ALERTS_RETRY_BASE_MS', 10_000),
+    retryMaxMs: positiveInt('ALERTS_RETRY_MAX_MS', 3_600_000),
+    timeoutMs: positiveInt('ALERTS_TIMEOUT_MS', 10_000),
+  };
+  const limits: LimitSettings = {
+    scimSearchTimeoutMs: positiveInt('SCIM_SEARCH_TIMEOUT_MS', 5_000),
+    scimPerMinute: positiveInt('SCIM_RATE_LIMIT_PER_MINUTE', 1_200),
+    authPerIpPerMinute: positiveInt('AUTH_RATE_LIMIT_PER_IP_PER_MINUTE', 30),
+    authPerOrgPerMinute: positiveInt('AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE', 300),
+  };
+
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
@@ -235,6 +276,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     secretsKey: secretsKey ?? undefined,
     proxy,
     ops,
+    alerts,
+    limits,
   };
 }
 

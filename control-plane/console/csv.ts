@@ -8,7 +8,9 @@ const FORMULA_START = /^[=+\-@\t\r]/;
 function cell(value: Cell): string {
   if (value === null || value === undefined) return '';
   let text = typeof value === 'number' ? String(value) : FORMULA_START.test(value) ? `'${value}` : value;
-  if (/[",\r\n]/.test(text)) text = `"${text.replaceAll('"', '""')}"`;
+  // `;` and tab too: spreadsheets in locales whose list separator is `;` (most of Europe) split there,
+  // and `x;=1+1` unquoted would become a second cell holding a formula.
+  if (/[",;\t\r\n]/.test(text)) text = `"${text.replaceAll('"', '""')}"`;
   return text;
 }
 

@@ -10,6 +10,7 @@ import { scimSettingsRoutes } from './scim-settings.js';
 import { ssoSettingsRoutes } from './sso-settings.js';
 import { sessionRoutes } from './session.js';
 import { usageRoutes } from './usage.js';
+import { alertsRoutes } from './alerts.js';
 
 /** Every console API router, mounted under /v1 with problem+json errors. */
 export function consoleRouters(deps: ControlPlaneDeps): Router[] {
@@ -24,5 +25,6 @@ export function consoleRouters(deps: ControlPlaneDeps): Router[] {
     ssoSettingsRoutes(deps),
     sessionRoutes(deps),
     usageRoutes(deps),
+    alertsRoutes(deps),
   ];
 }

@@ -9,7 +9,7 @@ import { listAudit } from '../services/orgs/audit.js';
 import { assertOrgAdmin, assertOwnOrg } from '../services/auth/console-auth.js';
 
 export const roleChange = z.object({ role: z.enum(['owner', 'admin', 'member']) }).strict();
-export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }).strict();
+export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), cursor: z.string().max(64).optional() }).strict();
 
 /** Settings → Members and the org's audit trail: /v1/orgs/:org_id/members, /v1/orgs/:org_id/audit */
 /*
@@ -35,8 +35,14 @@ export function membersRoutes(deps: ControlPlaneDeps): Router {
   router.get('/v1/orgs/:org_id/audit', session, async function showAuditTrail(ctx: Context) {
     const auth = authOf(ctx);
     assertOrgAdmin(auth, ctx.params.org_id);
-    const { limit } = parseValid(auditQuery, ctx.query);
-    ctx.body = await listAudit(deps, auth, ctx.params.org_id, limit);
+    const query = parseValid(auditQuery, ctx.query);
+    const page = await listAudit(deps, auth, ctx.params.org_id, query);
+    // The body stays the array it always was; the next page is named in headers (RFC 8288 Link, and plainly).
+    if (page.next_cursor) {
+      ctx.set('X-Next-Cursor', page.next_cursor);
+      ctx.set('Link', `</v1/orgs/${encodeURIComponent(auth.orgId)}/audit?limit=${query.limit}&cursor=${page.next_cursor}>; rel="next"`);
+    }
+    ctx.body = page.entries;
   });
 
   return router;

@@ -9,6 +9,7 @@ import { SignIn } from './session.js';
 import { ssoSettingsBody } from './sso-settings.js';
 import { newMember, newTeam } from './teams.js';
 import { requestsQuery, summaryQuery } from './usage.js';
+import { alertEventsQuery, alertSettingsBody, newWebhookBody } from './alerts.js';
 import { credit } from './workspaces.js';
 
 /** What the router cannot tell about an operation; keyed by the handler's function name. */
@@ -32,7 +33,8 @@ interface OperationNotes {
  */
 export const OPERATIONS: Record<string, OperationNotes> = {
   signInWithToken: { summary: 'Trade a console token for a session cookie', tag: 'session', status: 204, body: SignIn },
-  logout: { summary: 'End this session', tag: 'session', status: 204 },
+  logout: { summary: 'End this session (and the browser sessions traded for it)', tag: 'session', status: 204 },
+  logoutEverywhere: { summary: 'Sign out everywhere: end every session and console token of the caller in the organization', tag: 'session' },
   showMe: { summary: 'The signed-in user, their organizations and roles', tag: 'session' },
   startSsoLogin: { summary: "Start an SSO sign-in at the organization's identity provider (redirect)", tag: 'sso', status: 302 },
   finishSsoLogin: { summary: 'The identity provider returns here; sets the session cookie (redirect)', tag: 'sso', status: 302 },
@@ -66,6 +68,11 @@ export const OPERATIONS: Record<string, OperationNotes> = {
     query: summaryQuery,
   },
   listUsageRequests: { summary: "The workspace's requests, newest first, paged (JSON or CSV)", tag: 'usage', query: requestsQuery },
+  showAlerts: { summary: 'Money alerts: the balance threshold and the webhooks (never their secrets)', tag: 'alerts' },
+  setAlerts: { summary: 'Set or clear the balance threshold', tag: 'alerts', body: alertSettingsBody },
+  addWebhook: { summary: 'Add an alert webhook (its signing secret is shown once)', tag: 'alerts', status: 201, body: newWebhookBody },
+  removeWebhook: { summary: 'Remove an alert webhook and its pending deliveries', tag: 'alerts', status: 204 },
+  listEvents: { summary: 'Alert events, newest first, with each delivery’s status', tag: 'alerts', query: alertEventsQuery },
   showOpenApi: { summary: 'This document', tag: 'meta' },
 };
 

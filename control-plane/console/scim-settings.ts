@@ -5,7 +5,7 @@ import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { assertOrgAdmin } from '../services/auth/console-auth.js';
 import { readValid } from '../http/body.js';
-import { rotateScimToken, scimSettings, setScimEnabled } from '../scim/tokens.js';
+import { rotateScimToken, scimSettings, setScimEnabled } from '../services/scim/tokens.js';
 
 export const SettingsBody = z.strictObject({ enabled: z.boolean() });
 

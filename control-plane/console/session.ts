@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { invalidInput } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { setSessionCookie } from '../http/auth.js';
+import { createAuthLimits } from '../http/auth-limits.js';
 import { readBody, parseValid } from '../http/body.js';
 import { signInWithConsoleToken } from '../services/auth/sessions.js';
 
@@ -18,8 +19,9 @@ export const SignIn = z.strictObject({ token: z.string().min(1).max(200) });
  */
 export function sessionRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router();
+  const limits = createAuthLimits(deps);
 
-  router.post('/v1/auth/session', async function signInWithToken(ctx: Context) {
+  router.post('/v1/auth/session', limits.sessionExchange, async function signInWithToken(ctx: Context) {
     // Only JSON: a cross-site HTML form cannot send it without a CORS
     // preflight, so no other site can sign a browser into its own account.
     if (!ctx.is('application/json')) throw invalidInput('Content-Type must be application/json.');

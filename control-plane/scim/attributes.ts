@@ -1,5 +1,5 @@
 import { invalidInput } from '../../shared/errors.js';
-import { isObject } from './values.js';
+import { isObject } from '../services/scim/values.js';
 
 /**
  * `attributes` and `excludedAttributes` (RFC 7644 §3.4.2.5, §3.9): which

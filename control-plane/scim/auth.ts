@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { unauthenticated } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { authenticateScimToken } from './tokens.js';
+import { authenticateScimToken } from '../services/scim/tokens.js';
 
 // Case-insensitive like the routes themselves, so no spelling of the path skips the check.
 const ORG_PATH = /^\/v1\/scim\/v2\/orgs\/([^/]+)(?:\/|$)/i;

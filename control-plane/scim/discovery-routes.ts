@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
-import { scimBaseUrl, USER_SCHEMA } from './resource.js';
+import { scimBaseUrl, USER_SCHEMA } from '../services/scim/resource.js';
 import { scimOrgOf } from './auth.js';
 import { listOf, serviceProviderConfig, userResourceType, userSchema } from './discovery.js';
 import { SCIM_MEDIA_TYPE } from './errors.js';

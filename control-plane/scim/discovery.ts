@@ -1,5 +1,5 @@
-import { LIST_RESPONSE_SCHEMA, USER_SCHEMA } from './resource.js';
-import { MAX_PAGE_SIZE } from './users.js';
+import { LIST_RESPONSE_SCHEMA, USER_SCHEMA } from '../services/scim/resource.js';
+import { MAX_PAGE_SIZE } from '../services/scim/users.js';
 
 /**
  * RFC 7643 §5–7 documents describing exactly what this server does: User

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../shared/logger.js';
 import { toAppError } from '../../shared/errors.js';
-import { ERROR_SCHEMA } from './resource.js';
+import { ERROR_SCHEMA } from '../services/scim/resource.js';
 
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
 

@@ -1,7 +1,8 @@
 import type { Middleware } from 'koa';
 import type Router from '@koa/router';
 import type { ControlPlaneDeps } from '../deps.js';
-import { requireScimToken } from './auth.js';
+import { createRequestLimiter } from '../http/rate-limit.js';
+import { requireScimToken, scimOrgOf } from './auth.js';
 import { discoveryRoutes } from './discovery-routes.js';
 import { scimErrors } from './errors.js';
 import { usersRoutes } from './users-routes.js';
@@ -14,9 +15,16 @@ import { usersRoutes } from './users-routes.js';
 export function scimSurface(deps: ControlPlaneDeps): { errors: Middleware; routers: Router[] } {
   const errors = scimErrors(deps.logger);
   const auth = requireScimToken(deps);
+  // Per organization, after the token: one tenant's connector (or a leaked token) cannot crowd out another's.
+  const limiter = createRequestLimiter(deps.config.limits.scimPerMinute, 'SCIM requests for this organization');
   return {
     errors: async function scimErrorsThenAuth(ctx, next) {
-      await errors(ctx, () => auth(ctx, next));
+      await errors(ctx, () =>
+        auth(ctx, async () => {
+          await limiter.take(scimOrgOf(ctx));
+          await next();
+        }),
+      );
     },
     routers: [discoveryRoutes(deps), usersRoutes(deps)],
   };

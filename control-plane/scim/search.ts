@@ -1,7 +1,7 @@
 import { invalidInput } from '../../shared/errors.js';
 import { parseProjection, type Projection } from './attributes.js';
-import type { ListQuery } from './users.js';
-import { isObject, lowerKeys } from './values.js';
+import type { ListQuery } from '../services/scim/users.js';
+import { isObject, lowerKeys } from '../services/scim/values.js';
 
 /**
  * A POST …/.search body (RFC 7644 §3.4.3): the query parameters of a GET

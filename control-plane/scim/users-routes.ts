@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
-import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser, type ListQuery } from './users.js';
-import { LIST_RESPONSE_SCHEMA, toScimUser } from './resource.js';
+import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser, type ListQuery } from '../services/scim/users.js';
+import { LIST_RESPONSE_SCHEMA, toScimUser } from '../services/scim/resource.js';
 import { parseProjection, project, type Projection } from './attributes.js';
 import type { User } from '../domain.js';
 import { scimOrgOf } from './auth.js';

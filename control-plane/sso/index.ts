@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { ControlPlaneDeps } from '../deps.js';
 import { setSessionCookie, useSecureCookies } from '../http/auth.js';
+import { createAuthLimits } from '../http/auth-limits.js';
 import { createSecretSealer } from '../services/sso/secrets.js';
 import { createSsoLogin, LOGIN_STATE_TTL_MS, SSO_CALLBACK_PATH } from '../services/sso/login.js';
 import { ssoPages } from './page.js';
@@ -27,6 +28,7 @@ async function getOnly(ctx: Context, next: Next): Promise<void> {
 export function ssoRouters(deps: ControlPlaneDeps): Router[] {
   const router = new Router();
   const login = createSsoLogin(deps, createSecretSealer(deps.config));
+  const limits = createAuthLimits(deps);
 
   router.get(SSO_CALLBACK_PATH, getOnly, ssoPages(deps.logger), async function finishSsoLogin(ctx: Context) {
     // The login cookie stays: other tabs may have logins pending under it; it expires on its own.
@@ -36,7 +38,7 @@ export function ssoRouters(deps: ControlPlaneDeps): Router[] {
     ctx.redirect('/');
   });
 
-  router.get('/v1/auth/sso/:org_slug/login', getOnly, ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
+  router.get('/v1/auth/sso/:org_slug/login', getOnly, limits.ssoStart, ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
     const secure = useSecureCookies(deps.config.publicBaseUrl, ctx);
     const existing = ctx.cookies.get(SSO_LOGIN_COOKIE);
     const started = await login.start(String(ctx.params.org_slug), existing && BROWSER_SECRET.test(existing) ? existing : undefined);

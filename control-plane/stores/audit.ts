@@ -34,10 +34,22 @@ export interface AuditRow {
   created_at: Date;
 }
 
-export async function audit_list(q: Queryable, orgId: string, limit = 100): Promise<AuditRow[]> {
+/** Newest first; with `beforeId` (the last row of the previous page), the older rows of the same org. */
+export async function audit_list(q: Queryable, orgId: string, limit = 100, beforeId?: string): Promise<AuditRow[]> {
   return q.query<AuditRow>(
     `SELECT id, actor, action, target_type, target_id, detail, created_at FROM audit_log
-      WHERE org_id = $1 ORDER BY id DESC LIMIT $2`,
-    [orgId, limit],
+      WHERE org_id = $1 AND ($3::bigint IS NULL OR id < $3::bigint) ORDER BY id DESC LIMIT $2`,
+    [orgId, limit, beforeId ?? null],
   );
+}
+
+/** Whether `actor` wrote an `action` row in the org since `since`: lets frequent, repetitive events be recorded once per window. */
+export async function audit_exists_since(q: Queryable, orgId: string, actor: string, action: string, since: Date): Promise<boolean> {
+  const rows = await q.query(`SELECT 1 FROM audit_log WHERE org_id = $1 AND actor = $2 AND action = $3 AND created_at >= $4 LIMIT 1`, [
+    orgId,
+    actor,
+    action,
+    since,
+  ]);
+  return rows.length > 0;
 }

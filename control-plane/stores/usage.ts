@@ -50,6 +50,9 @@ export interface UsageBucketRow {
   requests: number;
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cache_saved_usd: number;
   errors: number;
 }
 
@@ -67,6 +70,8 @@ export async function usage_aggregate(
     `SELECT date_bin($${w.params.length}::interval, l.created_at, '2000-01-01T00:00:00Z') AS bucket, ${GROUP_COLUMN[grouping]} AS group_id,
             COALESCE(sum(-l.amount_usd), 0)::float8 AS spend_usd, count(*)::int AS requests,
             COALESCE(sum(l.input_tokens), 0)::float8 AS input_tokens, COALESCE(sum(l.output_tokens), 0)::float8 AS output_tokens,
+            COALESCE(sum(l.cache_read_tokens), 0)::float8 AS cache_read_tokens, COALESCE(sum(l.cache_write_tokens), 0)::float8 AS cache_write_tokens,
+            COALESCE(sum(l.cache_saved_usd), 0)::float8 AS cache_saved_usd,
             count(*) FILTER (WHERE ${IS_ERROR})::int AS errors
        FROM ledger_entries l LEFT JOIN api_keys k ON k.id = l.key_id
       WHERE ${w.sql}
@@ -93,6 +98,11 @@ export interface UsageRequestRow {
   output_tokens: number | null;
   cost_usd: number;
   latency_ms: number | null;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cache_write_1h_tokens: number;
+  web_search_requests: number;
+  cache_saved_usd: number;
 }
 
 /**
@@ -106,13 +116,15 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
   if (page.after_id) {
     w.params.push(page.after_id);
     const p = `$${w.params.length}::bigint`;
-    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p})`;
+    // The cursor row must be one of this workspace's: another tenant's id finds nothing here, and so reveals nothing of when its rows were written.
+    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
   }
   w.params.push(page.limit);
   return q.query<UsageRequestRow>(
     `SELECT l.id::text AS id, l.created_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
             k.team_id, t.name AS team_name, k.owner_user_id AS user_id, u.user_name,
-            l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms
+            l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms,
+            l.cache_read_tokens, l.cache_write_tokens, l.cache_write_1h_tokens, l.web_search_requests, l.cache_saved_usd::float8 AS cache_saved_usd
        FROM ledger_entries l
        LEFT JOIN api_keys k ON k.id = l.key_id
        LEFT JOIN teams t ON t.id = k.team_id

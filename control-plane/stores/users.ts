@@ -101,3 +101,18 @@ export async function user_delete(q: Queryable, orgId: string, id: string): Prom
   const rows = await q.query(`DELETE FROM users WHERE org_id = $1 AND id = $2 RETURNING id`, [orgId, id]);
   return rows.length > 0;
 }
+
+/**
+ * Bounds every later statement of the transaction `tx` to `ms` (PostgreSQL's
+ * `SET LOCAL statement_timeout`, as a parameter). The embedded PGlite
+ * accepts the setting but has no timer to enforce it; there the callers'
+ * own caps on the query's size are the bound.
+ */
+export async function statement_timeout_set_local(tx: Queryable, ms: number): Promise<void> {
+  await tx.query(`SELECT set_config('statement_timeout', $1, true)`, [String(ms)]);
+}
+
+/** PostgreSQL's query_canceled: a statement ran past its statement_timeout. */
+export function isStatementTimeout(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === '57014';
+}

@@ -63,12 +63,18 @@ export interface UsageRow {
   format: string | null;
   status: number | null;
   latency_ms: number | null;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cache_write_1h_tokens: number;
+  web_search_requests: number;
+  /** Exact decimal text, may be negative. */
+  cache_saved_usd: string;
 }
 
 /**
  * The columns a usage report fills, in one place: each is passed as one
  * array parameter and unnested into rows, so a batch of any size is one
- * statement with seven parameters. A new optional ledger field is one line
+ * statement with one parameter per column. A new optional ledger field is one line
  * here (and its column in a migration).
  */
 const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRow) => unknown }[] = [
@@ -80,6 +86,11 @@ const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRo
   { column: 'format', type: 'text', value: (r) => r.format },
   { column: 'status', type: 'int', value: (r) => r.status },
   { column: 'latency_ms', type: 'int', value: (r) => r.latency_ms },
+  { column: 'cache_read_tokens', type: 'int', value: (r) => r.cache_read_tokens },
+  { column: 'cache_write_tokens', type: 'int', value: (r) => r.cache_write_tokens },
+  { column: 'cache_write_1h_tokens', type: 'int', value: (r) => r.cache_write_1h_tokens },
+  { column: 'web_search_requests', type: 'int', value: (r) => r.web_search_requests },
+  { column: 'cache_saved_usd', type: 'numeric', value: (r) => r.cache_saved_usd },
 ];
 
 const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[])
@@ -161,6 +172,32 @@ export async function ledger_settle_usage_batch(
        UNION ALL
        SELECT 'key', key_id::text FROM money WHERE budget_used_up
        RETURNING id, topic, subject_id
+     ), key_crossings AS (
+       -- A key's spend passing 50, 80 or 100 % of its budget in this batch: before < level <= after.
+       SELECT m.key_id, m.workspace_id, l.level, m.budget_usd, ks.spend_usd
+         FROM money m JOIN ks ON ks.id = m.key_id CROSS JOIN (VALUES (50), (80), (100)) AS l(level)
+        WHERE m.budget_usd > 0 AND ks.spend_usd - ks.total < m.budget_usd * l.level / 100 AND ks.spend_usd >= m.budget_usd * l.level / 100
+     ), balance_crossings AS (
+       -- The balance falling below the workspace's alert threshold in this batch: before >= threshold > after.
+       SELECT ws.id AS workspace_id, w.slug, w.alert_balance_below_usd AS threshold, ws.balance_usd
+         FROM ws JOIN workspaces w ON w.id = ws.id
+        WHERE ws.balance_usd + ws.total >= w.alert_balance_below_usd AND ws.balance_usd < w.alert_balance_below_usd
+     ), events AS (
+       INSERT INTO alert_events (workspace_id, type, payload, created_at)
+       SELECT c.workspace_id, 'key.budget_crossed',
+              json_build_object('workspace_id', c.workspace_id, 'key_id', c.key_id, 'key_name', k.name, 'key_prefix', k.prefix,
+                                'threshold_percent', c.level, 'budget_usd', c.budget_usd::float8, 'spend_usd', c.spend_usd::float8),
+              ${USAGE_NOW}
+         FROM key_crossings c JOIN api_keys k ON k.id = c.key_id
+       UNION ALL
+       SELECT b.workspace_id, 'workspace.balance_below',
+              json_build_object('workspace_id', b.workspace_id, 'workspace_slug', b.slug, 'threshold_usd', b.threshold::float8, 'balance_usd', b.balance_usd::float8),
+              ${USAGE_NOW}
+         FROM balance_crossings b
+       RETURNING id, workspace_id
+     ), deliveries AS (
+       INSERT INTO alert_deliveries (event_id, endpoint_id, next_attempt_at)
+       SELECT e.id, a.id, ${USAGE_NOW} FROM events e JOIN alert_endpoints a ON a.workspace_id = e.workspace_id
      ), notified AS (
        SELECT count(pg_notify(${USAGE_CHANNEL}, json_build_object('id', id, 'topic', topic, 'subject_id', subject_id)::text)) AS n FROM feed
      )

@@ -18,14 +18,47 @@ export interface AnswerTranslator {
   fail(message: string): Buffer;
   /** The provider's error answer (status ≥ 300, body as sent) → the client's error body, same status. */
   error(status: number, body: Buffer): Buffer;
+  /** What the provider's answer held that the client's format cannot carry (e.g. `reasoning_content`), each once: for the access log. */
+  dropped(): string[];
+}
+
+/** What a request translation needs to know beyond the call and the model entry. */
+export interface TranslateOptions {
+  /**
+   * The model entry says `reasoning: true`: its provider takes a reasoning
+   * control, so Messages `thinking`/`output_config.effort` and Chat
+   * `reasoning_effort` map to each other; otherwise they are dropped.
+   */
+  reasoning?: boolean;
+  /** The features the client's `anthropic-beta` header names (see betas.ts); those the translation cannot keep are dropped. */
+  betas?: readonly string[];
+}
+
+/**
+ * A translated request and the names of what the client asked for that the
+ * provider will not see, in the order met, each once (`thinking`,
+ * `metadata.foo`, `cache_control`, `anthropic-beta:<feature>`,
+ * `tools[<type>]`, …): what the `x-tollgate-dropped` header and the access
+ * log list.
+ */
+export interface Translation {
+  request: Record<string, unknown>;
+  dropped: string[];
 }
 
 /** One direction of translation: a client's format to a provider that lacks it. */
 export interface Translator {
   /**
    * The client's checked call → the provider's request body, `model` set to
-   * the upstream model. Throws an `invalid_input` AppError naming the field
-   * when the call asks for something the provider's format cannot express.
+   * the upstream model, and the names it dropped. Throws an `invalid_input`
+   * AppError naming the field only when the call asks for something whose
+   * loss would change what the client relies on.
+   */
+  translate(call: ParsedCall, model: ModelConfig, options?: TranslateOptions): Translation;
+  /**
+   * `translate(…).request` with the options the model entry gives (its
+   * `reasoning` flag, no betas): the request alone, for callers that do not
+   * report drops yet.
    */
   request(call: ParsedCall, model: ModelConfig): Record<string, unknown>;
   /** A fresh answer translator for this call; `alias` is what the client's answer names as its model. */
@@ -41,4 +74,9 @@ export interface FormatTranslation {
   fromChat: Translator;
   /** A client of this format → a Chat provider (and its answers back into this format). */
   toChat: Translator;
+}
+
+/** The model entry's `reasoning` flag, read without depending on the catalog's schema having it yet. */
+export function reasoningOf(model: ModelConfig): boolean {
+  return 'reasoning' in model && model.reasoning === true;
 }

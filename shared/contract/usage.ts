@@ -3,21 +3,49 @@ import { z } from 'zod';
 /** Most reports one `POST /internal/usage` may carry. */
 export const USAGE_BATCH_MAX = 1000;
 
-/** One settled call, reported by the proxy. Money is integer micro-dollars. */
-export const usageReportSchema = z.strictObject({
-  request_id: z.string().min(1).max(200),
-  key_id: z.uuid(),
-  model: z.string().min(1).max(200),
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  // Optional request detail for the usage console; a proxy that does not send it is still accepted.
-  format: z.enum(['chat', 'messages']).optional(),
-  /** The HTTP status the client got; 400 and above count as errors. */
-  status: z.number().int().min(100).max(599).optional(),
-  /** From the proxy receiving the call to the answer's end. */
-  latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
-});
+/** A femtodollar (1e-15 USD) amount as a string of digits: exact, and past 2^53 after nine dollars. */
+const femtos = z.string().regex(/^\d{1,30}$/, 'a whole number of femtodollars as a string of digits');
+const signedFemtos = z.string().regex(/^-?\d{1,30}$/, 'a whole number of femtodollars as a string of digits');
+const tokens = z.number().int().nonnegative().max(2_147_483_647);
+
+/**
+ * One settled call, reported by the proxy. `cost_micros` is the cost in
+ * integer micro-dollars (rounded up), what the proxy's holds count in;
+ * `cost_femtos`, when given, is the exact cost and the one billed.
+ * `input_tokens` are the uncached prompt tokens: cache reads and writes are
+ * counted apart, never twice.
+ */
+export const usageReportSchema = z
+  .strictObject({
+    request_id: z.string().min(1).max(200),
+    key_id: z.uuid(),
+    model: z.string().min(1).max(200),
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    // Optional request detail for the usage console; a proxy that does not send it is still accepted.
+    format: z.enum(['chat', 'messages']).optional(),
+    /** The HTTP status the client got; 400 and above count as errors. */
+    status: z.number().int().min(100).max(599).optional(),
+    /** From the proxy receiving the call to the answer's end. */
+    latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
+    /** Prompt tokens read from the provider's cache. */
+    cache_read_tokens: tokens.optional(),
+    /** Prompt tokens written to the cache, 5-minute and 1-hour writes together. */
+    cache_write_tokens: tokens.optional(),
+    /** The part of `cache_write_tokens` written to a 1-hour cache. */
+    cache_write_1h_tokens: tokens.optional(),
+    /** Server-side web searches the provider ran and bills. */
+    web_search_requests: tokens.optional(),
+    /** The exact cost, femtodollars; billed instead of `cost_micros` when given. */
+    cost_femtos: femtos.optional(),
+    /** What caching saved against every prompt token at the input price, femtodollars; negative when writes outweighed reads. */
+    cache_saved_femtos: signedFemtos.optional(),
+  })
+  .refine((r) => (r.cache_write_1h_tokens ?? 0) <= (r.cache_write_tokens ?? 0), {
+    message: 'cache_write_1h_tokens: part of cache_write_tokens, so never more',
+    path: ['cache_write_1h_tokens'],
+  });
 export type UsageReport = z.infer<typeof usageReportSchema>;
 
 /** `POST /internal/usage` body. */

@@ -18,7 +18,13 @@ export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 
 export function testConfig(env: NodeJS.ProcessEnv = {}): Config {
   // A fixed sealing key so tests never write DATA_DIR/secrets.key; pass SECRETS_KEY: '' to test without one.
-  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...env }, 'all');
+  // Abuse limits out of the way (suites make thousands of calls from one address and org); the tests of the limits set them low.
+  const unlimited = {
+    SCIM_RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_RATE_LIMIT_PER_IP_PER_MINUTE: '1000000',
+    AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE: '1000000',
+  };
+  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...unlimited, ...env }, 'all');
 }
 
 export interface TestControlPlane {

@@ -1,12 +1,12 @@
 import type { KeyMoney } from '../../../shared/contract/money.js';
 import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import { femtosToUsdText, microsToFemtos } from '../../../shared/money-units.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import { ledger_settle_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
-/** Integer micro-dollars as exact decimal text for the numeric column. */
-function microsToDecimal(micros: number): string {
-  const whole = Math.floor(micros / 1_000_000);
-  return `${whole}.${String(micros - whole * 1_000_000).padStart(6, '0')}`;
+/** The exact cost when the proxy gave it, else its micro-dollars: decimal text for the numeric column. */
+function costText(r: UsageReport): string {
+  return femtosToUsdText(r.cost_femtos === undefined ? microsToFemtos(r.cost_micros) : BigInt(r.cost_femtos));
 }
 
 /**
@@ -29,10 +29,15 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
       model: r.model,
       input_tokens: r.input_tokens,
       output_tokens: r.output_tokens,
-      cost_usd: microsToDecimal(r.cost_micros),
+      cost_usd: costText(r),
       format: r.format ?? null,
       status: r.status ?? null,
       latency_ms: r.latency_ms ?? null,
+      cache_read_tokens: r.cache_read_tokens ?? 0,
+      cache_write_tokens: r.cache_write_tokens ?? 0,
+      cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
+      web_search_requests: r.web_search_requests ?? 0,
+      cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
     })),
     deps.clock.now(),
   );

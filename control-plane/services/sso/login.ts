@@ -130,7 +130,7 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
         deps.db.transaction(async (tx) => {
           const fresh = (await org_find_by_id(tx, org.id)) ?? org;
           const { user, created } = await resolveSsoUser(tx, fresh, identity, now);
-          const session = await openSession(deps, tx, org.id, user.id);
+          const session = await openSession(deps, tx, org.id, user.id, { kind: 'browser' });
           await audit_insert(tx, {
             org_id: org.id,
             actor: `user:${user.id}`,

@@ -30,8 +30,13 @@ export interface UsageQuery {
 export interface UsageTotals {
   spend_usd: number;
   requests: number;
+  /** Uncached prompt tokens. */
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  /** Spend with every prompt token at the input price, minus spend (negative when cache writes outweighed reads). */
+  cache_saved_usd: number;
   errors: number;
 }
 
@@ -48,7 +53,7 @@ export interface UsageSummary {
 }
 
 function zero(): UsageTotals {
-  return { spend_usd: 0, requests: 0, input_tokens: 0, output_tokens: 0, errors: 0 };
+  return { spend_usd: 0, requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cache_saved_usd: 0, errors: 0 };
 }
 
 function addInto(into: UsageTotals, row: UsageTotals): void {
@@ -56,12 +61,19 @@ function addInto(into: UsageTotals, row: UsageTotals): void {
   into.requests += row.requests;
   into.input_tokens += row.input_tokens;
   into.output_tokens += row.output_tokens;
+  into.cache_read_tokens += row.cache_read_tokens;
+  into.cache_write_tokens += row.cache_write_tokens;
+  into.cache_saved_usd += row.cache_saved_usd;
   into.errors += row.errors;
 }
 
-/** Sums of float dollars drift in the last bits; the ledger keeps nine decimals, so do the answers. */
+/**
+ * Sums of float dollars drift in the last bits; answers keep nine decimals
+ * (a nanodollar), the most a float dollar figure of realistic size holds
+ * exactly. The ledger itself is exact to the femtodollar.
+ */
 function roundMoney(totals: UsageTotals): UsageTotals {
-  return { ...totals, spend_usd: Math.round(totals.spend_usd * 1e9) / 1e9 };
+  return { ...totals, spend_usd: Math.round(totals.spend_usd * 1e9) / 1e9, cache_saved_usd: Math.round(totals.cache_saved_usd * 1e9) / 1e9 };
 }
 
 /**
@@ -133,6 +145,9 @@ export async function usageSummary(
       requests: r.requests,
       input_tokens: r.input_tokens,
       output_tokens: r.output_tokens,
+      cache_read_tokens: r.cache_read_tokens,
+      cache_write_tokens: r.cache_write_tokens,
+      cache_saved_usd: r.cache_saved_usd,
       errors: r.errors,
     })),
   };

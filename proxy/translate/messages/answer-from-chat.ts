@@ -150,8 +150,21 @@ function stopSequencesOf(call: ParsedCall): string[] {
   return Array.isArray(s) ? s.filter((x): x is string => typeof x === 'string') : [];
 }
 
+/**
+ * The reasoning some Chat servers send beside the answer (`reasoning_content`
+ * from DeepSeek, vLLM and others; `reasoning` from OpenRouter and Ollama): a
+ * Messages thinking block must carry Anthropic's signature, which no Chat
+ * provider can give, so it is dropped and its field named.
+ */
+function noteReasoning(from: Json, dropped: Set<string>): void {
+  for (const key of ['reasoning_content', 'reasoning']) {
+    const v = from[key];
+    if ((typeof v === 'string' && v !== '') || isObject(v)) dropped.add(key);
+  }
+}
+
 /** A whole Chat completion → a Messages message, its `model` the alias the client asked for. */
-function messagesJson(call: ParsedCall, body: Buffer): Buffer {
+function messagesJson(call: ParsedCall, body: Buffer, dropped: Set<string>): Buffer {
   const completion = parse(body.toString('utf8'));
   if (!isObject(completion) || !Array.isArray(completion.choices)) {
     // Some servers report errors with a 200; the status is sent by now, so the body says it.
@@ -160,6 +173,7 @@ function messagesJson(call: ParsedCall, body: Buffer): Buffer {
   }
   const choice: Json = isObject(completion.choices[0]) ? completion.choices[0] : {};
   const message: Json = isObject(choice.message) ? choice.message : {};
+  noteReasoning(message, dropped);
   const content: Json[] = [];
   const text = contentText(message.content);
   if (text) content.push({ type: 'text', text });
@@ -225,6 +239,7 @@ class ChatStreamTranslator implements AnswerTranslator {
   private matched: unknown;
   private refused = false;
   private usage: unknown;
+  private readonly droppedNames = new Set<string>();
 
   constructor(private readonly call: ParsedCall) {
     this.stopSequences = stopSequencesOf(call);
@@ -232,7 +247,11 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   json(body: Buffer): Buffer {
-    return messagesJson(this.call, body);
+    return messagesJson(this.call, body, this.droppedNames);
+  }
+
+  dropped(): string[] {
+    return [...this.droppedNames];
   }
 
   error(status: number, body: Buffer): Buffer {
@@ -288,6 +307,7 @@ class ChatStreamTranslator implements AnswerTranslator {
     const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return;
     const delta = isObject(choice.delta) ? choice.delta : {};
+    noteReasoning(delta, this.droppedNames);
     if (typeof delta.content === 'string' && delta.content) this.text(delta.content);
     if (typeof delta.refusal === 'string' && delta.refusal) {
       this.refused = true;

@@ -92,7 +92,16 @@ function toolCall(block: Json): Json {
   return { id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } };
 }
 
-function jsonAnswer(body: Buffer, alias: string, created: number): Buffer {
+/**
+ * Blocks a Chat message has no place for, named `content[<type>]`: thinking
+ * (Chat has no reasoning in its answer) and the calls and results of
+ * Anthropic's server tools (the text built on them is kept).
+ */
+function noteBlock(block: Json, dropped: Set<string>): void {
+  if (block.type !== 'text' && block.type !== 'tool_use') dropped.add(`content[${String(block.type)}]`);
+}
+
+function jsonAnswer(body: Buffer, alias: string, created: number, dropped: Set<string>): Buffer {
   let m: unknown;
   try {
     m = JSON.parse(body.toString('utf8'));
@@ -104,6 +113,7 @@ function jsonAnswer(body: Buffer, alias: string, created: number): Buffer {
   const calls: Json[] = [];
   for (const block of Array.isArray(m.content) ? m.content : []) {
     if (!isObject(block)) continue;
+    noteBlock(block, dropped);
     if (block.type === 'text' && typeof block.text === 'string') text = (text ?? '') + block.text;
     else if (block.type === 'tool_use') calls.push(toolCall(block));
   }
@@ -137,6 +147,7 @@ class StreamTranslator {
     private readonly alias: string,
     private readonly created: number,
     private readonly includeUsage: boolean,
+    private readonly dropped: Set<string>,
   ) {
     this.setHead('');
   }
@@ -176,6 +187,7 @@ class StreamTranslator {
       }
       case 'content_block_start': {
         const block = isObject(data.content_block) ? data.content_block : {};
+        noteBlock(block, this.dropped);
         if (block.type === 'tool_use') {
           const index = this.tools++;
           this.toolIndex[count(data.index)] = index;
@@ -250,9 +262,11 @@ const EMPTY = Buffer.alloc(0);
 export function createChatAnswer(alias: string, includeUsage: boolean): AnswerTranslator {
   const created = Math.floor(Date.now() / 1000);
   let stream: StreamTranslator | undefined;
-  const streamed = () => (stream ??= new StreamTranslator(alias, created, includeUsage));
+  const dropped = new Set<string>();
+  const streamed = () => (stream ??= new StreamTranslator(alias, created, includeUsage, dropped));
   return {
-    json: (body) => jsonAnswer(body, alias, created),
+    json: (body) => jsonAnswer(body, alias, created, dropped),
+    dropped: () => [...dropped],
     push: (chunk) => streamed().push(chunk),
     end: () => streamed().end(),
     fail: (message) => streamed().breakOff(message),

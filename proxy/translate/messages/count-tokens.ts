@@ -49,7 +49,7 @@ function contentTokens(content: unknown, count: Counter): number {
 
 /** The input tokens of a Messages count_tokens call, estimated over its Chat Completions translation. */
 export async function estimateCountTokens(call: ParsedCall, model: ModelConfig): Promise<number> {
-  const chat = chatRequest(call, model);
+  const chat = chatRequest(call, model).request;
   const count = await loadCounter();
   let total = REPLY_PRIMING;
   for (const m of chat.messages as Json[]) {

@@ -2,16 +2,23 @@ import { invalidInput } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { createChatAnswer } from './answer-to-chat.js';
-import type { Translator } from '../types.js';
+import { budgetOfEffort, isChatEffort } from '../reasoning.js';
+import { reasoningOf, type TranslateOptions, type Translation, type Translator } from '../types.js';
+import { MESSAGES_USER_MAX, cappedUserId } from '../user-id.js';
 import { isObject } from '../../../shared/json.js';
 
 /**
  * A Chat Completions client calling a provider that speaks only Messages:
- * the request is rebuilt field by field; what Messages cannot express and
- * would change the answer is refused with a 400 naming the field.
+ * the request is rebuilt field by field. What has a Messages counterpart is
+ * translated; a hint Messages cannot honour (seed, penalties, storage and
+ * routing hints, reasoning where Anthropic's thinking rules cannot hold) is
+ * dropped and its name returned; what would change the answer the client
+ * relies on (`n > 1`, log probabilities, JSON mode without a schema) is
+ * refused with a 400 naming the field.
  */
 export const chatToMessages: Translator = {
-  request: chatRequestToMessages,
+  translate: chatRequestToMessages,
+  request: (call, model) => chatRequestToMessages(call, model, { reasoning: reasoningOf(model) }).request,
   answer: (call) => createChatAnswer(call.alias, call.stream && includeUsage(call.body)),
 };
 
@@ -41,38 +48,34 @@ function includeUsage(body: Json): boolean {
 }
 
 /**
- * Fields that do not change what the model answers (storage, routing,
- * caching and latency hints): dropped. Anything neither here nor translated
- * below is refused, so a new field never silently changes an answer.
+ * Values that ask for nothing beyond Messages' own behaviour: given so, a
+ * field is passed over silently. Any other value of a dropped field is named.
  */
-const DROPPED = new Set([
-  'store',
-  'metadata',
-  'service_tier',
-  'prompt_cache_key',
-  'safety_identifier',
-  'seed',
-  'prediction',
-  'stream_options',
-  'parallel_tool_calls',
-]);
-
-/** Refused unless they hold a value Messages can honour: a neutral one (then dropped) or, for response_format, a JSON schema (translated). */
 const NEUTRAL: Record<string, (v: unknown) => boolean> = {
   n: (v) => v === 1,
   logprobs: (v) => v === false,
+  top_logprobs: (v) => v === 0,
   frequency_penalty: (v) => v === 0,
   presence_penalty: (v) => v === 0,
   logit_bias: (v) => isObject(v) && Object.keys(v).length === 0,
-  response_format: (v) => isObject(v) && (v.type === 'text' || v.type === 'json_schema'),
+  response_format: (v) => isObject(v) && v.type === 'text',
   modalities: (v) => Array.isArray(v) && v.length === 1 && v[0] === 'text',
+  store: (v) => v === false,
+  service_tier: (v) => v === 'auto' || v === 'default',
+  // Chat allows parallel tool calls unless told not to, as Messages does; `false` is translated with the tools.
+  parallel_tool_calls: (v) => typeof v === 'boolean',
+  // Read by the answer translator: the usage chunk comes when asked for.
+  stream_options: () => true,
 };
 
+/** Refused unless neutral: without them the answer is not what the client relies on. */
 const WHY_REFUSED: Record<string, string> = {
   n: `only one choice can be generated (${PROVIDER}).`,
   logprobs: `log probabilities are not available (${PROVIDER}).`,
   top_logprobs: `log probabilities are not available (${PROVIDER}).`,
   response_format: `only json_schema structured output translates (${PROVIDER}); JSON mode without a schema has no counterpart.`,
+  modalities: `only text output is available (${PROVIDER}).`,
+  audio: `audio output is not available (${PROVIDER}).`,
   functions: 'use tools; the legacy functions field is not translated.',
   function_call: 'use tool_choice; the legacy function_call field is not translated.',
 };
@@ -90,16 +93,24 @@ const TRANSLATED = new Set([
   'user',
   'tools',
   'tool_choice',
+  'reasoning_effort',
+  'web_search_options',
 ]);
 
-function checkFields(body: Json): void {
+/**
+ * Refuses what would change the answer; drops by name what only hints
+ * (seed, penalties, logit_bias, storage, caching, routing and fields newer
+ * than this code).
+ */
+function checkFields(body: Json, dropped: Set<string>): void {
   for (const field in body) {
-    if (TRANSLATED.has(field) || DROPPED.has(field)) continue;
+    if (TRANSLATED.has(field)) continue;
     const v = body[field];
     if (!given(v)) continue;
     const neutral = NEUTRAL[field];
-    if (neutral?.(v)) continue;
-    refuse(field, WHY_REFUSED[field] ?? `not supported (${PROVIDER}).`);
+    if (neutral?.(v) || (field === 'response_format' && isObject(v) && v.type === 'json_schema')) continue;
+    if (WHY_REFUSED[field] !== undefined) refuse(field, WHY_REFUSED[field]);
+    dropped.add(field);
   }
 }
 
@@ -256,10 +267,50 @@ function stopSequences(stop: unknown): string[] {
   return list;
 }
 
-/** The client's checked Chat Completions call → a Messages request body for `model`. */
-function chatRequestToMessages(call: ParsedCall, model: ModelConfig): Json {
+/** Chat's `web_search_options` → Anthropic's web search server tool; the context size has no Messages form. */
+function webSearchTool(options: unknown, dropped: Set<string>): Block {
+  if (!isObject(options)) bad('web_search_options', 'must be an object.');
+  const tool: Block = { type: 'web_search_20250305', name: 'web_search' };
+  const where = isObject(options.user_location) ? options.user_location.approximate : undefined;
+  if (isObject(where)) {
+    const location: Json = { type: 'approximate' };
+    for (const key of ['city', 'region', 'country', 'timezone']) if (typeof where[key] === 'string') location[key] = where[key];
+    tool.user_location = location;
+  }
+  for (const key of Object.keys(options)) if (key !== 'user_location' && given(options[key])) dropped.add(`web_search_options.${key}`);
+  return tool;
+}
+
+/**
+ * `reasoning_effort` → `thinking`, only where Anthropic's rules for thinking
+ * can all hold: the model entry says its provider reasons, the budget fits
+ * (reasoning.ts: at least 1,024 and at most half of max_tokens), no tool use
+ * is forced, temperature is left alone and top_p is at least 0.95, and no
+ * tool result is in the history — in a tool loop Anthropic wants its signed
+ * thinking blocks back, which a Chat client never received. Otherwise
+ * dropped by name; `none` asks for no reasoning, which is Messages' default.
+ */
+function thinking(body: Json, out: Json, reasoning: boolean, dropped: Set<string>): void {
+  const effort = body.reasoning_effort;
+  if (!given(effort) || effort === 'none') return;
+  if (!isChatEffort(effort)) bad('reasoning_effort', 'must be none, minimal, low, medium, high or xhigh.');
+  const choice = out.tool_choice;
+  const forced = isObject(choice) && (choice.type === 'any' || choice.type === 'tool');
+  const sampled = (given(body.temperature) && body.temperature !== 1) || (typeof body.top_p === 'number' && body.top_p < 0.95);
+  const toolResults = (body.messages as unknown[]).some((m) => isObject(m) && m.role === 'tool');
+  const budget = budgetOfEffort(effort, out.max_tokens as number);
+  if (!reasoning || forced || sampled || toolResults || budget === undefined) {
+    dropped.add('reasoning_effort');
+    return;
+  }
+  out.thinking = { type: 'enabled', budget_tokens: budget };
+}
+
+/** The client's checked Chat Completions call → a Messages request body for `model`, and the names it dropped. */
+function chatRequestToMessages(call: ParsedCall, model: ModelConfig, options: TranslateOptions = {}): Translation {
   const body = call.body;
-  checkFields(body);
+  const dropped = new Set<string>();
+  checkFields(body, dropped);
   const { system, turns } = conversation(body.messages as unknown[]);
   const out: Json = {
     model: model.upstream_model,
@@ -277,18 +328,18 @@ function chatRequestToMessages(call: ParsedCall, model: ModelConfig): Json {
   }
   if (given(body.user)) {
     if (typeof body.user !== 'string') bad('user', 'must be a string.');
-    out.metadata = { user_id: body.user };
+    out.metadata = { user_id: cappedUserId(body.user, MESSAGES_USER_MAX) };
   }
   const hasTools = given(body.tools) && (body.tools as unknown[]).length !== 0;
-  if (given(body.tools)) {
-    const list = tools(body.tools);
-    if (list.length) out.tools = list;
-  }
+  const list = given(body.tools) ? tools(body.tools) : [];
+  if (given(body.web_search_options)) list.push(webSearchTool(body.web_search_options, dropped));
+  if (list.length) out.tools = list;
   const choice = toolChoice(body.tool_choice, hasTools ? body.parallel_tool_calls : undefined);
-  if (choice && hasTools) out.tool_choice = choice;
+  if (choice && list.length) out.tool_choice = choice;
   else if (choice && choice.type !== 'none' && choice.type !== 'auto') bad('tool_choice', 'requires tools.');
   const output = outputFormat(body.response_format);
   if (output) out.output_config = output;
+  thinking(body, out, options.reasoning === true, dropped);
   if (call.stream) out.stream = true;
-  return out;
+  return { request: out, dropped: [...dropped] };
 }

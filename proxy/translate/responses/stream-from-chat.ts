@@ -249,6 +249,8 @@ export function responsesAnswerFromChat(call: ResponsesCall): AnswerTranslator {
   const reader = new SseReader((data) => events.chunk(data === '[DONE]' ? '[DONE]' : parseJson(data)));
   return {
     json: (body) => Buffer.from(JSON.stringify(answerFromChat(call, parseJson(body.toString('utf8'))))),
+    // Nothing of a Chat or Responses answer is left out in this direction yet.
+    dropped: () => [],
     push(chunk) {
       reader.feed(chunk);
       return events.take();

@@ -173,6 +173,8 @@ export function chatAnswerFromResponses(alias: string, includeUsage: boolean): A
   };
   return {
     json: (body) => Buffer.from(JSON.stringify(answerToChat(alias, parseJson(body.toString('utf8'))))),
+    // Nothing of a Chat or Responses answer is left out in this direction yet.
+    dropped: () => [],
     push(chunk) {
       reader.feed(chunk);
       return drain();

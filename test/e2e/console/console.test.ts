@@ -155,7 +155,7 @@ describeEachStore('web console', (store) => {
     expect(session!.value).to.not.equal(org.console_token);
     const stored = await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }));
     expect(stored).to.not.include('tgs_');
-    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).to.equal(true);
+    expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).to.equal(true);
   });
 
   it('enables SCIM and shows a generated token once, with its prefix and time afterwards', async () => {
@@ -520,7 +520,7 @@ describeEachStore('web console', (store) => {
   });
 
   it('signs out: the cookie session ends but the console token still works', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Sign in to the console' }).waitFor();
     const me = await page.evaluate(async () => (await fetch('/v1/me')).status);
     expect(me).to.equal(401);

@@ -49,7 +49,10 @@ describeEachStore('console sign-in: token to session cookie', (store) => {
   it('signing out of the cookie session leaves the console token working', async () => {
     const org = await seedOrg(cp.deps);
     const { value } = sessionCookie(await signIn({ token: org.console_token }));
-    const out = await call(`${cp.url}/v1/auth/logout`, { method: 'POST', headers: { cookie: `tollgate_session=${value}` } });
+    const out = await call(`${cp.url}/v1/auth/logout`, {
+      method: 'POST',
+      headers: { cookie: `tollgate_session=${value}`, 'content-type': 'application/json' },
+    });
     expect(out.status).to.equal(204);
     expect((await call(`${cp.url}/v1/me`, { headers: { cookie: `tollgate_session=${value}` } })).status).to.equal(401);
     expect((await call(`${cp.url}/v1/me`, { token: org.console_token })).status).to.equal(200);

@@ -8,6 +8,8 @@ import { startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import { browserInstalled, CHROMIUM_PATH, launchBrowser, openConsole, screenshot, PHONE, type ConsolePage } from '../../support/browser.js';
 import type { BootstrapResult } from '../../../control-plane/services/orgs/bootstrap.js';
+import { recordUsage } from '../../../control-plane/services/data-plane/usage.js';
+import { priceUsage } from '../../../shared/pricing.js';
 
 /** The console's money format (dom.js usd), restated: the page must show the API's totals this way. */
 function usd(n: number): string {
@@ -49,6 +51,29 @@ describeEachStore('web console: the Usage page', (store) => {
     dp.fake.enqueue({ kind: 'error', status: 529 });
     expect((await edgeCall(dp.proxy.url, 'chat', org.workspace_slug, key.key, modelBody('chat'))).status).to.equal(529);
     await dp.proxy.drain();
+    // A prompt-cached Messages call as the settlement API records it: uncached input, cache reads and writes, what caching saved.
+    const cached = priceUsage(
+      { inputTokens: 2000, cacheReadTokens: 80000, cacheWrite5mTokens: 3000, cacheWrite1hTokens: 0, outputTokens: 5, webSearchRequests: 0 },
+      { input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
+      'messages',
+    );
+    await recordUsage(dp.cp.deps, [
+      {
+        request_id: `req_cached_${store.name}_${Date.now()}`,
+        key_id: key.id,
+        model: 'tg/sonnet',
+        input_tokens: 2000,
+        output_tokens: 5,
+        cost_micros: 41_325,
+        format: 'messages',
+        status: 200,
+        latency_ms: 900,
+        cache_read_tokens: 80000,
+        cache_write_tokens: 3000,
+        cost_femtos: String(cached.costFemtos),
+        cache_saved_femtos: String(cached.savedFemtos),
+      },
+    ]);
     usageUrl = `${base}/v1/workspaces/${org.workspace_id}/usage`;
     admin = await openConsole(browser, base);
     page = admin.page;
@@ -89,20 +114,25 @@ describeEachStore('web console: the Usage page', (store) => {
     await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
     expect(await totals()).to.deep.equal({
       spend: usd(api.totals.spend_usd),
-      requests: '5',
+      requests: '6',
       input: api.totals.input_tokens.toLocaleString('en-US'),
+      cache: '80,000 / 3,000',
       output: api.totals.output_tokens.toLocaleString('en-US'),
+      'cache-saved': usd(api.totals.cache_saved_usd),
       errors: '1',
     });
-    expect(api.totals.spend_usd).to.be.greaterThan(0).and.lessThan(0.01); // sub-cent: the page must not show $0.00
+    expect(api.totals.cache_saved_usd).to.equal(0.21375);
+    expect(api.totals.spend_usd).to.be.greaterThan(0.041325).and.lessThan(0.06);
     expect(await page.locator('#usage-totals [data-total="spend"]').innerText()).to.not.equal('$0.00');
     expect(await page.locator('#spend-chart svg rect').count()).to.be.greaterThan(0);
     expect(await page.locator('#spend-chart .legend li').allInnerTexts()).to.have.members(['tg/haiku', 'tg/sonnet']);
     expect(await page.locator('#requests-chart svg rect.errors').count()).to.equal(1);
     expect(await page.locator('#top-keys li').count()).to.equal(1);
-    expect(await page.locator('#request-log tbody tr').count()).to.equal(5);
+    expect(await page.locator('#request-log tbody tr').count()).to.equal(6);
     expect(await page.locator('#request-log tbody').innerText())
-      .to.include('Messages')
+      .to.include('cache 80,000 read · 3,000 written')
+      .and.include('saved $0.21375')
+      .and.include('Messages')
       .and.include('Chat')
       .and.include('529');
     await screenshot(page, `${store.name}-usage-desktop`);

@@ -309,7 +309,6 @@ describeEachStore('translation: the openai client on a provider that speaks only
       ['n', { n: 2 }],
       ['logprobs', { logprobs: true }],
       ['response_format', { response_format: { type: 'json_object' } }],
-      ['frequency_penalty', { frequency_penalty: 0.5 }],
       ['audio', { audio: { voice: 'alloy', format: 'mp3' }, modalities: ['text', 'audio'] }],
     ];
     for (const [field, extra] of refused) {
@@ -344,7 +343,7 @@ describeEachStore('translation: the openai client on a provider that speaks only
         seed: 7,
         store: false,
         logprobs: false,
-        frequency_penalty: 0,
+        frequency_penalty: 0.5,
         response_format: { type: 'text' },
         metadata: { a: 'b' },
       });

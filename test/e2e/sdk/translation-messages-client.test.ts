@@ -194,10 +194,16 @@ describeEachStore('@anthropic-ai/sdk on a Chat-Completions-only provider: transl
 
   it('countTokens refuses what the call would refuse, and checks the key and the model like a call', async () => {
     const refused = await client.messages
-      .countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }], thinking: { type: 'enabled', budget_tokens: 1024 } })
+      .countTokens({
+        model: 'tg/gpt-direct',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'prefill' },
+        ],
+      })
       .catch((e: unknown) => e);
     expect(refused).to.be.instanceOf(Anthropic.BadRequestError);
-    expect((refused as Error).message).to.include('thinking');
+    expect((refused as Error).message).to.include('messages.1');
     const badKey = new Anthropic({ apiKey: 'tgk_wrong', baseURL: `${dp.proxy.url}/${k.slug}/anthropic`, maxRetries: 0 });
     expect(
       await badKey.messages.countTokens({ model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e),

@@ -126,7 +126,16 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect((await ok(`${usageUrl}?team_id=${acme.teamId}`, { token })).totals.requests).to.equal(5);
     expect((await ok(`${usageUrl}?user_id=${acme.boot.owner_user_id}`, { token })).totals.requests).to.equal(3);
     const past = await ok(`${usageUrl}?from=2020-01-01T00:00:00Z&to=2020-01-31T00:00:00Z`, { token });
-    expect(past.totals).to.deep.equal({ spend_usd: 0, requests: 0, input_tokens: 0, output_tokens: 0, errors: 0 });
+    expect(past.totals).to.deep.equal({
+      spend_usd: 0,
+      requests: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      cache_saved_usd: 0,
+      errors: 0,
+    });
   });
 
   it('the request log pages newest first through every call, with format, status, tokens, cost and latency', async () => {
@@ -170,6 +179,19 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(errors.requests.map((r: { request_id: string }) => r.request_id)).to.deep.equal([refused.request_id]);
   });
 
+  it("another workspace's cursor pages nothing of this one (security finding 8)", async () => {
+    const otherUrl = `${dp.cp.url}/v1/workspaces/${other.boot.workspace_id}/usage/requests`;
+    const theirs = await ok(`${otherUrl}?limit=1`, { token: other.boot.console_token });
+    expect(theirs.requests).to.have.length(1);
+    // Their only row as a cursor: unscoped, it would page every acme row written before it.
+    const cursor = Buffer.from(
+      `r${(await store.db.query<{ id: string }>(`SELECT id::text AS id FROM ledger_entries WHERE request_id = $1`, [theirs.requests[0].request_id]))[0]!.id}`,
+    ).toString('base64url');
+    const page = await ok(`${requestsUrl}?limit=50&cursor=${cursor}`, { token });
+    expect(page.requests).to.deep.equal([]);
+    expect(page.next_cursor).to.equal(null);
+  });
+
   it('CSV exports hold the same rows and sums as the JSON answers', async () => {
     const json = await ok(`${usageUrl}?group_by=key`, { token });
     const res = await fetch(`${usageUrl}?group_by=key&format=csv`, { headers: { authorization: `Bearer ${token}` } });
@@ -177,7 +199,9 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).to.match(/^attachment; filename="usage-by-day-and-key-\d{4}-\d\d-\d\d-to-\d{4}-\d\d-\d\d\.csv"$/);
     const [header, ...lines] = (await res.text()).trimEnd().split('\r\n');
-    expect(header).to.equal('bucket,key,key_id,spend_usd,requests,input_tokens,output_tokens,errors');
+    expect(header).to.equal(
+      'bucket,key,key_id,spend_usd,requests,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,cache_saved_usd,errors',
+    );
     expect(lines).to.have.length(json.buckets.length);
     const csvSpend = lines.reduce((n, l) => n + Number(l.split(',')[3]), 0);
     expect(csvSpend).to.be.closeTo(json.totals.spend_usd, 1e-9);
@@ -185,10 +209,11 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     const requests = await fetch(`${requestsUrl}?format=csv`, { headers: { authorization: `Bearer ${token}` } });
     const [rHeader, ...rLines] = (await requests.text()).trimEnd().split('\r\n');
     expect(rHeader).to.equal(
-      'time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,cost_usd,latency_ms',
+      'time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,' +
+        'cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,web_search_requests,cost_usd,cache_saved_usd,latency_ms',
     );
     expect(rLines).to.have.length(5);
-    expect(rLines.reduce((n, l) => n + Number(l.split(',')[12]), 0)).to.be.closeTo(json.totals.spend_usd, 1e-9);
+    expect(rLines.reduce((n, l) => n + Number(l.split(',')[16]), 0)).to.be.closeTo(json.totals.spend_usd, 1e-9);
   });
 
   it('another organization’s usage never appears, and its token cannot read this workspace', async () => {

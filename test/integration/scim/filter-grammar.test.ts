@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { patchBody, seedScimOrg, USER_SCHEMA, type ScimOrg } from '../../support/scim.js';
-import { parseFilter } from '../../../control-plane/scim/filter.js';
+import { parseFilter } from '../../../control-plane/services/scim/filter.js';
 import { userFilterSql } from '../../../control-plane/stores/users-filter.js';
 
 const ALICE = {

@@ -142,7 +142,19 @@ describeEachStore('SCIM: PATCH /Users/{id}', (store) => {
     res = await patch(id, { op: 'replace', path: 'emails', value: [{ value: 'only@example.test' }] });
     expect(res.body.emails).to.deep.equal([{ value: 'only@example.test' }]);
     res = await patch(id, { op: 'remove', path: 'emails' });
-    expect(res.body.emails).to.deep.equal([]);
+    expect(res.body, 'RFC 7644 §3.5.2.2: the attribute is unassigned').not.to.have.property('emails');
+    expect((await s.scim('GET', `/Users/${id}`)).body, 'and reads back removed').not.to.have.property('emails');
+  });
+
+  it('a value-filtered remove of every email leaves emails unassigned; one of several leaves the rest', async () => {
+    const { id } = await freshUser();
+    let res = await patch(id, { op: 'add', path: 'emails', value: [{ value: 'two@example.test', type: 'home' }] });
+    expect(res.body.emails).to.have.length(2);
+    res = await patch(id, { op: 'remove', path: 'emails[value eq "two@example.test"]' });
+    expect(res.body.emails).to.have.length(1);
+    res = await patch(id, { op: 'remove', path: 'emails[type eq "work"]' });
+    expect(res.body).not.to.have.property('emails');
+    expect((await s.scim('GET', `/Users/${id}`)).body).not.to.have.property('emails');
   });
 
   it('attributes of the User schema and enterprise extension it does not keep are accepted and ignored', async () => {

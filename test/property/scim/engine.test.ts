@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { AppError } from '../../../shared/errors.js';
-import { MAX_FILTER_LENGTH, parseFilter } from '../../../control-plane/scim/filter.js';
+import { MAX_FILTER_LENGTH, parseFilter } from '../../../control-plane/services/scim/filter.js';
 import { arbitraries, render } from './filter-model.js';
 import { PATCH_PATH_SAMPLES } from '../../support/scim.js';
-import { applyPatch } from '../../../control-plane/scim/patch.js';
-import { parseUserBody, type MutableUser } from '../../../control-plane/scim/resource.js';
-import { MAX_EMAILS, MAX_STRING } from '../../../control-plane/scim/values.js';
+import { applyPatch } from '../../../control-plane/services/scim/patch.js';
+import { parseUserBody, type MutableUser } from '../../../control-plane/services/scim/resource.js';
+import { MAX_EMAILS, MAX_STRING } from '../../../control-plane/services/scim/values.js';
 
 /**
  * The pure halves of SCIM — filter parsing, PATCH application, body

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import { AppError } from '../../../shared/errors.js';
 import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
 import { parseCall } from '../../../proxy/formats/index.js';
@@ -94,8 +95,25 @@ const chatRequest = fc
       temperature: fc.double({ min: 0, max: 1, noNaN: true }),
       top_p: fc.double({ min: 0, max: 1, noNaN: true }),
       stop: fc.array(text, { minLength: 1, maxLength: 4 }),
-      user: text,
+      // Up to 64 characters for OpenAI, up to 256 for Anthropic, longer from clients of neither.
+      user: fc.oneof(text, fc.string({ minLength: 65, maxLength: 256 }), fc.string({ minLength: 257, maxLength: 300 })),
       stream: fc.boolean(),
+      reasoning_effort: fc.constantFrom('none', 'minimal', 'low', 'medium', 'high', 'xhigh'),
+      web_search_options: fc.record(
+        {
+          search_context_size: fc.constantFrom('low', 'medium', 'high'),
+          user_location: fc.record({
+            type: fc.constant('approximate'),
+            approximate: fc.record({ city: text, region: text, country: text, timezone: text }, { requiredKeys: [] }),
+          }),
+        },
+        { requiredKeys: [] },
+      ),
+      // Chat-only hints Messages has no field for: dropped and named.
+      seed: fc.integer(),
+      presence_penalty: fc.double({ min: 0.1, max: 2, noNaN: true }),
+      logit_bias: fc.constant({ '50256': -100 }),
+      prompt_cache_key: text,
       response_format: fc.record({
         type: fc.constant('json_schema'),
         json_schema: fc.record({ name, schema: fc.record({ type: fc.constant('object'), properties: jsonObject }) }),
@@ -107,6 +125,41 @@ const chatRequest = fc
 
 function call(body: Json) {
   return parseCall('chat', Buffer.from(JSON.stringify(body)), {});
+}
+
+/** Hints the translation drops (by name), never compared after a round trip. */
+const HINTS = ['seed', 'presence_penalty', 'logit_bias', 'prompt_cache_key'];
+
+const BUDGETS: Record<string, number> = { minimal: 1024, low: 1024, medium: 4096, high: 16384, xhigh: 32768 };
+
+/**
+ * The thinking Anthropic should see for this request on a model that reasons
+ * or not: only where each of its rules holds (a budget of 1,024 up to half of
+ * max_tokens, no forced tool, temperature 1 or unset, top_p ≥ 0.95, no tool
+ * result in the history), else none.
+ */
+function expectedThinking(body: Json, reasoning: boolean): Json | undefined {
+  const effort = body.reasoning_effort as string | undefined;
+  if (!reasoning || effort === undefined || effort === 'none') return undefined;
+  const forced = body.tool_choice === 'required' || typeof body.tool_choice === 'object';
+  const sampled = (body.temperature !== undefined && body.temperature !== 1) || (body.top_p !== undefined && (body.top_p as number) < 0.95);
+  const toolResults = (body.messages as Json[]).some((m) => m.role === 'tool');
+  const budget = Math.min(BUDGETS[effort]!, Math.floor(Math.min(body.max_tokens as number, MODEL.max_output_tokens) / 2));
+  if (forced || sampled || toolResults || budget < 1024) return undefined;
+  return { type: 'enabled', budget_tokens: budget };
+}
+
+/** The names the translation must report, from the generated body alone. */
+function expectedDrops(body: Json, reasoning: boolean): string[] {
+  const out = HINTS.filter((h) => body[h] !== undefined);
+  const effort = body.reasoning_effort;
+  if (effort !== undefined && effort !== 'none' && expectedThinking(body, reasoning) === undefined) out.push('reasoning_effort');
+  if ((body.web_search_options as Json | undefined)?.search_context_size !== undefined) out.push('web_search_options.search_context_size');
+  return out;
+}
+
+function cappedUser(id: string, max: number): string {
+  return id.length <= max ? id : createHash('sha256').update(id).digest('base64url');
 }
 
 /** Messages → Chat Completions, written independently of the proxy's translator. */
@@ -153,10 +206,14 @@ function inverse(m: Json): Json {
   // The schema's name never reaches the model; the inverse names it as the client did so the trip compares whole.
   if (format) out.response_format = { type: 'json_schema', json_schema: { name: NAME_KEPT_BY_CLIENT, schema: format.schema } };
   if (m.tools !== undefined) {
-    out.tools = (m.tools as Json[]).map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.input_schema },
-    }));
+    const tools = (m.tools as Json[]).filter((t) => t.type !== 'web_search_20250305');
+    const search = (m.tools as Json[]).find((t) => t.type === 'web_search_20250305');
+    if (tools.length)
+      out.tools = tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+    if (search) {
+      const { type: _type, ...approximate } = (search.user_location as Json | undefined) ?? {};
+      out.web_search_options = search.user_location ? { user_location: { type: 'approximate', approximate } } : {};
+    }
   }
   const choice = m.tool_choice as Json | undefined;
   if (choice) {
@@ -171,6 +228,15 @@ const NAME_KEPT_BY_CLIENT = 'schema';
 
 /** A generated request in the form the inverse writes it back (tool-call arguments as compact JSON, the schema's name the inverse's). */
 function normalized(body: Json): Json {
+  body = { ...body };
+  // Dropped by name (checked apart), or translated with a loss the property checks on its own.
+  for (const key of [...HINTS, 'reasoning_effort']) delete body[key];
+  if (typeof body.user === 'string') body.user = cappedUser(body.user, 256);
+  const search = body.web_search_options as Json | undefined;
+  if (search) {
+    const { search_context_size: _size, ...kept } = search;
+    body.web_search_options = kept;
+  }
   const messages = (body.messages as Json[]).map((m) => {
     if (!Array.isArray(m.tool_calls)) return m;
     const calls = (m.tool_calls as Json[]).map((c) => {
@@ -189,9 +255,13 @@ function normalized(body: Json): Json {
 describe('translation property: Chat Completions requests → Messages → back', () => {
   it('loses no field both formats have', () => {
     fc.assert(
-      fc.property(chatRequest, (body) => {
-        const translated = chatToMessages.request(call(body), MODEL);
+      fc.property(chatRequest, fc.boolean(), (body, reasoning) => {
+        const { request: translated, dropped } = chatToMessages.translate(call(body), MODEL, { reasoning });
         expect(translated.model).to.equal(MODEL.upstream_model);
+        const thinking = translated.thinking;
+        expect(thinking).to.deep.equal(expectedThinking(body, reasoning));
+        expect(dropped).to.have.members(expectedDrops(body, reasoning));
+        delete translated.thinking;
         // The JSON round trip is what the provider receives.
         const sent = JSON.parse(JSON.stringify(translated)) as Json;
         // Compared with the request as it went over the wire too (JSON has no -0).
@@ -203,11 +273,26 @@ describe('translation property: Chat Completions requests → Messages → back'
 
   it('comes back through the proxy’s own Messages → Chat translator with every field both formats have', () => {
     fc.assert(
-      fc.property(chatRequest, (body) => {
-        const messages = JSON.stringify({ ...chatToMessages.request(call(body), MODEL), model: MODEL.alias });
-        const back = messagesRequestToChat(parseCall('messages', Buffer.from(messages), { 'anthropic-version': '2023-06-01' }), MODEL);
+      fc.property(chatRequest, fc.boolean(), (body, reasoning) => {
+        const messages = JSON.stringify({ ...chatToMessages.translate(call(body), MODEL, { reasoning }).request, model: MODEL.alias });
+        const back = messagesRequestToChat(parseCall('messages', Buffer.from(messages), { 'anthropic-version': '2023-06-01' }), MODEL, {
+          reasoning,
+        }).request;
         const expected = normalized(JSON.parse(JSON.stringify(body)) as Json);
         expected.model = MODEL.upstream_model;
+        // A long user id comes back as its hash; held to 64 characters on the Chat side.
+        if (typeof expected.user === 'string') expected.user = cappedUser(expected.user, 64);
+        // Reasoning that held Anthropic's rules comes back at the level of the budget it became.
+        const thinking = expectedThinking(body, reasoning);
+        if (thinking) {
+          const budget = thinking.budget_tokens as number;
+          expected.reasoning_effort = budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high';
+        }
+        const search = expected.web_search_options as Json | undefined;
+        if (search?.user_location) {
+          const location = search.user_location as Json;
+          expected.web_search_options = { user_location: { type: 'approximate', approximate: location.approximate } };
+        }
         // A Chat stream reports usage only when asked; the proxy always asks.
         if (expected.stream === true) expected.stream_options = { include_usage: true };
         // Messages has no schema name or strict flag: the way back names it and holds the answer to it, as Messages does.
@@ -249,14 +334,17 @@ describe('translation property: Chat Completions requests → Messages → back'
         user: fc.jsonValue(),
         n: fc.jsonValue(),
         response_format: fc.jsonValue(),
+        reasoning_effort: fc.jsonValue(),
+        web_search_options: fc.jsonValue(),
+        temperature: fc.jsonValue(),
         extra: fc.jsonValue(),
       },
       { requiredKeys: ['messages'] },
     );
     fc.assert(
-      fc.property(anyBody, (body) => {
+      fc.property(anyBody, fc.boolean(), (body, reasoning) => {
         try {
-          chatToMessages.request(call({ model: MODEL.alias, ...body }), MODEL);
+          chatToMessages.translate(call({ model: MODEL.alias, ...body }), MODEL, { reasoning });
         } catch (err) {
           expect(err).to.be.instanceOf(AppError);
           expect((err as AppError).kind).to.equal('invalid_input');

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import { createHash } from 'node:crypto';
 import type { ParsedCall } from '../../../proxy/call.js';
 import { parseCall } from '../../../proxy/formats/index.js';
+import { AppError } from '../../../shared/errors.js';
 import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
 import { messagesToChat } from '../../../proxy/translate/messages/request-to-chat.js';
 import { testConfig } from '../../support/control-plane.js';
@@ -77,13 +79,28 @@ const messagesRequest = fc
       stop_sequences: fc.array(text, { minLength: 1, maxLength: 4 }),
       temperature: fc.double({ min: 0, max: 1, noNaN: true }),
       top_p: fc.double({ min: 0, max: 1, noNaN: true }),
-      user_id: text,
+      // Short ids pass as they are; Claude Code's are 150 characters, past the 64 a Chat `user` takes.
+      user_id: fc.oneof(text, fc.string({ minLength: 65, maxLength: 160 })),
       stream: fc.boolean(),
+      // What real agents send that Chat has no field for.
+      mid_system: fc.oneof(text, fc.array(textBlock, { minLength: 1, maxLength: 2 })),
+      thinking: fc.oneof(
+        fc.integer({ min: 1024, max: 32000 }).map((budget) => ({ type: 'enabled', budget_tokens: budget })),
+        fc.constant({ type: 'adaptive' }),
+        fc.constant({ type: 'disabled' }),
+      ),
+      effort: fc.constantFrom('low', 'medium', 'high', 'max'),
+      context_management: fc.constant({ edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] }),
+      cache_control: fc.constant({ type: 'ephemeral' }),
+      top_k: fc.integer({ min: 1, max: 100 }),
+      metadata_extra: fc.stringMatching(/^[a-z]{1,6}$/).filter((k) => k !== 'user_id'),
     },
     { requiredKeys: ['max_tokens', 'first', 'exchanges'] },
   )
   .map((r) => {
-    const body: Json = { model: 'tg/gpt-direct', max_tokens: r.max_tokens, messages: [{ role: 'user', content: r.first }, ...r.exchanges.flat()] };
+    const messages: Json[] = [{ role: 'user', content: r.first }];
+    if (r.mid_system !== undefined) messages.push({ role: 'system', content: r.mid_system });
+    const body: Json = { model: 'tg/gpt-direct', max_tokens: r.max_tokens, messages: [...messages, ...r.exchanges.flat()] };
     if (r.system !== undefined) body.system = r.system;
     if (r.tools !== undefined) {
       body.tools = r.tools;
@@ -96,10 +113,54 @@ const messagesRequest = fc
     if (r.stop_sequences !== undefined) body.stop_sequences = r.stop_sequences;
     if (r.temperature !== undefined) body.temperature = r.temperature;
     if (r.top_p !== undefined) body.top_p = r.top_p;
-    if (r.user_id !== undefined) body.metadata = { user_id: r.user_id };
+    if (r.user_id !== undefined || r.metadata_extra !== undefined) {
+      const metadata: Json = {};
+      if (r.user_id !== undefined) metadata.user_id = r.user_id;
+      if (r.metadata_extra !== undefined) metadata[r.metadata_extra] = 'x';
+      body.metadata = metadata;
+    }
     if (r.stream !== undefined) body.stream = r.stream;
+    if (r.thinking !== undefined) body.thinking = r.thinking;
+    if (r.effort !== undefined) body.output_config = { effort: r.effort };
+    for (const key of ['context_management', 'cache_control', 'top_k'] as const) if (r[key] !== undefined) body[key] = r[key];
     return body;
   });
+
+const EFFORTS: Record<string, string> = { low: 'low', medium: 'medium', high: 'high', max: 'high' };
+
+/** The reasoning_effort a Chat provider should see: an explicit effort's, else a budget's nearest level (1,024 / 4,096 / 16,384). */
+function expectedEffort(body: Json, reasoning: boolean): string | undefined {
+  if (!reasoning) return undefined;
+  const effort = (body.output_config as Json | undefined)?.effort as string | undefined;
+  if (effort !== undefined) return EFFORTS[effort];
+  const thinking = body.thinking as Json | undefined;
+  if (thinking?.type !== 'enabled') return undefined;
+  const budget = thinking.budget_tokens as number;
+  return budget < 2048 ? 'low' : budget < 8192 ? 'medium' : 'high';
+}
+
+/** The names the translation must report, worked out from the generated body alone. */
+function expectedDrops(body: Json, reasoning: boolean, betas: string[]): string[] {
+  const out: string[] = [];
+  if ((body.thinking as Json | undefined)?.type !== undefined && (body.thinking as Json).type !== 'disabled' && !reasoning) out.push('thinking');
+  if (body.output_config !== undefined && !reasoning) out.push('output_config.effort');
+  for (const key of ['context_management', 'cache_control', 'top_k']) if (body[key] !== undefined) out.push(key);
+  for (const key of Object.keys((body.metadata as Json | undefined) ?? {})) if (key !== 'user_id') out.push(`metadata.${key}`);
+  const kept = ['claude-code-20250219', 'mid-conversation-system-2026-04-07'];
+  const keptWithReasoning = ['effort-2025-11-24', 'interleaved-thinking-2025-05-14'];
+  const reasoningKept = expectedEffort(body, reasoning) !== undefined || (reasoning && (body.thinking as Json | undefined)?.type === 'adaptive');
+  for (const beta of betas) if (!kept.includes(beta) && !(reasoningKept && keptWithReasoning.includes(beta))) out.push(`anthropic-beta:${beta}`);
+  return out;
+}
+
+const betaList = fc.subarray([
+  'claude-code-20250219',
+  'mid-conversation-system-2026-04-07',
+  'context-management-2025-06-27',
+  'effort-2025-11-24',
+  'interleaved-thinking-2025-05-14',
+  'prompt-caching-2024-07-31',
+]);
 
 function parsed(body: Json): ParsedCall {
   return parseCall('messages', Buffer.from(JSON.stringify(body)), { 'anthropic-version': '2023-06-01' });
@@ -109,9 +170,22 @@ function parsed(body: Json): ParsedCall {
 function normal(body: Json): Json {
   const norm = structuredClone(body);
   delete norm.model;
+  // Dropped on the way to Chat (named, and checked apart), or not comparable after it.
+  for (const key of ['thinking', 'output_config', 'context_management', 'cache_control', 'top_k']) delete norm[key];
+  const metadata = norm.metadata as Json | undefined;
+  if (metadata !== undefined) {
+    if (typeof metadata.user_id === 'string') norm.metadata = { user_id: chatUser(metadata.user_id) };
+    else delete norm.metadata;
+  }
   if (typeof norm.system === 'string') norm.system = [{ type: 'text', text: norm.system }];
-  const turns: Json[] = [];
+  // Messages has one system prompt: system turns given mid-conversation join it, in order.
+  const system = (norm.system as Json[] | undefined) ?? [];
   for (const m of norm.messages as Json[]) {
+    if (m.role === 'system') system.push(...(typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Json[])));
+  }
+  if (system.length) norm.system = system;
+  const turns: Json[] = [];
+  for (const m of (norm.messages as Json[]).filter((x) => x.role !== 'system')) {
     const content = (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Json[])).map((b) =>
       b.type === 'tool_result' && typeof b.content !== 'string' ? { ...b, content: (b.content as Json[]).map((t) => t.text).join('') } : b,
     );
@@ -124,22 +198,69 @@ function normal(body: Json): Json {
   return norm;
 }
 
+/** A Chat `user` from a Messages user id: as it is up to 64 characters, else its SHA-256 in base64url. */
+function chatUser(id: string): string {
+  return id.length <= 64 ? id : createHash('sha256').update(id).digest('base64url');
+}
+
 describe('property: Messages request → Chat Completions → back keeps every field both formats have', () => {
   it('random valid Messages requests round-trip', () => {
     fc.assert(
-      fc.property(messagesRequest, (body) => {
-        const chat = messagesToChat.request(parsed(body), model);
+      fc.property(messagesRequest, fc.boolean(), betaList, (body, reasoning, betas) => {
+        const { request: chat, dropped } = messagesToChat.translate(parsed(body), model, { reasoning, betas });
         expect(chat.model).to.equal(model.upstream_model);
+        expect(chat.reasoning_effort).to.equal(expectedEffort(body, reasoning));
+        expect(dropped).to.have.members(expectedDrops(body, reasoning, betas));
+        expect((chat.user as string | undefined)?.length ?? 0).to.be.at.most(64);
         // A Chat client's stream must ask for usage, or the proxy could not bill it.
         if (body.stream === true) expect(chat.stream_options).to.deep.equal({ include_usage: true });
         // Back through the other direction's translator, as a Chat client's call to a Messages provider.
-        const back = chatToMessages.request(
+        const { request: back } = chatToMessages.translate(
           parseCall('chat', Buffer.from(JSON.stringify({ ...chat, model: 'tg/claude-direct' })), {}),
           messagesModel,
         );
+        // Whether reasoning comes back as thinking depends on the Chat side's own rules, which its property checks.
+        delete back.thinking;
         expect(normal(back)).to.deep.equal(normal(body));
       }),
       { numRuns: RUNS },
+    );
+  });
+});
+
+describe('property: any Messages request JSON translates or is refused as invalid input', () => {
+  it('never another error, whatever the new fields hold', () => {
+    const anyMessage = fc.record(
+      { role: fc.oneof(fc.constantFrom('system', 'user', 'assistant'), fc.jsonValue()), content: fc.jsonValue() },
+      { requiredKeys: ['role'] },
+    );
+    const anyBody = fc.record(
+      {
+        messages: fc.array(anyMessage, { minLength: 1, maxLength: 4 }),
+        system: fc.jsonValue(),
+        thinking: fc.oneof(
+          fc.jsonValue(),
+          fc.record({ type: fc.constantFrom('enabled', 'adaptive', 'disabled', 'x'), budget_tokens: fc.jsonValue() }),
+        ),
+        output_config: fc.oneof(fc.jsonValue(), fc.record({ effort: fc.jsonValue(), format: fc.jsonValue() })),
+        metadata: fc.jsonValue(),
+        tools: fc.oneof(fc.jsonValue(), fc.array(fc.record({ type: fc.jsonValue(), name: fc.jsonValue(), user_location: fc.jsonValue() }))),
+        tool_choice: fc.jsonValue(),
+        context_management: fc.jsonValue(),
+        cache_control: fc.jsonValue(),
+      },
+      { requiredKeys: ['messages'] },
+    );
+    fc.assert(
+      fc.property(anyBody, fc.boolean(), (body, reasoning) => {
+        try {
+          messagesToChat.translate(parsed({ model: 'tg/gpt-direct', max_tokens: 10, ...body }), model, { reasoning, betas: ['x'] });
+        } catch (err) {
+          expect(err).to.be.instanceOf(AppError);
+          expect((err as AppError).kind).to.equal('invalid_input');
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });

@@ -21,6 +21,12 @@ describe('console CSV', () => {
     );
   });
 
+  it('quotes a cell holding any separator, so no locale splits it into a formula cell (security finding 12)', () => {
+    expect(toCsv(['name'], [['x;=1+1'], ['a\t=2'], ['b,=3'], ['c|d']])).to.equal('name\r\n"x;=1+1"\r\n"a\t=2"\r\n"b,=3"\r\nc|d\r\n');
+    // A formula start is neutralised and, when it also holds a separator, quoted as well.
+    expect(toCsv(['name'], [['=1;2']])).to.equal('name\r\n"\'=1;2"\r\n');
+  });
+
   it('writes money with the ledger’s nine decimals, never in exponent form', () => {
     expect(csvMoney(0.000000033)).to.equal('0.000000033');
     expect(csvMoney(12.5)).to.equal('12.500000000');

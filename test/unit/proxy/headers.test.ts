@@ -100,4 +100,33 @@ describe('proxy: header handling', () => {
       'openai-processing-ms': '12',
     });
   });
+
+  it("relays only allowlisted provider headers: a self-hosted server's debug headers stay behind (security finding 13)", () => {
+    const out = downstreamHeaders(
+      {
+        'content-type': 'application/json',
+        'content-length': '42',
+        'request-id': 'req_anthropic',
+        'retry-after': '3',
+        'retry-after-ms': '3000',
+        'x-should-retry': 'true',
+        'x-debug-backend': '10.0.0.7:8000',
+        'x-internal-trace': 'gpu-node-3',
+        server: 'vllm/0.6',
+        via: '1.1 internal-gw',
+        'anthropic-organization-id': 'operator-org',
+      },
+      false,
+      { 'x-request-id': 'req_proxy' },
+    );
+    expect(out).to.deep.equal({
+      'content-type': 'application/json',
+      'content-length': '42',
+      'request-id': 'req_anthropic',
+      'retry-after': '3',
+      'retry-after-ms': '3000',
+      'x-should-retry': 'true',
+      'x-request-id': 'req_proxy',
+    });
+  });
 });

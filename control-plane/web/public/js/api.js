@@ -22,8 +22,10 @@ export function onUnauthorized(handler) {
  * `quiet` is set (the sign-in form shows its own errors).
  */
 export async function api(path, { method = 'GET', body, quiet = false } = {}) {
+  // Every write is JSON, even without a body: the server refuses cookie-carried writes that are not,
+  // because only a same-origin page can send that Content-Type without a preflight.
   const headers = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined || method !== 'GET') headers['content-type'] = 'application/json';
   let res;
   try {
     res = await fetch(path, {

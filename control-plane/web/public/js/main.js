@@ -9,6 +9,7 @@ import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
 import { usagePage } from './pages/usage.js';
+import { alertsPage } from './pages/alerts.js';
 
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
@@ -20,6 +21,7 @@ const ROUTES = [
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
   { path: /^\/settings\/audit$/, nav: 'audit', title: 'Audit log', page: auditPage, admin: true },
+  { path: /^\/settings\/alerts$/, nav: 'alerts', title: 'Money alerts', page: alertsPage, admin: true },
 ];
 
 const NAV = [
@@ -32,6 +34,7 @@ const NAV = [
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },
   { id: 'sso', href: '#/settings/sso', label: 'SSO', admin: true },
   { id: 'audit', href: '#/settings/audit', label: 'Audit log', admin: true },
+  { id: 'alerts', href: '#/settings/alerts', label: 'Alerts', admin: true },
 ];
 
 const WORKSPACE_KEY = 'tollgate.workspace';
@@ -112,6 +115,11 @@ function shell(active) {
         ? h('span', { class: 'ws-name' }, s.workspace.slug)
         : null;
   const signOut = h('button', { type: 'button', class: 'ghost', onclick: () => signOutNow() }, 'Sign out');
+  const signOutAll = h(
+    'button',
+    { type: 'button', class: 'ghost', title: 'End every session and console token you hold in this organization', onclick: () => signOutNow(true) },
+    'Sign out everywhere',
+  );
   const nav = h(
     'nav',
     { 'aria-label': 'Console' },
@@ -135,21 +143,28 @@ function shell(active) {
       { class: 'topbar' },
       h('a', { class: 'brand', href: '#/overview' }, h('img', { src: '/favicon.svg', alt: '', width: 22, height: 22 }), 'Tollgate'),
       workspacePicker,
-      h('div', { class: 'who' }, h('span', { class: 'email' }, s.me.email ?? s.me.user_id), badge(s.role, s.isAdmin ? 'accent' : ''), signOut),
+      h(
+        'div',
+        { class: 'who' },
+        h('span', { class: 'email' }, s.me.email ?? s.me.user_id),
+        badge(s.role, s.isAdmin ? 'accent' : ''),
+        signOut,
+        signOutAll,
+      ),
     ),
     h('div', { class: 'layout' }, nav, main),
   );
   return main;
 }
 
-async function signOutNow() {
+async function signOutNow(everywhere = false) {
   try {
-    await api('/v1/auth/logout', { method: 'POST', quiet: true });
+    await api(everywhere ? '/v1/auth/logout-all' : '/v1/auth/logout', { method: 'POST', quiet: true });
   } catch {
     // Already gone server-side: signing out locally is all that is left.
   }
   history.replaceState(null, '', '#/signin');
-  showSignIn('You have signed out.');
+  showSignIn(everywhere ? 'You have signed out everywhere: every session and console token you held has ended.' : 'You have signed out.');
 }
 
 function render() {

@@ -42,7 +42,8 @@ describe('translation: Chat Completions client, Messages provider (unit)', () =>
     for (const [body, field] of [
       [{ n: 3 }, 'n'],
       [{ top_logprobs: 2 }, 'top_logprobs'],
-      [{ reasoning_effort: 'high' }, 'reasoning_effort'],
+      [{ logprobs: true }, 'logprobs'],
+      [{ response_format: { type: 'json_object' } }, 'response_format'],
       [{ tool_choice: 'required' }, 'tool_choice'],
     ] as const) {
       let err: unknown;

@@ -48,7 +48,7 @@ describe('count_tokens estimate for a Chat-Completions-only provider', () => {
   });
 
   it('refuses what the call itself would refuse', async () => {
-    const err = await count({ top_k: 3, messages: [{ role: 'user', content: 'q' }] }).catch((e: unknown) => e);
-    expect((err as Error).message).to.match(/^top_k:/);
+    const err = await count({ stop_sequences: ['a', 'b', 'c', 'd', 'e'], messages: [{ role: 'user', content: 'q' }] }).catch((e: unknown) => e);
+    expect((err as Error).message).to.match(/^stop_sequences:/);
   });
 });

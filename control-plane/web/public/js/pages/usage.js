@@ -180,8 +180,11 @@ export async function usagePage(section, s, { params, navigate }) {
       [
         ['Spend', usd(t.spend_usd), 'spend'],
         ['Requests', count(t.requests), 'requests'],
-        ['Input tokens', count(t.input_tokens), 'input'],
+        ['Input tokens (uncached)', count(t.input_tokens), 'input'],
+        ['Cache tokens read / written', `${count(t.cache_read_tokens)} / ${count(t.cache_write_tokens)}`, 'cache'],
         ['Output tokens', count(t.output_tokens), 'output'],
+        // Spend at the full input price minus spend: negative while caches are being written more than read.
+        ['Saved by caching', usd(t.cache_saved_usd), 'cache-saved'],
         ['Errors', count(t.errors), 'errors'],
       ].map(([label, value, id]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-total': id }, value))),
     ),
@@ -311,6 +314,15 @@ async function requestLog(base, query, state, apply) {
   const rows = [];
   let cursor = null;
   const headers = ['Time', 'Key', 'Model', 'Format', 'Status', 'Tokens in / out', 'Cost', 'Latency', 'Request id'];
+  // Cache figures ride under the tokens and the cost they explain, so the log stays as wide as before.
+  const cacheHint = (r) =>
+    r.cache_read_tokens || r.cache_write_tokens
+      ? h('span', { class: 'hint block' }, `cache ${count(r.cache_read_tokens)} read · ${count(r.cache_write_tokens)} written`)
+      : null;
+  const savedHint = (r) =>
+    r.cache_saved_usd
+      ? h('span', { class: 'hint block' }, `${r.cache_saved_usd > 0 ? 'saved' : 'cache cost'} ${usd(Math.abs(r.cache_saved_usd))}`)
+      : null;
   const load = async () => {
     const q = new URLSearchParams(logQuery);
     q.set('limit', '50');
@@ -326,8 +338,8 @@ async function requestLog(base, query, state, apply) {
           h('td', { class: 'mono' }, r.model ?? '—'),
           h('td', {}, r.format === 'messages' ? 'Messages' : r.format === 'chat' ? 'Chat' : '—'),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
-          h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`),
-          h('td', { class: 'num' }, usd(r.cost_usd)),
+          h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
+          h('td', { class: 'num' }, usd(r.cost_usd), savedHint(r)),
           h('td', { class: 'num' }, r.latency_ms == null ? '—' : `${count(r.latency_ms)} ms`),
           h('td', { class: 'mono' }, r.request_id),
         ),

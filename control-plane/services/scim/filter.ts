@@ -1,5 +1,5 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { EmailFilter, EmailText, TextField, TextOp, UserFilter } from '../stores/users-filter.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { EmailFilter, EmailText, TextField, TextOp, UserFilter } from '../../stores/users-filter.js';
 
 /**
  * RFC 7644 §3.4.2.2 filters on Users, parsed into the typed filter the
@@ -30,6 +30,14 @@ import type { EmailFilter, EmailText, TextField, TextOp, UserFilter } from '../s
  */
 export const MAX_FILTER_LENGTH = 2048;
 const MAX_DEPTH = 32;
+/**
+ * Comparisons in one filter, and `emails` comparisons (each a scan of every
+ * user's email list) among them. Connectors send one or two; the caps bound
+ * what a filter costs on the embedded store, which cannot time a statement
+ * out and serves every tenant from one thread.
+ */
+export const MAX_COMPARISONS = 24;
+export const MAX_EMAIL_COMPARISONS = 8;
 const CORE_PREFIX = 'urn:ietf:params:scim:schemas:core:2.0:user:';
 const OPERATORS = new Set(['eq', 'ne', 'co', 'sw', 'ew', 'pr', 'gt', 'ge', 'lt', 'le']);
 const DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i;
@@ -220,6 +228,16 @@ function emailCompare(sub: EmailText | 'primary', name: string, opWord: string, 
 function createParser(tokens: Token[]) {
   let i = 0;
   let depth = 0;
+  let comparisons = 0;
+  let emailComparisons = 0;
+  const counted = <T>(f: T, email: boolean): T => {
+    comparisons += 1;
+    if (email) emailComparisons += 1;
+    if (comparisons > MAX_COMPARISONS) bad(`The filter has more than ${MAX_COMPARISONS} comparisons; split it into several searches.`);
+    if (emailComparisons > MAX_EMAIL_COMPARISONS)
+      bad(`The filter compares emails more than ${MAX_EMAIL_COMPARISONS} times; split it into several searches.`);
+    return f;
+  };
   const peek = () => tokens[i];
   const isWord = (t: Token | undefined): t is { kind: 'word'; text: string } => t?.kind === 'word';
   const isKeyword = (t: Token | undefined, word: string) => isWord(t) && t.text.toLowerCase() === word;
@@ -291,7 +309,7 @@ function createParser(tokens: Token[]) {
     i += 1;
     const sub = emailSubOf(t.text);
     const op = operator(t.text);
-    return emailCompare(sub, t.text, op, op.toLowerCase() === 'pr' ? undefined : literal(t.text, op));
+    return counted(emailCompare(sub, t.text, op, op.toLowerCase() === 'pr' ? undefined : literal(t.text, op)), true);
   }
   const emailAnd = binary(emailTerm, 'and');
   const emailOr = binary(emailAnd, 'or');
@@ -308,7 +326,7 @@ function createParser(tokens: Token[]) {
     const subName = next.text.slice(1);
     const sub = emailSubOf(subName);
     const op = operator(`${name}[…]${next.text}`);
-    const also = emailCompare(sub, `${name}[…]${next.text}`, op, op.toLowerCase() === 'pr' ? undefined : literal(subName, op));
+    const also = counted(emailCompare(sub, `${name}[…]${next.text}`, op, op.toLowerCase() === 'pr' ? undefined : literal(subName, op)), true);
     return { op: 'emails', where: { op: 'and', left: where, right: also } };
   }
 
@@ -321,7 +339,7 @@ function createParser(tokens: Token[]) {
     if (isPunct(peek(), '[')) return valuePath(t.text);
     const attr = attributeOf(t.text);
     const op = operator(t.text);
-    return compare(attr, op, op.toLowerCase() === 'pr' ? undefined : literal(t.text, op));
+    return counted(compare(attr, op, op.toLowerCase() === 'pr' ? undefined : literal(t.text, op)), attr.type === 'emails');
   }
   const and = binary(term, 'and');
   const or = binary(and, 'or');

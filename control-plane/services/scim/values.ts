@@ -1,6 +1,6 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { Email } from '../domain.js';
-import { isObject } from '../../shared/json.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { Email } from '../../domain.js';
+import { isObject } from '../../../shared/json.js';
 
 /** The tree's one JSON-object check, re-exported for the SCIM parsers. */
 export { isObject };

@@ -1,9 +1,9 @@
-import { conflict, isUniqueViolation } from '../../shared/errors.js';
-import { displayPrefix, generateSecret, isWellFormedSecret, sha256Hex } from '../../shared/secrets.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import { audit_insert } from '../stores/audit.js';
-import { org_find_by_id, org_set_scim_enabled } from '../stores/orgs.js';
-import { scim_token_authenticate, scim_token_find_active, scim_token_rotate } from '../stores/scim-tokens.js';
+import { conflict, isUniqueViolation } from '../../../shared/errors.js';
+import { displayPrefix, generateSecret, isWellFormedSecret, sha256Hex } from '../../../shared/secrets.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import { audit_insert } from '../../stores/audit.js';
+import { org_find_by_id, org_set_scim_enabled } from '../../stores/orgs.js';
+import { scim_token_authenticate, scim_token_find_active, scim_token_rotate } from '../../stores/scim-tokens.js';
 import { scimBaseUrl } from './resource.js';
 
 /** Settings → SCIM as the console shows it: never the token itself, only its prefix and age. */

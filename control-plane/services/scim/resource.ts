@@ -1,6 +1,6 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { Email, User } from '../domain.js';
-import type { UserFields } from '../stores/users.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { Email, User } from '../../domain.js';
+import type { UserFields } from '../../stores/users.js';
 import { booleanValue, emailList, isObject, lowerKeys, MAX_FORMATTED, optionalString, userNameValue } from './values.js';
 
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
@@ -18,7 +18,7 @@ export interface ScimUser {
   name?: { givenName?: string; familyName?: string; formatted?: string };
   displayName?: string;
   active: boolean;
-  emails: Email[];
+  emails?: Email[];
   meta: { resourceType: 'User'; created: string; lastModified: string; location: string };
 }
 
@@ -71,7 +71,8 @@ export function toScimUser(user: User, publicBaseUrl: string): ScimUser {
     userName: user.user_name,
     ...(Object.keys(name).length ? { name } : {}),
     active: user.active,
-    emails: user.emails.map(canonicalEmail),
+    // An empty list is "unassigned" (RFC 7643 §2.5) and is left out, so a `remove` of emails reads back as removed.
+    ...(user.emails.length ? { emails: user.emails.map(canonicalEmail) } : {}),
     meta: {
       resourceType: 'User',
       created: new Date(user.created_at).toISOString(),

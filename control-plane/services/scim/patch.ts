@@ -1,5 +1,5 @@
-import { invalidInput } from '../../shared/errors.js';
-import type { Email } from '../domain.js';
+import { invalidInput } from '../../../shared/errors.js';
+import type { Email } from '../../domain.js';
 import type { MutableUser } from './resource.js';
 import { booleanValue, checkEmailCount, emailList, emailValue, isObject, lowerKeys, MAX_FORMATTED, optionalString } from './values.js';
 

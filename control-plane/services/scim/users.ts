@@ -1,13 +1,24 @@
-import { AppError, conflict, invalidInput, isUniqueViolation } from '../../shared/errors.js';
-import type { Queryable } from '../db/database.js';
-import type { ControlPlaneDeps } from '../deps.js';
-import type { User } from '../domain.js';
-import { audit_insert } from '../stores/audit.js';
-import { change_feed_publish } from '../stores/change-feed.js';
-import { membership_find, membership_insert, membership_set_status } from '../stores/memberships.js';
-import { session_revoke_all_for_user } from '../stores/sessions.js';
-import { user_delete, user_find_by_id, user_find_by_user_name, user_insert, user_lock_by_id, user_search, user_update } from '../stores/users.js';
+import { AppError, conflict, invalidInput, isUniqueViolation } from '../../../shared/errors.js';
+import type { Queryable } from '../../db/database.js';
+import type { ControlPlaneDeps } from '../../deps.js';
+import type { User } from '../../domain.js';
+import { audit_insert } from '../../stores/audit.js';
+import { change_feed_publish } from '../../stores/change-feed.js';
+import { membership_find, membership_insert, membership_set_status } from '../../stores/memberships.js';
+import { session_revoke_all_for_user } from '../../stores/sessions.js';
+import {
+  isStatementTimeout,
+  statement_timeout_set_local,
+  user_delete,
+  user_find_by_id,
+  user_find_by_user_name,
+  user_insert,
+  user_lock_by_id,
+  user_search,
+  user_update,
+} from '../../stores/users.js';
 import { parseFilter } from './filter.js';
+import { isLastActiveOwner, refuseLastOwner } from './owners.js';
 import { applyPatch } from './patch.js';
 import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
@@ -110,8 +121,18 @@ export async function listUsers(
   // RFC 7644 §3.4.2.4: startIndex < 1 means 1, a negative count means 0.
   const startIndex = Math.max(1, integerParam(query.startIndex, 'startIndex') ?? 1);
   const count = Math.min(MAX_PAGE_SIZE, Math.max(0, integerParam(query.count, 'count') ?? MAX_PAGE_SIZE));
-  const result = await user_search(deps.db, orgId, filter, startIndex - 1, count);
-  return { total: result.total, startIndex, users: result.users };
+  const limitMs = deps.config.limits.scimSearchTimeoutMs;
+  try {
+    // Under a time limit, so one tenant's expensive filter cannot hold the shared store (docs/security.md).
+    const result = await deps.db.transaction(async (tx) => {
+      await statement_timeout_set_local(tx, limitMs);
+      return user_search(tx, orgId, filter, startIndex - 1, count);
+    });
+    return { total: result.total, startIndex, users: result.users };
+  } catch (err) {
+    if (isStatementTimeout(err)) throw invalidInput(`The filter took more than ${limitMs} ms to evaluate; use a narrower one.`, 'tooMany');
+    throw err;
+  }
 }
 
 async function saveUser(deps: ControlPlaneDeps, tx: Queryable, before: User, after: MutableUser, how: string): Promise<User> {
@@ -148,12 +169,15 @@ async function updateLocked(
   next: (current: User) => MutableUser,
 ): Promise<User> {
   assertId(id);
-  return deps.db.transaction(async (tx) => {
+  const outcome = await deps.db.transaction(async (tx): Promise<{ saved: User } | { lastOwner: User }> => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
     const after = next(current);
-    return saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how);
+    if (current.active && !after.active && (await isLastActiveOwner(tx, orgId, id))) return { lastOwner: current };
+    return { saved: await saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how) };
   });
+  if ('lastOwner' in outcome) return refuseLastOwner(deps, outcome.lastOwner, how);
+  return outcome.saved;
 }
 
 /**
@@ -187,9 +211,10 @@ export async function patchUser(deps: ControlPlaneDeps, orgId: string, id: strin
 export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: string): Promise<void> {
   assertId(id);
   const now = deps.clock.now();
-  await deps.db.transaction(async (tx) => {
+  const lastOwner = await deps.db.transaction(async (tx): Promise<User | undefined> => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
+    if (await isLastActiveOwner(tx, orgId, id)) return current;
     await user_delete(tx, orgId, id);
     await change_feed_publish(tx, 'user', id);
     await audit_insert(tx, {
@@ -201,5 +226,7 @@ export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: stri
       detail: { user_name: current.user_name },
       now,
     });
+    return undefined;
   });
+  if (lastOwner) await refuseLastOwner(deps, lastOwner, 'delete');
 }
