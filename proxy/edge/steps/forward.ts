@@ -60,6 +60,7 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
     s.outcome = await send(s, deps, s.up!, primary, false);
     s.served = s.outcome.kind === 'failed' ? undefined : primary;
     s.attempts = 1;
+    s.held!.deployment = s.served?.id;
     return undefined;
   }
   const routed = await routeCall(
@@ -81,5 +82,6 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
   s.attempts = routed.attempts;
   // A fallback is billed at its own prices; the hold was sized for the dearest alias of the chain.
   if (routed.served) s.held!.model = routed.served.model;
+  s.held!.deployment = routed.served?.id;
   return undefined;
 }

@@ -5,6 +5,7 @@ import { DEPLOYMENT_ALIASES, resetFakes, servedBy, startDeploymentPlane, type De
 import { edgeCall, FORMATS, modelBody, type EdgeAnswer } from '../../support/edge-calls.js';
 import { describeEachStore } from '../../support/stores.js';
 import type { WireFormat } from '../../../proxy/call.js';
+import { usage_aggregate } from '../../../control-plane/stores/usage.js';
 
 /** A whole, clean answer in the client's format: a JSON body, or a stream that ends as its format ends. */
 function expectClean(format: WireFormat, stream: boolean, a: EdgeAnswer): void {
@@ -151,5 +152,19 @@ describeEachStore('routing: failover before the first byte', (store) => {
     expect(dp.fakes.c.requests[0]!.path).to.equal('/anthropic/v1/messages');
     await proxy().drain();
     expect((await moneyOf(dp.cp.deps, k)).spend).to.equal(direct.spend);
+    // The ledger says who served: the fallback alias billed, its deployment; usage groups by it.
+    const rows = await dp.cp.deps.db.query<{ model: string; deployment: string }>(
+      `SELECT model, deployment FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`,
+      [k.keyId],
+    );
+    expect(rows).to.deep.equal([{ model: 'tg/fallback', deployment: 'c-messages/m-fallback' }]);
+    const day = 24 * 3600_000;
+    const groups = await usage_aggregate(
+      dp.cp.deps.db,
+      { workspace_id: k.workspaceId, from: new Date(Date.now() - day), to: new Date(Date.now() + day) },
+      'day',
+      'deployment',
+    );
+    expect(groups.map((g) => [g.group_id, g.requests])).to.deep.equal([['c-messages/m-fallback', 1]]);
   });
 });
