@@ -13,7 +13,7 @@ export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
   | { kind: 'failed'; error: AppError }
   /** The provider's own 3xx/4xx/5xx went through unchanged. */
-  | { kind: 'upstream-error'; status: number }
+  | { kind: 'upstream-error'; status: number; retryAfterMs?: number | undefined }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
   | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' }
@@ -84,6 +84,7 @@ class Relay implements Dispatcher.DispatchHandler {
   /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
   private peek: Buffer[] | undefined;
   private head: { status: number; headers: IncomingHttpHeaders } | undefined;
+  private retryAfter: number | undefined;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     if (this.controller && !this.controller.aborted) this.controller.abort(clientGone());
@@ -120,6 +121,8 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // Redirects are relayed, never followed, and, like error answers, not billed.
     this.errorAnswer = status >= 300;
+    // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
+    if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
     this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
     if (!this.errorAnswer) {
@@ -204,7 +207,9 @@ class Relay implements Dispatcher.DispatchHandler {
       }
       res.end();
     }
-    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: this.tap! });
+    this.done(
+      this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode, retryAfterMs: this.retryAfter } : { kind: 'complete', tap: this.tap! },
+    );
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
@@ -221,7 +226,9 @@ class Relay implements Dispatcher.DispatchHandler {
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
     this.done(
-      this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' },
+      this.errorAnswer
+        ? { kind: 'upstream-error', status: res.statusCode, retryAfterMs: this.retryAfter }
+        : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' },
     );
   }
 }

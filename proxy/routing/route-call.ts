@@ -4,6 +4,7 @@ import type { ForwardOutcome } from '../forward.js';
 import type { Affinity } from './affinity.js';
 import type { Balancer } from './balance.js';
 import { deploymentsOf, type DeploymentRef } from './deployments.js';
+import { retryableStatus } from './first-byte.js';
 import type { DeploymentHealth, FailureReason } from './health.js';
 import type { RoutingMetrics } from './metrics.js';
 
@@ -88,7 +89,7 @@ function judge(routing: Routing, d: DeploymentRef, o: ForwardOutcome, stream: bo
   let after: number | undefined;
   if (o.kind === 'retry') [reason, after] = [o.reason, o.retryAfterMs];
   else if (o.kind === 'failed') reason = failureOf(o.error, stream);
-  else if (o.kind === 'upstream-error' && [429, 500, 502, 503, 504, 529].includes(o.status)) reason = `status_${o.status}` as FailureReason;
+  else if (o.kind === 'upstream-error' && retryableStatus(o.status)) [reason, after] = [`status_${o.status}` as FailureReason, o.retryAfterMs];
   else if (o.kind === 'cut' && o.by === 'upstream') reason = 'broken';
   if (reason) routing.health.failed(d.id, reason, after);
   else if (o.kind === 'complete') routing.health.succeeded(d.id);
