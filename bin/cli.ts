@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
+import { loadDotEnv } from '../shared/dotenv.js';
 import { AppError } from '../shared/errors.js';
 import { COMMANDS, commandHelp, mainHelp, type Command } from './cli/commands.js';
 import { CliError, usageError } from './cli/errors.js';
@@ -68,6 +69,7 @@ async function main(argv: string[]): Promise<void> {
 
   let config;
   try {
+    loadDotEnv(process.env);
     config = loadConfig(process.env, 'cli');
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(err.message, 2);

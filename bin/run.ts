@@ -1,4 +1,6 @@
 import { ConfigError, loadConfig, redactUrl, type Config, type ConfigMode } from '../shared/config.js';
+import { loadDotEnv } from '../shared/dotenv.js';
+import { restrictUmask } from '../control-plane/db/data-dir-mode.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../shared/metrics.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
@@ -22,6 +24,22 @@ async function serveMetrics(config: Config, logger: Logger, registry: Registry):
   }
 }
 
+/** Names the setting that chose a port already taken, so the fix is one variable away. */
+export function portInUse(config: Config, err: { port?: number; address?: string }): string {
+  const owner =
+    err.port === config.controlPlanePort
+      ? 'CONTROL_PLANE_PORT'
+      : err.port === config.proxyPort
+        ? 'PROXY_PORT'
+        : err.port === config.ops.metricsPort
+          ? 'METRICS_PORT'
+          : undefined;
+  const where = `${err.address ?? config.host}:${err.port ?? '?'}`;
+  return owner
+    ? `port ${err.port} is already in use (${where}); stop what holds it or choose another with ${owner}.`
+    : `a port is already in use (${where}); CONTROL_PLANE_PORT, PROXY_PORT and METRICS_PORT choose them.`;
+}
+
 /**
  * Shared start-up for the entry points: config once, clear failure, the
  * metrics listener, and shutdown. The first SIGTERM/SIGINT drains (the
@@ -32,8 +50,11 @@ export async function run(
   mode: ConfigMode,
   start: (config: Config, logger: Logger, registry: Registry | undefined) => Promise<Running>,
 ): Promise<void> {
+  // Before anything is written: the embedded store, secrets.key and the proxy's outbox are this account's only.
+  restrictUmask();
   let config: Config;
   try {
+    loadDotEnv(process.env);
     config = loadConfig(process.env, mode);
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -52,6 +73,8 @@ export async function run(
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);
+    } else if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      process.stderr.write(`Tollgate failed to start: ${portInUse(config, err as NodeJS.ErrnoException & { port?: number })}\n`);
     } else {
       const where = config.databaseUrl ? ` (DATABASE_URL=${redactUrl(config.databaseUrl)})` : '';
       process.stderr.write(`Tollgate failed to start${where}: ${(err as Error).message}\n`);

@@ -17,6 +17,8 @@ export interface ControlPlane {
   app: Koa;
   /** Listens on `port` (0 for any) and resolves once ready. */
   listen(port: number, host?: string): Promise<Server>;
+  /** Ends every proxy's change stream (shutdown: they are not calls in flight, and proxies reconnect). */
+  endChangeStreams(): void;
 }
 
 export interface ControlPlaneOptions {
@@ -58,5 +60,6 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
         server.once('error', reject);
       });
     },
+    endChangeStreams: () => internal.endChangeStreams(),
   };
 }

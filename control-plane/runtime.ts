@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { ensurePrivateDataDir, tightenDataDir } from './db/data-dir-mode.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
@@ -14,6 +15,7 @@ import { targetPolicy } from './services/alerts/address-policy.js';
 import { startAlertDelivery } from './services/alerts/delivery.js';
 import { guardedWebhookSend } from './services/alerts/guarded-dispatcher.js';
 import { createSecretSealer } from './services/sso/secrets.js';
+import { staleGrantWarnings } from './services/workspaces/teams.js';
 
 export interface RunningControlPlane {
   server: Server;
@@ -33,12 +35,15 @@ export async function startControlPlane(
   options: { port?: number; host?: string; clock?: Clock; registry?: Registry } = {},
 ): Promise<RunningControlPlane> {
   const embedded = !config.databaseUrl;
+  if (embedded) ensurePrivateDataDir(config.dataDir, logger);
   const lock = embedded ? acquireLock(config.dataDir) : undefined;
   let db: Database | undefined;
   try {
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     const applied = await migrate(db);
+    if (embedded) tightenDataDir(config.dataDir);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    for (const line of await staleGrantWarnings(db, config.models)) process.stderr.write(`${line}\n`);
     const localSecret = embedded ? randomBytes(32).toString('base64url') : undefined;
     const registry = config.ops.metricsEnabled ? (options.registry ?? createMetricsRegistry()) : undefined;
     const raw = db;
@@ -70,12 +75,15 @@ export async function startControlPlane(
         await alerts.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
-          // Proxies hold change streams open for good, so close() alone would
-          // wait forever: idle sockets go now, requests in flight get a grace period.
+          // Proxies hold change streams open for good: those end now (the
+          // proxies reconnect), idle sockets go now, and only requests in
+          // flight get the grace period.
+          controlPlane.endChangeStreams();
           server.closeIdleConnections();
           setTimeout(() => server.closeAllConnections(), graceMs).unref();
         });
         await openDb.close();
+        if (embedded) tightenDataDir(config.dataDir);
         lock?.release();
       },
     };

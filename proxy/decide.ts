@@ -13,15 +13,18 @@ export type KeyDecision = { ok: true; key: ResolvedKey } | { ok: false; error: A
 export type ModelDecision = { ok: true; model: ModelConfig; provider: ProviderConfig } | { ok: false; error: AppError };
 
 const INVALID_KEY = 'Invalid API key.';
+const WRONG_WORKSPACE = 'Invalid API key for this workspace: check the workspace slug in the base URL.';
 
 /** The key alone: right workspace, not revoked, not expired. Both formats and both model lists use this. */
 export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs: number): KeyDecision {
   // One message for every kind of bad key: the caller learns nothing about which it was.
-  if (!key || key.workspace_slug !== workspaceSlug || key.revoked) {
+  if (!key || key.revoked || (key.expires_at !== null && Date.parse(key.expires_at) <= nowMs)) {
     return { ok: false, error: new AppError('unauthenticated', INVALID_KEY) };
   }
-  if (key.expires_at !== null && Date.parse(key.expires_at) <= nowMs) {
-    return { ok: false, error: new AppError('unauthenticated', INVALID_KEY) };
+  // A live key at another workspace's URL: still 401, and whether the slug
+  // exists stays unsaid (the answer is the same for any slug but the key's own).
+  if (key.workspace_slug !== workspaceSlug) {
+    return { ok: false, error: new AppError('unauthenticated', WRONG_WORKSPACE) };
   }
   return { ok: true, key };
 }

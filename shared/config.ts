@@ -25,6 +25,12 @@ export interface Config {
   sessionTtlSeconds: number;
   /** SECRETS_KEY: 32-byte AES-256-GCM key sealing stored secrets (SSO client secrets); see docs/sso.md. */
   secretsKey: Buffer | undefined;
+  /**
+   * SSO_ALLOW_PRIVATE_ISSUERS: SSO may reach identity providers on loopback,
+   * private, link-local or unique-local addresses, and over plain http
+   * (off by default: an admin-set issuer must not reach the internal network).
+   */
+  ssoAllowPrivateIssuers: boolean;
   /** Data-plane tuning (docs/proxy.md). */
   proxy: ProxySettings;
   /** Operations (docs/operations.md). */
@@ -255,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   };
 
   const secretsKey = parseSecretsKey(env.SECRETS_KEY);
+  const ssoAllowPrivateIssuers = flag('SSO_ALLOW_PRIVATE_ISSUERS', false);
   if (secretsKey === null) problems.push('SECRETS_KEY: must be 32 bytes written as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)');
 
   if (problems.length) throw new ConfigError(problems);
@@ -274,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     logLevel,
     sessionTtlSeconds,
     secretsKey: secretsKey ?? undefined,
+    ssoAllowPrivateIssuers,
     proxy,
     ops,
     alerts,

@@ -1,4 +1,5 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { prettyLine } from './log-pretty.js';
 
 export type { Logger };
 
@@ -10,8 +11,8 @@ export type { Logger };
  * the log object, or deeper, is not caught, so log ids and messages, never
  * whole objects that may carry a secret.
  */
-export function createLogger(level: string, name: string): Logger {
-  return pino({
+export function createLogger(level: string, name: string, pretty = process.stdout.isTTY === true): Logger {
+  const options: LoggerOptions = {
     name,
     level,
     redact: {
@@ -28,5 +29,9 @@ export function createLogger(level: string, name: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // A person at a terminal reads lines; anything else (a pipe, a container's log driver) gets pino's JSON as before.
+  if (!pretty) return pino(options);
+  const lines: DestinationStream = { write: (line: string) => process.stdout.write(prettyLine(line, true)) };
+  return pino(options, lines);
 }

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -41,11 +41,13 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
+/** Both sides hashed first: equal lengths for timingSafeEqual, so the comparison's time tells nothing, not even the token's length. */
 function bearerMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith('Bearer ')) return false;
-  const given = Buffer.from(header.slice(7));
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+  const given = createHash('sha256')
+    .update(header?.startsWith('Bearer ') ? header.slice(7) : '')
+    .digest();
+  const want = createHash('sha256').update(token).digest();
+  return timingSafeEqual(given, want) && header?.startsWith('Bearer ') === true;
 }
 
 /**

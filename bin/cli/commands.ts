@@ -41,7 +41,8 @@ export const COMMANDS: Command[] = [
     summary: 'create an organization, its workspace and its owner; answer a console token',
     description:
       'Creates an organization, its default workspace (with the same slug) and its owner, and answers\n' +
-      'JSON {org_id, org_slug, workspace_id, workspace_slug, owner_user_id, console_token}.\n' +
+      'JSON {org_id, org_slug, workspace_id, workspace_slug, owner_user_id, console_token, expires_at}.\n' +
+      'The console token lasts SESSION_TTL_SECONDS (12 h by default); `console-token` issues another.\n' +
       'An existing slug is refused and nothing changes; `console-token` gives its owner a new token.',
     options: [
       { name: 'org', value: '<slug>', required: true, help: 'organization and workspace slug: 1-63 lowercase letters, digits or dashes' },

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { newKey } from './keys.js';
+import { keysQuery, newKey } from './keys.js';
 import { auditQuery, roleChange } from './members.js';
 import { modelAccess } from './models.js';
 import { SettingsBody } from './scim-settings.js';
@@ -36,15 +36,22 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   logout: { summary: 'End this session (and the browser sessions traded for it)', tag: 'session', status: 204 },
   logoutEverywhere: { summary: 'Sign out everywhere: end every session and console token of the caller in the organization', tag: 'session' },
   showMe: { summary: 'The signed-in user, their organizations and roles', tag: 'session' },
-  startSsoLogin: { summary: "Start an SSO sign-in at the organization's identity provider (redirect)", tag: 'sso', status: 302 },
+  showSsoLogin: { summary: 'The sign-in link: an HTML page whose button starts the SSO sign-in', tag: 'sso' },
+  startSsoLogin: {
+    summary: "Start an SSO sign-in at the organization's identity provider (same-origin form POST; redirect)",
+    tag: 'sso',
+    status: 303,
+  },
   finishSsoLogin: { summary: 'The identity provider returns here; sets the session cookie (redirect)', tag: 'sso', status: 302 },
   listOrgMembers: { summary: "The organization's members", tag: 'members' },
   changeRole: { summary: "Change a member's role", tag: 'members', body: roleChange },
+  revokeMembersPersonalKeys: { summary: 'Revoke every personal key of a deactivated member, in all teams', tag: 'members' },
   showAuditTrail: { summary: "The organization's audit trail, newest first", tag: 'members', query: auditQuery },
   listOrgWorkspaces: { summary: "The organization's workspaces", tag: 'workspaces' },
   showOneWorkspace: { summary: 'One workspace with its balance', tag: 'workspaces' },
   creditWorkspace: { summary: 'Add credits to the balance', tag: 'workspaces', body: credit },
   createWorkspaceTeam: { summary: 'Create a team', tag: 'teams', status: 201, body: newTeam },
+  listWorkspaceKeysAcrossTeams: { summary: "The workspace's keys across teams, or one team's", tag: 'keys', query: keysQuery },
   listWorkspaceTeams: { summary: "The workspace's teams", tag: 'teams' },
   showOneTeam: { summary: 'One team', tag: 'teams' },
   listMembersOfTeam: { summary: "The team's members", tag: 'teams' },

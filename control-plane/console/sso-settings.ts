@@ -5,13 +5,16 @@ import { notFound } from '../../shared/errors.js';
 import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { readValid } from '../http/body.js';
-import { assertOrgAdmin } from '../services/auth/console-auth.js';
+import { assertOrgOwner } from '../services/auth/console-auth.js';
 import { createSecretSealer } from '../services/sso/secrets.js';
-import { findSsoSettings, removeSsoSettings, saveSsoSettings } from '../services/sso/settings.js';
+import { findSsoSettings, OWNER_ONLY_SSO, removeSsoSettings, saveSsoSettings } from '../services/sso/settings.js';
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** An OIDC issuer identifier (OIDC Discovery §2): https, no query or fragment; http only on loopback (tests, local IdPs). */
+/**
+ * An OIDC issuer identifier's shape (OIDC Discovery §2): a URL without query
+ * or fragment. Which schemes and hosts may be called is the outbound rules'
+ * question (https, no private address, unless SSO_ALLOW_PRIVATE_ISSUERS),
+ * asked by the service.
+ */
 function isIssuer(raw: string): boolean {
   let u: URL;
   try {
@@ -20,11 +23,11 @@ function isIssuer(raw: string): boolean {
     return false;
   }
   if (u.search || u.hash || u.username || u.password) return false;
-  return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK_HOSTS.has(u.hostname));
+  return u.protocol === 'https:' || u.protocol === 'http:';
 }
 
 export const ssoSettingsBody = z.strictObject({
-  issuer: z.string().trim().max(2048).refine(isIssuer, 'must be an https URL without query or fragment (http only on localhost)'),
+  issuer: z.string().trim().max(2048).refine(isIssuer, 'must be an https URL without query or fragment'),
   client_id: z.string().trim().min(1, 'must not be empty').max(255),
   client_secret: z.string().min(1, 'must not be empty').max(4096),
   external_id_claim: z
@@ -34,7 +37,7 @@ export const ssoSettingsBody = z.strictObject({
     .default('sub'),
 });
 
-/** Settings → SSO: GET/PUT/DELETE /v1/orgs/:org_id/sso (owner or admin). */
+/** Settings → SSO: GET/DELETE /v1/orgs/:org_id/sso (owner or admin), PUT (owner only). */
 export function ssoSettingsRoutes(deps: ControlPlaneDeps): Router {
   const router = new Router();
   const sealer = createSecretSealer(deps.config);
@@ -47,7 +50,7 @@ export function ssoSettingsRoutes(deps: ControlPlaneDeps): Router {
 
   router.put('/v1/orgs/:org_id/sso', requireSession(deps), async function saveSso(ctx: Context) {
     const auth = authOf(ctx);
-    assertOrgAdmin(auth, ctx.params.org_id); // before the body: see members.ts
+    assertOrgOwner(auth, ctx.params.org_id, OWNER_ONLY_SSO); // before the body: see members.ts
     const input = await readValid(ctx, ssoSettingsBody);
     ctx.body = await saveSsoSettings(deps, sealer, auth, ctx.params.org_id, input);
   });

@@ -28,8 +28,11 @@ function requireDataPlane(deps: ControlPlaneDeps): Middleware {
 }
 
 /** The proxy's API into the control plane (key resolution, usage, change feed) under /internal. */
-export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; routers: Router[] } {
+export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; routers: Router[]; endChangeStreams(): void } {
   const hub = createChangeHub(deps);
+  // How to end each open change stream at shutdown: they are not calls in
+  // flight, and the proxies behind them reconnect (to another replica).
+  const streams = new Set<() => void>();
   const router = new Router({ prefix: '/internal' });
   router.use(requireDataPlane(deps));
 
@@ -68,10 +71,19 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
     });
     const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
     const stop = () => {
+      streams.delete(shutdown);
       clearInterval(heartbeat);
       unsubscribe();
       out.end();
     };
+    const socket = ctx.req.socket;
+    const shutdown = () => {
+      // The connection goes too, once the stream's end is written: a keep-alive
+      // socket left idle would hold the server's close until the grace period.
+      ctx.res.once('finish', () => socket.end());
+      stop();
+    };
+    streams.add(shutdown);
     ctx.req.once('close', stop);
     ctx.res.once('close', stop);
     ctx.status = 200;
@@ -81,5 +93,11 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
     out.write(`event: ready\ndata: ${JSON.stringify({ version: hub.position() ?? 0 })}\n\n`);
   });
 
-  return { errors: problemErrors(deps.logger), routers: [router] };
+  return {
+    errors: problemErrors(deps.logger),
+    routers: [router],
+    endChangeStreams() {
+      for (const end of [...streams]) end();
+    },
+  };
 }

@@ -15,19 +15,49 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** A small self-contained HTML page: the browser landed here, not a script. */
-export function writePage(ctx: Context, status: number, title: string, message: string): void {
+/** Frames of these pages would let another site dress a click on them up as something else. */
+const FRAMING = "frame-ancestors 'none'";
+
+function writeHtml(ctx: Context, status: number, csp: string, title: string, inner: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+  ctx.set('Content-Security-Policy', `${csp}; ${FRAMING}`);
+  ctx.set('X-Frame-Options', 'DENY');
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(title)} · Tollgate</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem;color:#1f2328}h1{font-size:1.4rem}</style>
-</head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Back to the console</a></p></body></html>
+</head><body><h1>${escapeHtml(title)}</h1>${inner}</body></html>
 `;
+}
+
+/** A small self-contained HTML page: the browser landed here, not a script. */
+export function writePage(ctx: Context, status: number, title: string, message: string): void {
+  writeHtml(
+    ctx,
+    status,
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'",
+    title,
+    `<p>${escapeHtml(message)}</p><p><a href="/">Back to the console</a></p>`,
+  );
+}
+
+/**
+ * A page whose one button POSTs to `action` (same origin). form-action is not
+ * limited: browsers apply it to the redirect that follows, which goes to the
+ * identity provider.
+ */
+export function writeConfirmPage(ctx: Context, page: { title: string; paragraphs: string[]; action: string; button: string }): void {
+  const paragraphs = page.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
+  writeHtml(
+    ctx,
+    200,
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'",
+    page.title,
+    `${paragraphs}<form method="post" action="${escapeHtml(page.action)}"><button type="submit">${escapeHtml(page.button)}</button></form>`,
+  );
 }
 
 /**

@@ -51,6 +51,36 @@ export async function api_key_list_for_team(q: Queryable, teamId: string): Promi
   return q.query<ApiKey>(`SELECT ${COLUMNS} FROM api_keys WHERE team_id = $1 ORDER BY created_at, id`, [teamId]);
 }
 
+/**
+ * A workspace's keys across its teams, newest team first by name; narrowed to
+ * one team, or to the teams a member belongs to (a member sees no other team's keys).
+ */
+export async function api_key_list_for_workspace(
+  q: Queryable,
+  workspaceId: string,
+  filter: { teamId?: string | undefined; memberUserId?: string | undefined },
+): Promise<(ApiKey & { team_name: string })[]> {
+  const params: unknown[] = [workspaceId];
+  let where = 'k.workspace_id = $1';
+  if (filter.teamId) {
+    params.push(filter.teamId);
+    where += ` AND k.team_id = $${params.length}`;
+  }
+  if (filter.memberUserId) {
+    params.push(filter.memberUserId);
+    where += ` AND EXISTS (SELECT 1 FROM team_members tm WHERE tm.team_id = k.team_id AND tm.user_id = $${params.length})`;
+  }
+  // The same columns, of the key rather than of the team joined to it.
+  const columns = COLUMNS.split(',')
+    .map((c) => `k.${c.trim()}`)
+    .join(', ');
+  return q.query(
+    `SELECT ${columns}, t.name AS team_name FROM api_keys k JOIN teams t ON t.id = k.team_id
+      WHERE ${where} ORDER BY lower(t.name), k.created_at, k.id`,
+    params,
+  );
+}
+
 export async function api_key_revoke(q: Queryable, id: string, now: Date): Promise<ApiKey | undefined> {
   const [row] = await q.query<ApiKey>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING ${COLUMNS}`, [id, now]);
   return row;
@@ -62,6 +92,15 @@ export async function api_key_revoke_personal_in_team(q: Queryable, teamId: stri
     `UPDATE api_keys SET revoked_at = $3
       WHERE team_id = $1 AND owner_user_id = $2 AND kind = 'personal' AND revoked_at IS NULL RETURNING ${COLUMNS}`,
     [teamId, ownerUserId, now],
+  );
+}
+
+/** Every live personal key a user owns in an org, in all its teams: an admin's clean-up after deprovisioning. */
+export async function api_key_revoke_personal_of_user(q: Queryable, orgId: string, ownerUserId: string, now: Date): Promise<ApiKey[]> {
+  return q.query<ApiKey>(
+    `UPDATE api_keys SET revoked_at = $3
+      WHERE org_id = $1 AND owner_user_id = $2 AND kind = 'personal' AND revoked_at IS NULL RETURNING ${COLUMNS}`,
+    [orgId, ownerUserId, now],
   );
 }
 

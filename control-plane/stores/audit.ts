@@ -34,12 +34,35 @@ export interface AuditRow {
   created_at: Date;
 }
 
-/** Newest first; with `beforeId` (the last row of the previous page), the older rows of the same org. */
-export async function audit_list(q: Queryable, orgId: string, limit = 100, beforeId?: string): Promise<AuditRow[]> {
+/** Newest first, narrowed by the filter; with `beforeId` (the last row of the previous page), the older rows of the same org. */
+export interface AuditFilter {
+  /** An exact action (`key.revoke`) or a family ending in a dot (`key.`). */
+  action?: string | undefined;
+  actor?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+  /** The last row of the previous page: only older rows of the same org. */
+  beforeId?: string | undefined;
+}
+
+export async function audit_list(q: Queryable, orgId: string, limit = 100, filter: AuditFilter = {}): Promise<AuditRow[]> {
+  const params: unknown[] = [orgId];
+  let where = 'org_id = $1';
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    where += ` AND ${sql(`$${params.length}`)}`;
+  };
+  if (filter.action?.endsWith('.')) add((p) => `starts_with(action, ${p})`, filter.action);
+  else if (filter.action) add((p) => `action = ${p}`, filter.action);
+  if (filter.actor) add((p) => `actor = ${p}`, filter.actor);
+  if (filter.since) add((p) => `created_at >= ${p}`, filter.since);
+  if (filter.until) add((p) => `created_at < ${p}`, filter.until);
+  if (filter.beforeId !== undefined) add((p) => `id < ${p}::bigint`, filter.beforeId);
+  params.push(limit);
   return q.query<AuditRow>(
     `SELECT id, actor, action, target_type, target_id, detail, created_at FROM audit_log
-      WHERE org_id = $1 AND ($3::bigint IS NULL OR id < $3::bigint) ORDER BY id DESC LIMIT $2`,
-    [orgId, limit, beforeId ?? null],
+      WHERE ${where} ORDER BY id DESC LIMIT $${params.length}`,
+    params,
   );
 }
 

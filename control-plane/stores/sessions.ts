@@ -45,6 +45,19 @@ export async function session_authenticate(q: Queryable, tokenHash: string, now:
   return row;
 }
 
+/**
+ * A session that was found but has run out: the caller holds the real token
+ * (its hash matched), so saying it expired, and for which org, reveals nothing.
+ */
+export async function session_find_expired(q: Queryable, tokenHash: string, now: Date): Promise<{ expires_at: Date; org_slug: string } | undefined> {
+  const [row] = await q.query<{ expires_at: Date; org_slug: string }>(
+    `SELECT s.expires_at, o.slug AS org_slug FROM console_sessions s JOIN orgs o ON o.id = s.org_id
+      WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at <= $2`,
+    [tokenHash, now],
+  );
+  return row;
+}
+
 /** Ends a session and the browser sessions traded for it. */
 export async function session_revoke(q: Queryable, sessionId: string, now: Date): Promise<void> {
   await q.query(`UPDATE console_sessions SET revoked_at = $2 WHERE (id = $1 OR parent_id = $1) AND revoked_at IS NULL`, [sessionId, now]);

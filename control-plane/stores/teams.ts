@@ -17,10 +17,6 @@ export async function team_find_by_id(q: Queryable, id: string): Promise<Team | 
   return row;
 }
 
-export async function team_list_for_workspace(q: Queryable, workspaceId: string): Promise<Team[]> {
-  return q.query<Team>(`SELECT ${COLUMNS} FROM teams WHERE workspace_id = $1 ORDER BY lower(name)`, [workspaceId]);
-}
-
 export async function team_member_add(q: Queryable, teamId: string, userId: string): Promise<void> {
   await q.query(`INSERT INTO team_members (team_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [teamId, userId]);
 }
@@ -62,4 +58,38 @@ export async function team_models_replace(q: Queryable, teamId: string, aliases:
 export async function team_models_list(q: Queryable, teamId: string): Promise<string[]> {
   const rows = await q.query<{ alias: string }>(`SELECT alias FROM team_models WHERE team_id = $1 ORDER BY alias`, [teamId]);
   return rows.map((r) => r.alias);
+}
+
+export interface TeamSummaryRow {
+  id: string;
+  name: string;
+  member_count: number;
+  spend_usd: number;
+  models: string[];
+}
+
+/** The Teams page: each team with its member count, model grants and what its keys have spent. */
+export async function team_summary_list_for_workspace(q: Queryable, workspaceId: string): Promise<TeamSummaryRow[]> {
+  return q.query<TeamSummaryRow>(
+    `SELECT t.id, t.name,
+            (SELECT count(*)::int FROM team_members tm WHERE tm.team_id = t.id) AS member_count,
+            (SELECT COALESCE(sum(k.spend_usd), 0)::float8 FROM api_keys k WHERE k.team_id = t.id) AS spend_usd,
+            COALESCE((SELECT array_agg(m.alias ORDER BY m.alias) FROM team_models m WHERE m.team_id = t.id), '{}'::text[]) AS models
+       FROM teams t WHERE t.workspace_id = $1 ORDER BY lower(t.name)`,
+    [workspaceId],
+  );
+}
+
+/** Grants to aliases the models file no longer has, across every org: what start-up warns about. */
+export async function team_models_list_unknown(
+  q: Queryable,
+  known: readonly string[],
+): Promise<{ org_slug: string; workspace_slug: string; team_name: string; alias: string }[]> {
+  return q.query(
+    `SELECT o.slug AS org_slug, w.slug AS workspace_slug, t.name AS team_name, m.alias
+       FROM team_models m JOIN teams t ON t.id = m.team_id JOIN workspaces w ON w.id = t.workspace_id JOIN orgs o ON o.id = t.org_id
+      WHERE NOT (m.alias = ANY($1::text[]))
+      ORDER BY o.slug, w.slug, lower(t.name), m.alias`,
+    [known],
+  );
 }

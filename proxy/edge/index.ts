@@ -10,7 +10,7 @@ import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
 import { listModels } from './list-models.js';
 import { observeStep } from './observe-steps.js';
-import { formatOfPath, route } from './route.js';
+import { route } from './route.js';
 import { planUpstream } from './steps/access.js';
 import { forwardCall } from './steps/forward.js';
 import { holdMoney } from './steps/hold.js';
@@ -20,6 +20,7 @@ import { meterUsage } from './steps/meter.js';
 import { findModel } from './steps/model.js';
 import { parseBody } from './steps/parse.js';
 import { settleCall } from './steps/settle.js';
+import { unroutedCall } from './unrouted.js';
 import { newCallState, type CallState, type EdgeDeps, type Route, type Step, type StepOutcome } from './steps/step.js';
 
 export type { EdgeDeps } from './steps/step.js';
@@ -146,13 +147,14 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       return;
     }
     const r = route(path);
-    const format: WireFormat = r?.format ?? formatOfPath(path);
-    obs.format = format;
     if (!r) {
-      sendError(res, format, new AppError('not_found', `No route for ${req.method} ${path}.`), { 'x-request-id': requestId });
+      const unrouted = unroutedCall(req.method, path, req.headers, deps.config.edgeBaseUrl);
+      obs.format = unrouted.format;
+      sendError(res, unrouted.format, unrouted.error, { 'x-request-id': requestId });
       deps.observe.end(obs, res.statusCode);
       return;
     }
+    obs.format = r.format;
     obs.route = r.action;
     if (refusedRequest(req, res, r, requestId)) {
       deps.observe.end(obs, res.statusCode);

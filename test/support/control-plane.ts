@@ -24,7 +24,12 @@ export function testConfig(env: NodeJS.ProcessEnv = {}): Config {
     AUTH_RATE_LIMIT_PER_IP_PER_MINUTE: '1000000',
     AUTH_RATE_LIMIT_PER_ORG_PER_MINUTE: '1000000',
   };
-  return loadConfig({ MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...unlimited, ...env }, 'all');
+  // The test IdP listens on loopback over http: SSO tests run with private issuers allowed, and the
+  // tests of that guard turn it off (SSO_ALLOW_PRIVATE_ISSUERS: 'false').
+  return loadConfig(
+    { MODELS_FILE: TEST_MODELS_FILE, LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, SSO_ALLOW_PRIVATE_ISSUERS: 'true', ...unlimited, ...env },
+    'all',
+  );
 }
 
 export interface TestControlPlane {

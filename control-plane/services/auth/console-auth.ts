@@ -53,6 +53,13 @@ export function assertOrgAdmin(auth: ConsoleAuth, rawOrgId: string | undefined):
   return orgId;
 }
 
+/** The caller's own org, as its owner: `why` says what makes the action the owner's alone. */
+export function assertOrgOwner(auth: ConsoleAuth, rawOrgId: string | undefined, why: string): string {
+  const orgId = assertOwnOrg(auth, rawOrgId);
+  if (auth.role !== 'owner') throw forbidden(`This action needs the owner role: ${why}`);
+  return orgId;
+}
+
 /** How the console caller is named in the audit log. */
 export function actorOf(auth: ConsoleAuth): string {
   return `user:${auth.userId}`;

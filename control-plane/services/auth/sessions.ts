@@ -7,6 +7,7 @@ import { audit_exists_since, audit_insert } from '../../stores/audit.js';
 import { membership_list_for_user } from '../../stores/memberships.js';
 import {
   session_authenticate,
+  session_find_expired,
   session_insert,
   session_revoke,
   session_revoke_all_for_user,
@@ -51,10 +52,23 @@ interface Refusals {
 
 /** Resolves a presented console token; malformed ones are refused before any lookup. */
 async function checkSession(deps: ControlPlaneDeps, token: string, refusals: Refusals): Promise<AuthenticatedSession> {
-  const session = isWellFormedSecret(token, 'consoleSession') ? await session_authenticate(deps.db, sha256Hex(token), deps.clock.now()) : undefined;
-  if (!session) throw unauthenticated(refusals.invalid);
+  const wellFormed = isWellFormedSecret(token, 'consoleSession');
+  const session = wellFormed ? await session_authenticate(deps.db, sha256Hex(token), deps.clock.now()) : undefined;
+  if (!session) {
+    const expired = wellFormed ? await session_find_expired(deps.db, sha256Hex(token), deps.clock.now()) : undefined;
+    if (expired) throw unauthenticated(expiredMessage(expired));
+    throw unauthenticated(refusals.invalid);
+  }
   if (session.membership_status !== 'active' || !session.user_active) throw unauthenticated(refusals.deprovisioned);
   return session;
+}
+
+/** An expired token's refusal names when it ran out and the command that issues a new one. */
+function expiredMessage({ expires_at, org_slug }: { expires_at: Date; org_slug: string }): string {
+  return (
+    `This console token expired at ${expires_at.toISOString()}. ` +
+    `Issue a new one with: npm run -s cli -- console-token --org ${org_slug} --owner <your email>`
+  );
 }
 
 /** The console caller behind a bearer console token or session cookie. */

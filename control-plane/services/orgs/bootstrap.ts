@@ -22,6 +22,8 @@ export interface BootstrapResult {
   workspace_slug: string;
   owner_user_id: string;
   console_token: string;
+  /** When the console token stops working (SESSION_TTL_SECONDS after bootstrap); `console-token` issues another. */
+  expires_at: string;
 }
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -97,6 +99,7 @@ export async function bootstrapOrg(deps: ControlPlaneDeps, input: BootstrapInput
         workspace_slug: workspace.slug,
         owner_user_id: owner.id,
         console_token: session.token,
+        expires_at: session.expires_at.toISOString(),
       };
     });
   } catch (err) {

@@ -9,7 +9,7 @@ import { audit_insert } from '../../stores/audit.js';
 import { org_find_by_id, org_find_by_slug } from '../../stores/orgs.js';
 import { sso_login_state_delete_expired, sso_login_state_insert, sso_login_state_take } from '../../stores/sso-login-states.js';
 import { sso_settings_find } from '../../stores/sso-settings.js';
-import { createSsoOidc, type OidcClientSettings, type SsoOidc } from './oidc.js';
+import { createSsoOidc, oauthCode, type OidcClientSettings, type SsoOidc } from './oidc.js';
 import type { SecretSealer } from './secrets.js';
 import { clientSecretContext } from './settings.js';
 import { identityOf, resolveSsoUser } from './users.js';
@@ -36,7 +36,13 @@ export interface FinishedLogin {
 export interface SsoLogin {
   /** `browserSecret`: the browser's login cookie when it has one, so logins in several tabs can be pending at once. */
   start(orgSlug: string, browserSecret?: string): Promise<StartedLogin>;
-  finish(query: URLSearchParams, browserSecret: string | undefined): Promise<FinishedLogin>;
+  /**
+   * `signedIn`: the console session the browser already holds. When it is in
+   * the same org it may link its own owner or admin account to the identity.
+   */
+  finish(query: URLSearchParams, browserSecret: string | undefined, signedIn?: { orgId: string; userId: string }): Promise<FinishedLogin>;
+  /** The org behind a sign-in link; the same 404 as `start` when it has no SSO. */
+  orgIdOf(orgSlug: string): Promise<string>;
 }
 
 interface LoginChecks {
@@ -55,7 +61,11 @@ function checksKey(browserSecret: string, stateHash: string): Buffer {
 
 const RESTART = "Start the sign-in again from your organization's sign-in link.";
 
-export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, client: SsoOidc = createSsoOidc(deps.logger)): SsoLogin {
+export function createSsoLogin(
+  deps: ControlPlaneDeps,
+  sealer: SecretSealer,
+  client: SsoOidc = createSsoOidc(deps.logger, { allowPrivate: deps.config.ssoAllowPrivateIssuers }),
+): SsoLogin {
   const clientSettings = (s: SsoSettings): OidcClientSettings => ({
     issuer: s.issuer,
     clientId: s.client_id,
@@ -63,17 +73,22 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
     version: `${s.org_id}|${new Date(s.updated_at).toISOString()}`,
   });
 
+  const ssoOrg = async (orgSlug: string) => {
+    const org = await org_find_by_slug(deps.db, orgSlug);
+    const settings = org && (await sso_settings_find(deps.db, org.id));
+    // One answer for an unknown slug and an org without SSO: the link must not tell who is a customer, nor their name.
+    if (!org || !settings) {
+      throw new AppError(
+        'not_found',
+        `Single sign-on is not available at "${orgSlug}". Check the sign-in link; if it is right, an owner can set up SSO in Settings → SSO.`,
+      );
+    }
+    return { org, settings };
+  };
+
   return {
     async start(orgSlug, existingSecret) {
-      const org = await org_find_by_slug(deps.db, orgSlug);
-      const settings = org && (await sso_settings_find(deps.db, org.id));
-      // One answer for an unknown slug and an org without SSO: the link must not tell who is a customer, nor their name.
-      if (!org || !settings) {
-        throw new AppError(
-          'not_found',
-          `Single sign-on is not available at "${orgSlug}". Check the sign-in link; if it is right, an owner or admin can set up SSO in Settings → SSO.`,
-        );
-      }
+      const { org, settings } = await ssoOrg(orgSlug);
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();
       const codeVerifier = oidc.randomPKCECodeVerifier();
@@ -97,16 +112,22 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
       return { location: url.href, browserSecret };
     },
 
-    async finish(query, browserSecret) {
+    async orgIdOf(orgSlug) {
+      return (await ssoOrg(orgSlug)).org.id;
+    },
+
+    async finish(query, browserSecret, signedIn) {
       const state = query.get('state');
       // Taken before anything else, so that even a refused response cannot be replayed.
       const pending = state ? await sso_login_state_take(deps.db, sha256Hex(state)) : undefined;
       const idpError = query.get('error');
       if (idpError) {
-        const description = query.get('error_description');
-        throw forbidden(
-          `Your identity provider refused the sign-in (${idpError.slice(0, 100)}${description ? `: ${description.slice(0, 300)}` : ''}). ${RESTART}`,
+        // Anyone can put text in this URL: the page shows the error code only, the log its description.
+        deps.logger.info(
+          { error: idpError.slice(0, 100), error_description: query.get('error_description')?.slice(0, 300) },
+          'SSO sign-in refused at the IdP',
         );
+        throw forbidden(`Your identity provider refused the sign-in (${oauthCode(idpError)}). ${RESTART}`);
       }
       if (!state) throw forbidden(`The identity provider's response has no state parameter. ${RESTART}`);
       const now = deps.clock.now();
@@ -129,7 +150,8 @@ export function createSsoLogin(deps: ControlPlaneDeps, sealer: SecretSealer, cli
       const signIn = () =>
         deps.db.transaction(async (tx) => {
           const fresh = (await org_find_by_id(tx, org.id)) ?? org;
-          const { user, created } = await resolveSsoUser(tx, fresh, identity, now);
+          const linkable = signedIn?.orgId === org.id ? signedIn.userId : undefined;
+          const { user, created } = await resolveSsoUser(tx, fresh, identity, now, linkable);
           const session = await openSession(deps, tx, org.id, user.id, { kind: 'browser' });
           await audit_insert(tx, {
             org_id: org.id,

@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import { LRUCache } from 'lru-cache';
 import { AppError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
+import { createGuardedFetch, urlRefusal, type OutboundPolicy } from '../outbound/guard.js';
 
 /** The claims the login uses, from the validated ID token merged with UserInfo. */
 export type IdentityClaims = Record<string, unknown> & { sub: string };
@@ -30,15 +31,23 @@ export interface SsoOidc {
 
 export const SSO_SCOPES = 'openid email profile';
 const DISCOVERY_TTL_MS = 5 * 60_000;
+/** A failed discovery is remembered this long: an unauthenticated login link must not make us fetch the issuer on every hit. */
+export const DISCOVERY_FAILURE_TTL_MS = 60_000;
 const IDP_TIMEOUT_SECONDS = 10;
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Claims UserInfo may add when the ID token carries only `sub` (common when an access token is also issued). */
 const PROFILE_CLAIMS = ['email', 'email_verified', 'given_name', 'family_name', 'name', 'preferred_username'];
 
 type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
 
-export function createSsoOidc(logger: Logger): SsoOidc {
+/**
+ * `policy`: whether the identity provider may be on a private network (and
+ * over http). Every request to it (discovery, token, UserInfo, JWKS) goes
+ * through the outbound guard, which checks each resolved address at connect
+ * time.
+ */
+export function createSsoOidc(logger: Logger, policy: OutboundPolicy): SsoOidc {
+  const guardedFetch = createGuardedFetch(policy);
   const discovered = new LRUCache<string, Promise<oidc.Configuration>>({ max: 500, ttl: DISCOVERY_TTL_MS });
   /** Per settings version, the client authentication the IdP accepted last. */
   const accepted = new LRUCache<string, ClientAuthMethod>({ max: 500 });
@@ -48,15 +57,18 @@ export function createSsoOidc(logger: Logger): SsoOidc {
     let pending = discovered.get(cacheKey);
     if (!pending) {
       const issuer = new URL(s.issuer);
-      // Settings only accept http for loopback issuers (local IdPs and tests).
-      const insecure = issuer.protocol === 'http:' && LOOPBACK.has(issuer.hostname);
+      // Plain http only together with private issuers (a local IdP, tests); the guarded fetch refuses it otherwise.
+      const insecure = policy.allowPrivate && issuer.protocol === 'http:';
       const auth = method === 'client_secret_basic' ? oidc.ClientSecretBasic(s.clientSecret) : oidc.ClientSecretPost(s.clientSecret);
       pending = oidc.discovery(issuer, s.clientId, undefined, auth, {
         timeout: IDP_TIMEOUT_SECONDS,
         execute: insecure ? [oidc.allowInsecureRequests] : [],
+        // openid-client's options are a RequestInit in all but the name of the body's type.
+        [oidc.customFetch]: (url, options) => guardedFetch(url, options as RequestInit),
       });
       discovered.set(cacheKey, pending);
-      pending.catch(() => discovered.delete(cacheKey));
+      const failed = pending;
+      failed.catch(() => discovered.set(cacheKey, failed, { ttl: DISCOVERY_FAILURE_TTL_MS }));
     }
     return pending.catch((err: unknown) => {
       throw idpFailure(logger, err, 'discovery', s.issuer);
@@ -91,6 +103,13 @@ export function createSsoOidc(logger: Logger): SsoOidc {
   return {
     async authorizationUrl(settings, request) {
       const config = await configure(settings);
+      // The browser is sent there: only to an endpoint the outbound rules would let us call ourselves.
+      const endpoint = config.serverMetadata().authorization_endpoint;
+      const refusal = endpoint === undefined ? 'is missing' : urlRefusal(endpoint, policy);
+      if (refusal) {
+        logger.warn({ issuer: settings.issuer, refusal }, 'SSO authorization endpoint refused');
+        throw new AppError('upstream_unreachable', `The authorization endpoint your identity provider at ${settings.issuer} announces ${refusal}.`);
+      }
       return oidc.buildAuthorizationUrl(config, {
         redirect_uri: request.redirectUri,
         scope: SSO_SCOPES,
@@ -147,15 +166,21 @@ const UNREACHABLE_CODES = new Set<string>([
  */
 function idpFailure(logger: Logger, err: unknown, phase: 'discovery' | 'token', issuer: string): AppError {
   // Only the error's name, code and message: its cause can hold ID token claims.
-  const summary = err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code, message: err.message } : { message: String(err) };
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : undefined;
+  const summary =
+    err instanceof Error ? { name: err.name, code: (err as { code?: unknown }).code, message: err.message, cause } : { message: String(err) };
   logger.warn({ failure: summary, phase, issuer }, 'SSO identity provider call failed');
+  // Only the OAuth error code reaches the page, reduced to its own alphabet: the
+  // description is the identity provider's free text, which the log keeps.
   if (err instanceof oidc.AuthorizationResponseError) {
-    return new AppError('forbidden', `Your identity provider refused the sign-in (${err.error}${describe(err.error_description)}).`);
+    logger.warn({ error: err.error, error_description: err.error_description?.slice(0, 300) }, 'SSO authorization refused');
+    return new AppError('forbidden', `Your identity provider refused the sign-in (${oauthCode(err.error)}).`);
   }
   const refusal = oauthErrorOf(err);
   if (refusal) {
+    logger.warn({ error: refusal.error, error_description: refusal.description?.slice(0, 300) }, 'SSO token endpoint refused');
     const hint = refusal.error === 'invalid_client' ? ' An administrator should check the client id and secret in Settings → SSO.' : '';
-    return new AppError('forbidden', `Your identity provider rejected the sign-in (${refusal.error}${describe(refusal.description)}).${hint}`);
+    return new AppError('forbidden', `Your identity provider rejected the sign-in (${oauthCode(refusal.error)}).${hint}`);
   }
   const code = err instanceof oidc.ClientError ? err.code : undefined;
   if (phase === 'discovery') {
@@ -184,6 +209,7 @@ function oauthErrorOf(err: unknown): { error: string; description: string | unde
   return undefined;
 }
 
-function describe(description: string | undefined): string {
-  return description ? `: ${description.slice(0, 300)}` : '';
+/** An OAuth error code as RFC 6749 spells them (letters, digits, _ . -), at most 64 characters; anything else is not shown. */
+export function oauthCode(error: string): string {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : 'an unrecognized error';
 }

@@ -3,7 +3,9 @@ import type { SsoSettings } from '../../domain.js';
 import { audit_insert } from '../../stores/audit.js';
 import { sso_login_state_delete_for_org } from '../../stores/sso-login-states.js';
 import { sso_settings_delete, sso_settings_find, sso_settings_upsert } from '../../stores/sso-settings.js';
-import { actorOf, assertOrgAdmin, type ConsoleAuth } from '../auth/console-auth.js';
+import { invalidInput } from '../../../shared/errors.js';
+import { actorOf, assertOrgAdmin, assertOrgOwner, type ConsoleAuth } from '../auth/console-auth.js';
+import { urlRefusal } from '../outbound/guard.js';
 import type { SecretSealer } from './secrets.js';
 
 /** What the console sees of an org's OIDC settings: never the client secret. */
@@ -32,6 +34,25 @@ export async function findSsoSettings(deps: ControlPlaneDeps, auth: ConsoleAuth,
   return s && viewOf(s);
 }
 
+/**
+ * Whoever sets the identity provider decides who signs in as whom, owners
+ * included: an admin who could point SSO at an IdP of their own could sign in
+ * as the owner. Saving is therefore the owner's alone.
+ */
+export const OWNER_ONLY_SSO =
+  'the identity provider (issuer, client id and secret) decides who signs in as whom, the owner included, so only an owner may set it. Ask an owner of this organization.';
+
+/** Refuses (400) an issuer the outbound rules would never let us call, so the mistake shows when it is saved rather than at the first login. */
+export function assertIssuerAllowed(deps: ControlPlaneDeps, issuer: string): void {
+  const refusal = urlRefusal(issuer, { allowPrivate: deps.config.ssoAllowPrivateIssuers });
+  if (refusal) {
+    const hint = deps.config.ssoAllowPrivateIssuers
+      ? ''
+      : ' (an identity provider on a private network needs SSO_ALLOW_PRIVATE_ISSUERS=true on the server)';
+    throw invalidInput(`issuer: ${refusal}${hint}.`);
+  }
+}
+
 export async function saveSsoSettings(
   deps: ControlPlaneDeps,
   sealer: SecretSealer,
@@ -39,7 +60,8 @@ export async function saveSsoSettings(
   rawOrgId: string | undefined,
   input: SsoSettingsInput,
 ): Promise<SsoSettingsView> {
-  const orgId = assertOrgAdmin(auth, rawOrgId);
+  const orgId = assertOrgOwner(auth, rawOrgId, OWNER_ONLY_SSO);
+  assertIssuerAllowed(deps, input.issuer);
   // Sealed before the transaction: a missing SECRETS_KEY refuses the request without touching the store.
   const client_secret_sealed = sealer.seal(input.client_secret, clientSecretContext(orgId));
   const now = deps.clock.now();

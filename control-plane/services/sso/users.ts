@@ -58,11 +58,13 @@ function deactivated(org: Org): AppError {
 
 /**
  * Resolves an SSO identity to the org's user: by external id
- * first, then by userName = email. With SCIM in use only provisioned users
+ * first, then by userName = email (for an owner or admin only when
+ * `signedInUserId`, the console session this browser already holds in the
+ * org, is that account). With SCIM in use only provisioned users
  * may sign in; without it the first login creates the user (source `sso`,
  * role member). Inactive users and memberships are refused either way.
  */
-export async function resolveSsoUser(tx: Queryable, org: Org, id: SsoIdentity, now: Date): Promise<ResolvedUser> {
+export async function resolveSsoUser(tx: Queryable, org: Org, id: SsoIdentity, now: Date, signedInUserId?: string): Promise<ResolvedUser> {
   let user = await user_find_by_external_id(tx, org.id, id.externalId);
   let byEmail = false;
   if (!user && id.email) {
@@ -89,6 +91,15 @@ export async function resolveSsoUser(tx: Queryable, org: Org, id: SsoIdentity, n
   }
   const membership = await membership_find(tx, org.id, user.id);
   if (!user.active || !membership || membership.status !== 'active') throw deactivated(org);
+  // An email claim is only what the IdP says, and an admin could have set the IdP: an owner or
+  // admin is reached by email only from a browser already signed in as them (the link is then
+  // theirs to make); afterwards their external id matches.
+  if (byEmail && (membership.role === 'owner' || membership.role === 'admin') && signedInUserId !== user.id) {
+    throw forbidden(
+      `${id.email} is an ${membership.role} of ${org.name}, and such accounts are not linked to a single sign-on identity by email alone. ` +
+        'To link it, sign in to the console as that account another way first, then open the single sign-on link in the same browser.',
+    );
+  }
 
   // SCIM owns the attributes of the users it provisioned; other users are refreshed from the login.
   if (user.source !== 'scim') user = await refreshFromLogin(tx, org, user, id, now);

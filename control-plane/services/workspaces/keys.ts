@@ -3,11 +3,11 @@ import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../../sha
 import type { ControlPlaneDeps } from '../../deps.js';
 import type { ApiKey, KeyKind } from '../../domain.js';
 import { actorOf, isAdmin, type ConsoleAuth } from '../auth/console-auth.js';
-import { api_key_insert, api_key_list_for_team, api_key_revoke } from '../../stores/api-keys.js';
+import { api_key_insert, api_key_list_for_team, api_key_list_for_workspace, api_key_revoke } from '../../stores/api-keys.js';
 import { audit_insert } from '../../stores/audit.js';
 import { change_feed_publish } from '../../stores/change-feed.js';
 import { team_member_exists, team_member_lock } from '../../stores/teams.js';
-import { loadKey, loadTeam } from '../auth/access.js';
+import { loadKey, loadTeam, loadWorkspace } from '../auth/access.js';
 
 export interface NewKeyInput {
   kind: KeyKind;
@@ -139,6 +139,21 @@ export async function listKeys(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTea
     throw forbidden("Only admins and the team's members may see its keys.");
   }
   return (await api_key_list_for_team(deps.db, team.id)).map(keyView);
+}
+
+/**
+ * The workspace's keys across teams (one page, filterable by team): admins see
+ * every team's, members only those of the teams they are in.
+ */
+export async function listWorkspaceKeys(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawWorkspaceId: string | undefined,
+  teamId: string | undefined,
+): Promise<(KeyView & { team_name: string })[]> {
+  const w = await loadWorkspace(deps.db, auth, rawWorkspaceId);
+  const rows = await api_key_list_for_workspace(deps.db, w.id, { teamId, memberUserId: isAdmin(auth) ? undefined : auth.userId });
+  return rows.map((k) => ({ ...keyView(k), team_name: k.team_name }));
 }
 
 /** Revokes a key (admin, or the owner of a personal key). Revoking a revoked key changes nothing and succeeds. */

@@ -21,9 +21,15 @@ export function listModels(deps: ControlPlaneDeps): ModelPrice[] {
   }));
 }
 
-export async function showTeamModels(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined): Promise<{ models: string[] }> {
+/** The team's grants; `stale_models` are those the models file no longer has (they grant nothing until the alias returns). */
+export async function showTeamModels(
+  deps: ControlPlaneDeps,
+  auth: ConsoleAuth,
+  rawTeamId: string | undefined,
+): Promise<{ models: string[]; stale_models: string[] }> {
   const team = await loadTeam(deps.db, auth, rawTeamId);
-  return { models: await team_models_list(deps.db, team.id) };
+  const models = await team_models_list(deps.db, team.id);
+  return { models, stale_models: models.filter((a) => !deps.config.models.models.has(a)) };
 }
 
 /**
@@ -35,7 +41,7 @@ export async function setTeamModels(
   auth: ConsoleAuth,
   rawTeamId: string | undefined,
   aliases: readonly string[],
-): Promise<{ models: string[] }> {
+): Promise<{ models: string[]; stale_models: string[] }> {
   const catalog = deps.config.models.models;
   const wanted = [...new Set(aliases)].sort();
   const now = deps.clock.now();
@@ -58,6 +64,7 @@ export async function setTeamModels(
       now,
     });
     await change_feed_publish(tx, 'team', team.id);
-    return { models: await team_models_list(tx, team.id) };
+    // Every alias was just checked against the catalog, so none is stale.
+    return { models: await team_models_list(tx, team.id), stale_models: [] };
   });
 }

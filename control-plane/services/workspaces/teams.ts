@@ -1,4 +1,6 @@
 import { conflict, invalidInput, isUniqueViolation, notFound } from '../../../shared/errors.js';
+import type { ModelCatalog } from '../../../shared/models.js';
+import type { Queryable } from '../../db/database.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import { actorOf, assertAdmin, normalizeId, type ConsoleAuth } from '../auth/console-auth.js';
 import { api_key_revoke_personal_in_team } from '../../stores/api-keys.js';
@@ -7,11 +9,12 @@ import { change_feed_publish } from '../../stores/change-feed.js';
 import { member_find } from '../../stores/memberships.js';
 import {
   team_insert,
-  team_list_for_workspace,
   team_member_add,
   team_member_exists,
   team_member_list,
   team_member_remove,
+  team_models_list_unknown,
+  team_summary_list_for_workspace,
 } from '../../stores/teams.js';
 import { loadTeam, loadWorkspace } from '../auth/access.js';
 
@@ -45,9 +48,36 @@ export async function createTeam(
   }
 }
 
+/**
+ * The workspace's teams with what the Teams page shows: members, the models
+ * granted (and which of those the models file no longer has), and the spend
+ * of the team's keys.
+ */
 export async function listTeams(deps: ControlPlaneDeps, auth: ConsoleAuth, rawWorkspaceId: string | undefined) {
   const w = await loadWorkspace(deps.db, auth, rawWorkspaceId);
-  return (await team_list_for_workspace(deps.db, w.id)).map((t) => ({ id: t.id, name: t.name }));
+  const catalog = deps.config.models.models;
+  return (await team_summary_list_for_workspace(deps.db, w.id)).map((t) => ({
+    id: t.id,
+    name: t.name,
+    member_count: t.member_count,
+    models: t.models,
+    stale_models: t.models.filter((a) => !catalog.has(a)),
+    spend_usd: t.spend_usd,
+  }));
+}
+
+/**
+ * One line per team grant to an alias the models file does not have. Such a
+ * grant is inert (the proxy knows no such model) but comes back to life if
+ * the alias is added again, so the operator is told at start.
+ */
+export async function staleGrantWarnings(q: Queryable, catalog: ModelCatalog): Promise<string[]> {
+  const rows = await team_models_list_unknown(q, [...catalog.models.keys()]);
+  return rows.map(
+    (r) =>
+      `warning: team "${r.team_name}" of workspace "${r.workspace_slug}" (org "${r.org_slug}") is granted "${r.alias}", which is not in the models file; ` +
+      `it grants nothing now and access returns if the alias is added again. Remove it under Teams → Model access.`,
+  );
 }
 
 export async function showTeam(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTeamId: string | undefined) {

@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
+import { createTokenCounter, type TokenCounter } from '../../token-counter.js';
 import { chatRequest } from './request-to-chat.js';
 import { isObject } from '../../../shared/json.js';
 
@@ -26,42 +27,51 @@ const REPLY_PRIMING = 3;
  */
 export const IMAGE_TOKENS = 1600;
 
-type Counter = (text: string) => number;
+/**
+ * The counting worker, started on the first local count rather than at every
+ * proxy start (most deployments never count locally). One per process: the
+ * edge has no shutdown hook for it, and the worker does not keep the process
+ * alive.
+ */
+let counter: TokenCounter | undefined;
 
-/** The encoding is ~2 MB of tables, loaded on the first local count rather than at every proxy start. */
-let counter: Promise<Counter> | undefined;
-function loadCounter(): Promise<Counter> {
-  counter ??= import('gpt-tokenizer/encoding/o200k_base').then((m) => (text: string) => m.countTokens(text));
-  return counter;
-}
-
-function contentTokens(content: unknown, count: Counter): number {
-  if (typeof content === 'string') return count(content);
+/** The texts a message's content puts before the model, and its images' flat cost. */
+function contentTexts(content: unknown, texts: string[]): number {
+  if (typeof content === 'string') {
+    texts.push(content);
+    return 0;
+  }
   if (!Array.isArray(content)) return 0;
-  let total = 0;
+  let images = 0;
   for (const part of content) {
     if (!isObject(part)) continue;
-    if (part.type === 'text' && typeof part.text === 'string') total += count(part.text);
-    else if (part.type === 'image_url') total += IMAGE_TOKENS;
+    if (part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+    else if (part.type === 'image_url') images += IMAGE_TOKENS;
   }
-  return total;
+  return images;
 }
 
-/** The input tokens of a Messages count_tokens call, estimated over its Chat Completions translation. */
+/**
+ * The input tokens of a Messages count_tokens call, estimated over its Chat
+ * Completions translation. The text is counted in a worker thread, exactly
+ * for a time budget and estimated from its length beyond it
+ * (token-counter.ts): a multi-MiB body must not stall the proxy.
+ */
 export async function estimateCountTokens(call: ParsedCall, model: ModelConfig): Promise<number> {
   const chat = chatRequest(call, model).request;
-  const count = await loadCounter();
-  let total = REPLY_PRIMING;
+  let fixed = REPLY_PRIMING;
+  const texts: string[] = [];
   for (const m of chat.messages as Json[]) {
-    total += PER_MESSAGE + contentTokens(m.content, count);
+    fixed += PER_MESSAGE + contentTexts(m.content, texts);
     if (Array.isArray(m.tool_calls)) {
       for (const c of m.tool_calls as Json[]) {
         const fn = c.function as Json;
-        total += count(String(fn.name)) + count(String(fn.arguments));
+        texts.push(String(fn.name), String(fn.arguments));
       }
     }
   }
   // Tool definitions reach the model as text too: count their JSON.
-  if (Array.isArray(chat.tools)) total += count(JSON.stringify(chat.tools));
-  return total;
+  if (Array.isArray(chat.tools)) texts.push(JSON.stringify(chat.tools));
+  counter ??= createTokenCounter();
+  return fixed + (await counter.count(texts));
 }

@@ -512,6 +512,8 @@ describeEachStore('web console', (store) => {
     await person.page.goto('/');
     await person.page.getByLabel('Organization').fill(org.org_slug);
     await person.page.getByRole('button', { name: 'Continue with SSO' }).click();
+    // The sign-in link's page: one button, a same-origin POST, starts the sign-in.
+    await person.page.getByRole('button', { name: 'Continue to sign in' }).click();
     await person.page.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
     expect(await person.page.locator('.who').textContent())
       .to.include(scimUser)

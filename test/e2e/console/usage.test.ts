@@ -177,7 +177,9 @@ describeEachStore('web console: the Usage page', (store) => {
     await page.goto('/#/overview');
     await page.locator('#balance').waitFor();
     const ws = await ok(`${dp.cp.url}/v1/workspaces/${org.workspace_id}`, { token: org.console_token });
-    expect(await page.locator('#balance').innerText()).to.equal(usd(ws.balance_usd));
+    // The headline reads in cents; the exact balance is on hover.
+    expect(await page.locator('#balance').innerText()).to.equal(`$${ws.balance_usd.toFixed(2)}`);
+    expect(await page.locator('#balance').getAttribute('title')).to.equal(`Exactly ${usd(ws.balance_usd)}`);
     // $20 against a few sub-cent calls: plenty left, no warning.
     expect(await page.locator('#low-balance').isHidden()).to.equal(true);
 

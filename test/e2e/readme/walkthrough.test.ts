@@ -191,6 +191,11 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
     expect(stdout).to.include('"object":"chat.completion"');
     expect(stdout).to.include('"type":"message"');
 
+    // Step 7 shows what the calls cost: it waits for settlement before reading the key list.
+    const keyList = stdout.split('\n').find((l) => l.startsWith('[{') && l.includes('"last4"'));
+    expect(keyList, 'step 7 printed the key list').to.be.a('string');
+    expect((JSON.parse(keyList!) as { spend_usd: number }[])[0]!.spend_usd).to.be.greaterThan(0);
+
     // Step 8 answered a usage summary and a request log (what they hold is checked below, once settled).
     expect(stdout).to.match(/"totals":\{"spend_usd":/);
     expect(stdout).to.match(/\{"requests":\[/);

@@ -30,6 +30,25 @@ describeEachStore('console: /v1/me and logout', (store) => {
     }
   });
 
+  it('the bootstrap answer says when its token expires; past that, the 401 says it expired and what to run', async () => {
+    let offsetMs = 0;
+    const later = await startTestControlPlane(store.db, { clock: { now: () => new Date(Date.now() + offsetMs) } });
+    try {
+      const org = await seedOrg(later.deps);
+      const expiresAt = new Date(org.expires_at).getTime();
+      expect(expiresAt - Date.now()).to.be.within(12 * 3600_000 - 60_000, 12 * 3600_000);
+      expect((await call(`${later.url}/v1/me`, { token: org.console_token })).status).to.equal(200);
+      offsetMs = expiresAt - Date.now() + 1000;
+      const res = await call(`${later.url}/v1/me`, { token: org.console_token });
+      expect(res.status).to.equal(401);
+      expect(res.body.detail).to.equal(
+        `This console token expired at ${org.expires_at}. Issue a new one with: npm run -s cli -- console-token --org ${org.org_slug} --owner <your email>`,
+      );
+    } finally {
+      await later.close();
+    }
+  });
+
   it('204 on logout, then the token is refused', async () => {
     const org = await seedOrg(cp.deps);
     expect((await call(`${cp.url}/v1/auth/logout`, { method: 'POST', token: org.console_token })).status).to.equal(204);

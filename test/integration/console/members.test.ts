@@ -149,3 +149,53 @@ describeEachStore('console: members and roles', (store) => {
     expect(rows[0].id).to.be.a('number');
   });
 });
+
+describeEachStore('console: revoking a deactivated member’s personal keys', (store) => {
+  let cp: TestControlPlane;
+  before(async () => {
+    cp = await startTestControlPlane(store.db);
+  });
+  after(() => cp.close());
+
+  it('an admin revokes every personal key of a deactivated member, in all teams, audited; team keys and others’ keys stay', async () => {
+    const org = await seedOrg(cp.deps);
+    const m = await addMember(cp.deps, org.org_id);
+    const owner = { token: org.console_token };
+    const keys: Record<string, string> = {};
+    for (const name of ['alpha', 'beta']) {
+      const team = await ok(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { ...owner, method: 'POST', body: { name } }, 201);
+      await call(`${cp.url}/v1/teams/${team.id}/members`, { ...owner, method: 'POST', body: { user_id: m.user_id } });
+      keys[`${name}-personal`] = (
+        await ok(`${cp.url}/v1/teams/${team.id}/keys`, { token: m.token, method: 'POST', body: { kind: 'personal', name: 'laptop' } }, 201)
+      ).id;
+      keys[`${name}-team`] = (
+        await ok(`${cp.url}/v1/teams/${team.id}/keys`, { ...owner, method: 'POST', body: { kind: 'team', name: 'ci' } }, 201)
+      ).id;
+    }
+    const url = `${cp.url}/v1/orgs/${org.org_id}/members/${m.user_id}/revoke-personal-keys`;
+    // While the member is active, the action is refused: removing them from the team is the way.
+    expect((await call(url, { ...owner, method: 'POST' })).status).to.equal(409);
+    // Deactivation (as SCIM does it) ends membership and sessions, not keys.
+    await cp.deps.db.query(`UPDATE memberships SET status = 'inactive' WHERE org_id = $1 AND user_id = $2`, [org.org_id, m.user_id]);
+    expect((await call(url, { token: (await addMember(cp.deps, org.org_id)).token, method: 'POST' })).status).to.equal(403);
+    expect(await ok(url, { ...owner, method: 'POST' })).to.deep.equal({ revoked: 2 });
+    expect(await ok(url, { ...owner, method: 'POST' })).to.deep.equal({ revoked: 0 });
+    const rows = await cp.deps.db.query<{ id: string; revoked: boolean }>(
+      `SELECT id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE org_id = $1`,
+      [org.org_id],
+    );
+    const revoked = new Map(rows.map((r) => [r.id, r.revoked]));
+    expect(Object.fromEntries(Object.entries(keys).map(([k, id]) => [k, revoked.get(id)]))).to.deep.equal({
+      'alpha-personal': true,
+      'alpha-team': false,
+      'beta-personal': true,
+      'beta-team': false,
+    });
+    const audit = await ok(`${cp.url}/v1/orgs/${org.org_id}/audit?limit=5`, owner);
+    // Newest first: the second call revoked nothing, the first both keys.
+    const [again, row] = audit.filter((r: { action: string }) => r.action === 'member.personal_keys_revoke');
+    expect(again.detail.revoked_key_ids).to.deep.equal([]);
+    expect(row).to.include({ actor: `user:${org.owner_user_id}`, target_type: 'user', target_id: m.user_id });
+    expect(row.detail.revoked_key_ids).to.have.members([keys['alpha-personal'], keys['beta-personal']]);
+  });
+});

@@ -35,13 +35,13 @@ describeEachStore('console: model catalog and team model access', (store) => {
     const team = await newTeam(org);
     const m = await addMember(cp.deps, org.org_id);
     const url = `${cp.url}/v1/teams/${team}/models`;
-    expect(await ok(url, { token: m.token })).to.deep.equal({ models: [] });
+    expect(await ok(url, { token: m.token })).to.deep.equal({ models: [], stale_models: [] });
     const set = await ok(url, { method: 'PUT', token: org.console_token, body: { models: ['tg/sonnet', 'tg/haiku', 'tg/sonnet'] } });
-    expect(set).to.deep.equal({ models: ['tg/haiku', 'tg/sonnet'] });
+    expect(set).to.deep.equal({ models: ['tg/haiku', 'tg/sonnet'], stale_models: [] });
     expect(await ok(url, { token: m.token })).to.deep.equal(set);
     const narrowed = await ok(url, { method: 'PUT', token: org.console_token, body: { models: ['tg/gpt-4o-mini'] } });
-    expect(narrowed).to.deep.equal({ models: ['tg/gpt-4o-mini'] });
-    expect(await ok(url, { method: 'PUT', token: org.console_token, body: { models: [] } })).to.deep.equal({ models: [] });
+    expect(narrowed).to.deep.equal({ models: ['tg/gpt-4o-mini'], stale_models: [] });
+    expect(await ok(url, { method: 'PUT', token: org.console_token, body: { models: [] } })).to.deep.equal({ models: [], stale_models: [] });
 
     const feed = await change_feed_since(store.db, 0, 100_000);
     expect(feed.filter((c) => c.topic === 'team' && c.subject_id === team)).to.have.length(3);
@@ -62,7 +62,7 @@ describeEachStore('console: model catalog and team model access', (store) => {
     expect(res.status).to.equal(400);
     expect(res.body.detail).to.include('"tg/opus-99"');
     expect(res.body.detail).not.to.include('"tg/sonnet"');
-    expect(await ok(url, { token: org.console_token })).to.deep.equal({ models: ['tg/haiku'] });
+    expect(await ok(url, { token: org.console_token })).to.deep.equal({ models: ['tg/haiku'], stale_models: [] });
   });
 
   it('400 naming the field for a missing list, a string, non-string items and unknown fields', async () => {
@@ -85,7 +85,7 @@ describeEachStore('console: model catalog and team model access', (store) => {
     const m = await addMember(cp.deps, org.org_id);
     const res = await call(`${cp.url}/v1/teams/${team}/models`, { method: 'PUT', token: m.token, body: { models: ['tg/sonnet'] } });
     expect(res.status).to.equal(403);
-    expect(await ok(`${cp.url}/v1/teams/${team}/models`, { token: m.token })).to.deep.equal({ models: [] });
+    expect(await ok(`${cp.url}/v1/teams/${team}/models`, { token: m.token })).to.deep.equal({ models: [], stale_models: [] });
   });
 
   it("404 for another org's team, an unknown team and a malformed id", async () => {
@@ -97,6 +97,6 @@ describeEachStore('console: model catalog and team model access', (store) => {
       const put = await call(`${cp.url}/v1/teams/${t}/models`, { method: 'PUT', token: org.console_token, body: { models: ['tg/sonnet'] } });
       expect(put.status, t).to.equal(404);
     }
-    expect(await ok(`${cp.url}/v1/teams/${otherTeam}/models`, { token: other.console_token })).to.deep.equal({ models: [] });
+    expect(await ok(`${cp.url}/v1/teams/${otherTeam}/models`, { token: other.console_token })).to.deep.equal({ models: [], stale_models: [] });
   });
 });

@@ -24,7 +24,7 @@ describeEachStore('console: teams and team members', (store) => {
     expect(created).to.have.keys('id', 'name');
     expect(created.name).to.equal('Research');
     const listed = await ok(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: admin.token });
-    expect(listed).to.deep.equal([created]);
+    expect(listed).to.deep.equal([{ ...created, member_count: 0, models: [], stale_models: [], spend_usd: 0 }]);
     const shown = await ok(`${cp.url}/v1/teams/${created.id}`, { token: admin.token });
     expect(shown).to.deep.equal({ ...created, workspace_id: org.workspace_id });
     const audit = await ok(`${cp.url}/v1/orgs/${org.org_id}/audit`, { token: admin.token });

@@ -88,7 +88,15 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
         for (const key of [undefined, 'sk-not-ours', malformed, unknown, revoked.secret, expired.secret, other.secret]) {
           const a = await edgeCall(dp.proxy.url, format, k.slug, key, modelBody(format));
           expectOutcome(format, a, 401, 'invalid_api_key');
+          // Another workspace's live key is told the key does not fit this workspace; every other bad key gets one answer.
+          expect(a.body.error.message).to.equal(
+            key === other.secret ? 'Invalid API key for this workspace: check the workspace slug in the base URL.' : 'Invalid API key.',
+          );
         }
+        // The answer at a slug that exists and at one that does not is the same: no slug is revealed.
+        const nowhere = await edgeCall(dp.proxy.url, format, 'no-such-workspace', other.secret, modelBody(format));
+        expect(nowhere.body).to.deep.equal((await edgeCall(dp.proxy.url, format, k.slug, other.secret, modelBody(format))).body);
+        expectOutcome(format, nowhere, 401, 'invalid_api_key');
         expect(dp.fake.requests).to.have.length(0);
       });
 

@@ -86,6 +86,25 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
     expect(dp.fake.requests).to.have.length(0);
   });
 
+  it('404 naming the /{workspace_slug}/… base for a path without the slug, in the caller’s format', async () => {
+    const chat = await fetch(`${dp.proxy.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
+    expect(chat.status).to.equal(404);
+    const chatError = ((await chat.json()) as { error: { type: string; message: string } }).error;
+    expect(chatError.type).to.equal('invalid_request_error');
+    expect(chatError.message).to.match(/^The path \/v1\/chat\/completions has no workspace slug\. /);
+    expect(chatError.message).to.include('/{workspace_slug}/v1/').and.include('http://localhost:8081/{workspace_slug}/v1.');
+    for (const [path, headers] of [
+      ['/v1/messages', {}],
+      ['/v1/models', { 'anthropic-version': '2023-06-01' }],
+    ] as const) {
+      const messages = await fetch(`${dp.proxy.url}${path}`, { method: 'POST', body: '{}', headers });
+      expect(messages.status).to.equal(404);
+      const body = (await messages.json()) as { type: string; error: { type: string; message: string } };
+      expect([body.type, body.error.type]).to.deep.equal(['error', 'not_found_error']);
+      expect(body.error.message).to.include('/{workspace_slug}/anthropic/v1/').and.include('http://localhost:8081/{workspace_slug}/anthropic.');
+    }
+  });
+
   it('404 in the format of the path for unknown routes, 405 for the wrong method', async () => {
     const unknown = await fetch(`${dp.proxy.url}/acme/v1/embeddings`, { method: 'POST' });
     expect(unknown.status).to.equal(404);

@@ -18,12 +18,29 @@ export class TestBrowser {
     return this.jars.get(new URL(origin).origin)?.get(name);
   }
 
-  async get(url: string): Promise<Hop> {
+  /** Puts a cookie in the jar, as an earlier sign-in on that origin would have. */
+  setCookie(origin: string, name: string, value: string): void {
+    const key = new URL(origin).origin;
+    const jar = this.jars.get(key) ?? new Map<string, string>();
+    jar.set(name, value);
+    this.jars.set(key, jar);
+  }
+
+  get(url: string): Promise<Hop> {
+    return this.send('GET', url);
+  }
+
+  /** A form POST as a browser sends it: with the Origin of the page it was on (by default, the target's own). */
+  post(url: string, origin: string | null = new URL(url).origin): Promise<Hop> {
+    return this.send('POST', url, origin === null ? {} : { origin });
+  }
+
+  private async send(method: string, url: string, extra: Record<string, string> = {}): Promise<Hop> {
     const origin = new URL(url).origin;
     const jar = this.jars.get(origin) ?? new Map<string, string>();
     this.jars.set(origin, jar);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    const res = await fetch(url, { method, redirect: 'manual', headers: { ...extra, ...(cookie ? { cookie } : {}) } });
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');
       const eq = pair!.indexOf('=');
@@ -44,7 +61,7 @@ export class TestBrowser {
 }
 
 export interface LoginRun {
-  /** The control plane's answer to `/login`. */
+  /** The control plane's answer to the button on `/login` (a POST). */
   start: Hop;
   /** The IdP's redirect back to the control plane (not yet visited), if it got that far. */
   callbackUrl: string | undefined;
@@ -54,7 +71,10 @@ export interface LoginRun {
 
 /** Starts an SSO login and walks the IdP's redirects up to (not into) the callback. */
 export async function walkToCallback(browser: TestBrowser, controlPlaneUrl: string, orgSlug: string): Promise<LoginRun> {
-  const start = await browser.get(`${controlPlaneUrl}/v1/auth/sso/${orgSlug}/login`);
+  const login = `${controlPlaneUrl}/v1/auth/sso/${orgSlug}/login`;
+  const page = await browser.get(login);
+  if (page.status !== 200) return { start: page, callbackUrl: undefined, stoppedAt: page };
+  const start = await browser.post(login);
   let hop = start;
   for (let i = 0; i < 10 && hop.location; i++) {
     if (hop.location.startsWith(`${controlPlaneUrl}/v1/auth/sso/callback`)) return { start, callbackUrl: hop.location, stoppedAt: hop };

@@ -49,10 +49,10 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
   const me = (browser: TestBrowser) =>
     call(`${cp.url}/v1/me`, { headers: { cookie: `${SESSION_COOKIE}=${browser.cookie(cp.url, SESSION_COOKIE)}` } });
 
-  it('302 to the IdP with response_type code, PKCE S256, state, nonce, openid email profile and the registered redirect_uri', async () => {
+  it('303 to the IdP with response_type code, PKCE S256, state, nonce, openid email profile and the registered redirect_uri', async () => {
     const org = await ssoOrg();
-    const start = await new TestBrowser().get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`);
-    expect(start.status).to.equal(302);
+    const start = await new TestBrowser().post(`${cp.url}/v1/auth/sso/${org.org_slug}/login`);
+    expect(start.status).to.equal(303);
     const url = new URL(start.location!);
     expect(url.origin).to.equal(idp.issuer);
     const p = url.searchParams;
@@ -131,11 +131,19 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
     expect(JSON.stringify(rows)).not.to.include(token).and.not.include(token.slice(4));
   });
 
-  it('the bootstrap owner signing in by SSO is matched by email and keeps the owner role', async () => {
+  it('the bootstrap owner is not matched by email alone (403 page), but links from a browser signed in as the owner, and keeps the owner role', async () => {
     const org = await ssoOrg();
     idp.signInAs({ sub: 'owner-sub', email: `owner@${org.org_slug}.test` });
+    expectPage(
+      await ssoLogin(new TestBrowser(), cp.url, org.org_slug),
+      403,
+      /is an owner of .* not linked to a single sign-on identity by email alone/,
+    );
     const browser = new TestBrowser();
+    browser.setCookie(cp.url, SESSION_COOKIE, org.console_token);
     expect((await ssoLogin(browser, cp.url, org.org_slug)).status).to.equal(302);
+    // Linked: the next login from a fresh browser finds the owner by external id.
+    expect((await ssoLogin(new TestBrowser(), cp.url, org.org_slug)).status).to.equal(302);
     const res = await me(browser);
     expect(res.body.user_id).to.equal(org.owner_user_id);
     expect(res.body.memberships).to.deep.equal([{ org_id: org.org_id, role: 'owner' }]);
@@ -242,7 +250,10 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
     const browser = new TestBrowser();
     const run = await walkToCallback(browser, cp.url, org.org_slug);
     expect((await fetch(run.callbackUrl!, { method: 'HEAD', redirect: 'manual' })).status).to.equal(405);
-    expect((await fetch(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, { method: 'HEAD', redirect: 'manual' })).status).to.equal(405);
+    // HEAD on the sign-in link only shows its page: nothing is started.
+    const pending = await store.db.query('SELECT 1 FROM sso_login_states WHERE org_id = $1', [org.org_id]);
+    expect((await fetch(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, { method: 'HEAD', redirect: 'manual' })).status).to.equal(200);
+    expect(await store.db.query('SELECT 1 FROM sso_login_states WHERE org_id = $1', [org.org_id])).to.have.length(pending.length);
     expect((await browser.get(run.callbackUrl!)).status).to.equal(302);
   });
 
@@ -286,7 +297,7 @@ describeEachStore('sso: just-in-time login without SCIM', (store) => {
   it('502 page when the identity provider cannot be reached', async () => {
     const org = await seedOrg(cp.deps);
     await configureSso(cp, org, idp, { issuer: 'http://127.0.0.1:9' });
-    expectPage(await new TestBrowser().get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`), 502, /could not load the openid configuration/i);
+    expectPage(await new TestBrowser().post(`${cp.url}/v1/auth/sso/${org.org_slug}/login`), 502, /could not load the openid configuration/i);
   });
 
   it('the same 404 page for an unknown org slug as for an org without SSO, never naming the org', async () => {
@@ -352,7 +363,8 @@ describeEachStore('sso: login behind a TLS-terminating proxy', (store) => {
     await configureSso(cp, org, idp);
     idp.signInAs({ sub: 'tls-sub', email: 'tls@example.test' });
     const browser = new TestBrowser();
-    const start = await browser.get(`${cp.url}/v1/auth/sso/${org.org_slug}/login`);
+    // The browser is at the public URL: its Origin is that one, not the loopback address the test dials.
+    const start = await browser.post(`${cp.url}/v1/auth/sso/${org.org_slug}/login`, PUBLIC);
     expect(new URL(start.location!).searchParams.get('redirect_uri')).to.equal(`${PUBLIC}/v1/auth/sso/callback`);
     expect(start.headers.getSetCookie().join('\n')).to.match(/tollgate_sso_login=[^;]+;.*secure/i);
 

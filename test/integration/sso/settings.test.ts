@@ -63,7 +63,6 @@ describeEachStore('sso: settings API', (store) => {
   it('400 problem+json naming the field for a bad issuer, missing or empty fields, and unknown fields', async () => {
     const org = await seedOrg(cp.deps);
     const cases: [unknown, RegExp][] = [
-      [{ ...VALID, issuer: 'http://idp.example.com' }, /issuer: must be an https URL/],
       [{ ...VALID, issuer: 'not a url' }, /issuer/],
       [{ ...VALID, issuer: 'https://idp.example.com/?tenant=1' }, /issuer/],
       [{ ...VALID, issuer: 'ftp://idp.example.com' }, /issuer/],
@@ -122,10 +121,15 @@ describeEachStore('sso: settings API', (store) => {
     expect((await store.db.query('SELECT 1 FROM sso_settings WHERE org_id IN ($1, $2)', [org.org_id, other.org_id])).length).to.equal(0);
   });
 
-  it('an admin may configure SSO', async () => {
+  it("an admin may read SSO settings but not set them: 403 problem+json saying the identity provider is the owner's to set", async () => {
     const org = await seedOrg(cp.deps);
+    await put(org.org_id, org.console_token, VALID);
     const admin = await seedUser(cp.deps, org.org_id, { user_name: 'admin@example.test', source: 'sso', role: 'admin' });
-    expect((await put(org.org_id, admin.token, VALID)).status).to.equal(200);
+    const refused = await put(org.org_id, admin.token, { ...VALID, issuer: 'https://attacker.example.com' });
+    expect(refused.status).to.equal(403);
+    expect(refused.headers.get('content-type')).to.include('application/problem+json');
+    expect(refused.body.detail).to.match(/needs the owner role: the identity provider .* decides who signs in as whom/);
+    expect((await call(`${cp.url}/v1/orgs/${org.org_id}/sso`, { token: admin.token })).body.issuer).to.equal(VALID.issuer);
   });
 
   it('stores the client secret sealed: not in any sso_settings or audit_log row, yet it opens under the key', async () => {

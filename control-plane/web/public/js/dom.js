@@ -229,6 +229,17 @@ export function usd(value) {
   return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
+/** A headline amount: cents, the exact figure on hover (a balance of $69.934188 reads as $69.93). */
+export function usdCents(value) {
+  const n = Number(value ?? 0);
+  // A spend of a few micro-dollars is not nothing: it reads "<$0.01", not "$0.00".
+  const text =
+    n > 0 && n < 0.005
+      ? '<$0.01'
+      : n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  return { text, title: usd(n) };
+}
+
 export function when(iso) {
   if (!iso) return '—';
   const d = new Date(iso);

@@ -1,46 +1,89 @@
 import { api, enc } from '../api.js';
 import { h, fill, table, when, usd } from '../dom.js';
 
-/** Settings → Audit log: the organization's most recent changes (owner/admin). */
+/** Settings → Audit log: the organization's most recent changes (owner/admin), filtered by action, actor and date. */
 export async function auditPage(section, s) {
   fill(
     section,
     h('h1', { tabindex: '-1' }, 'Audit log'),
     h('p', { class: 'hint' }, 'Every change to the organization, newest first: who did it, what, and to what.'),
   );
-  const card = h('div', { class: 'card' });
-  section.append(card);
-  const [rows, members] = await Promise.all([
-    api(`/v1/orgs/${enc(s.orgId)}/audit?limit=200`),
-    api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => []),
-  ]);
+  const members = await api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => []);
   const names = new Map(members.map((m) => [m.user_id, m.user_name]));
   const actor = (a) => {
     const [kind, id] = a.split(':');
     if (kind === 'user') return names.get(id) ?? 'former user';
     return { scim: 'Identity provider (SCIM)', system: 'System', proxy: 'Proxy' }[kind] ?? a;
   };
-  const target = (r) => targetText(r, names);
-  fill(
-    card,
-    rows.length
-      ? table(
-          'Audit log',
-          ['When', 'Who', 'Action', 'Target'],
-          rows.map((r) =>
-            h(
-              'tr',
-              {},
-              h('td', { class: 'num' }, when(r.created_at)),
-              h('td', {}, actor(r.actor)),
-              h('td', { class: 'mono' }, r.action),
-              h('td', {}, target(r)),
-            ),
-          ),
-        )
-      : h('p', { class: 'empty' }, 'Nothing has happened yet.'),
+  const action = h(
+    'select',
+    { name: 'action', 'aria-label': 'Action' },
+    h('option', { value: '' }, 'All actions'),
+    ACTION_FAMILIES.map(([value, label]) => h('option', { value }, label)),
   );
+  const who = h(
+    'select',
+    { name: 'actor', 'aria-label': 'Who' },
+    h('option', { value: '' }, 'Anyone'),
+    h('option', { value: 'scim' }, 'Identity provider (SCIM)'),
+    h('option', { value: 'system' }, 'System'),
+    members.map((m) => h('option', { value: `user:${m.user_id}` }, m.user_name)),
+  );
+  const since = h('input', { type: 'date', name: 'since', 'aria-label': 'From date' });
+  const until = h('input', { type: 'date', name: 'until', 'aria-label': 'To date (inclusive)' });
+  const filters = h(
+    'form',
+    { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
+    h('label', {}, 'Action ', action),
+    h('label', {}, 'Who ', who),
+    h('label', {}, 'From ', since),
+    h('label', {}, 'To ', until),
+  );
+  const card = h('div', { class: 'card' });
+  section.append(filters, card);
+  const load = async () => {
+    const q = new URLSearchParams({ limit: '200' });
+    if (action.value) q.set('action', action.value);
+    if (who.value) q.set('actor', who.value);
+    // Dates are the viewer's local days; "to" includes its whole day.
+    if (since.value) q.set('since', new Date(`${since.value}T00:00:00`).toISOString());
+    if (until.value) q.set('until', new Date(new Date(`${until.value}T00:00:00`).getTime() + 86_400_000).toISOString());
+    const rows = await api(`/v1/orgs/${enc(s.orgId)}/audit?${q}`);
+    fill(
+      card,
+      rows.length
+        ? table(
+            'Audit log',
+            ['When', 'Who', 'Action', 'Target'],
+            rows.map((r) =>
+              h(
+                'tr',
+                {},
+                h('td', { class: 'num' }, when(r.created_at)),
+                h('td', {}, actor(r.actor)),
+                h('td', { class: 'mono' }, r.action),
+                h('td', {}, targetText(r, names)),
+              ),
+            ),
+          )
+        : h('p', { class: 'empty' }, q.size > 1 ? 'Nothing matches these filters.' : 'Nothing has happened yet.'),
+    );
+  };
+  for (const input of [action, who, since, until]) input.addEventListener('change', () => void load());
+  await load();
 }
+
+/** The action families a filter offers (`key.` matches key.create and key.revoke). */
+const ACTION_FAMILIES = [
+  ['key.', 'Keys'],
+  ['team.', 'Teams'],
+  ['member.', 'Members and roles'],
+  ['workspace.', 'Workspaces and credits'],
+  ['scim.', 'SCIM provisioning'],
+  ['sso.', 'Single sign-on'],
+  ['session.', 'Sign-ins'],
+  ['org.', 'Organization'],
+];
 
 const list = (v) => (Array.isArray(v) && v.length ? v.join(', ') : 'none');
 

@@ -205,7 +205,9 @@ function createKeyDialog(team, s, may, onDone) {
               'span',
               {},
               h('strong', {}, 'Personal'),
-              may.personal ? ' — yours; revoked when you leave the team' : ` — only members of ${team.name} create personal keys`,
+              may.personal
+                ? ' — yours; it ends when you leave the team (or an admin revokes it)'
+                : ` — only members of ${team.name} create personal keys`,
             ),
           ),
           h(

@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, errorBox, toast, table, badge } from '../dom.js';
+import { h, fill, errorBox, toast, table, badge, confirmDialog } from '../dom.js';
 
 const ROLES = ['owner', 'admin', 'member'];
 const SOURCES = { scim: 'SCIM', sso: 'SSO', bootstrap: 'Bootstrap' };
@@ -65,17 +65,44 @@ export async function membersPage(section, s) {
       h('td', {}, roleCell),
       h('td', {}, badge(inactive ? 'inactive' : 'active', inactive ? 'off' : 'ok')),
       h('td', {}, SOURCES[m.source] ?? m.source),
+      h('td', {}, inactive && s.isAdmin ? revokeKeysButton(m) : null),
     );
   });
+
+  /** Deactivation ends membership and sessions, not keys: the admin's action for the personal keys left behind. */
+  function revokeKeysButton(m) {
+    const button = h('button', { type: 'button', class: 'danger small', 'data-revoke-keys': m.user_name }, 'Revoke personal keys');
+    button.addEventListener('click', async () => {
+      const ok = await confirmDialog({
+        title: `Revoke the personal keys of ${m.user_name}?`,
+        message: ['Every personal key they own, in every team, stops working within seconds.', 'Team keys stay. This cannot be undone.'],
+        confirmLabel: 'Revoke personal keys',
+      });
+      if (!ok) return;
+      button.disabled = true;
+      error.clear();
+      try {
+        const { revoked } = await api(`/v1/orgs/${enc(s.orgId)}/members/${enc(m.user_id)}/revoke-personal-keys`, { method: 'POST' });
+        toast(
+          revoked ? `Revoked ${revoked} personal ${revoked === 1 ? 'key' : 'keys'} of ${m.user_name}.` : `${m.user_name} had no live personal keys.`,
+        );
+      } catch (err) {
+        error.show(`Could not revoke the keys of ${m.user_name}: ${err.message}`);
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return button;
+  }
   fill(
     card,
     h('h2', {}, `${members.length} ${members.length === 1 ? 'member' : 'members'}`),
-    table('Organization members', ['Name', 'userName', 'Email', 'Role', 'Status', 'Source'], rows),
+    table('Organization members', ['Name', 'userName', 'Email', 'Role', 'Status', 'Source', ''], rows),
     members.some((m) => m.status !== 'active')
       ? h(
           'p',
           { class: 'hint' },
-          'Inactive members were deprovisioned by the identity provider: they cannot sign in, and their sessions have ended. Keys they created keep working until revoked.',
+          'Inactive members were deprovisioned by the identity provider: they cannot sign in, and their sessions have ended. Keys they created keep working: a personal key ends when its owner leaves the team or an admin revokes it ("Revoke personal keys"); team keys belong to the team.',
         )
       : null,
   );

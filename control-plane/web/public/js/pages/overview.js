@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, busy, usd, toast, copyField, codeBlock } from '../dom.js';
+import { h, fill, field, errorBox, busy, usd, usdCents, toast, copyField, codeBlock } from '../dom.js';
 import { snippets } from '../snippets.js';
 
 /** Below this, or under this many days at the last week's pace, the balance is called low. */
@@ -16,7 +16,7 @@ export async function overviewPage(section, s) {
   const ws = await api(`/v1/workspaces/${enc(s.workspace.id)}`);
   fill(section, h('h1', { tabindex: '-1' }, 'Workspace ', h('span', { class: 'muted' }, ws.slug)));
 
-  const balanceValue = h('p', { class: 'balance', id: 'balance' }, usd(ws.balance_usd));
+  const balanceValue = h('p', { class: 'balance', id: 'balance' });
   const balanceNote = h('p', { class: 'hint' });
   const lowBalance = h('p', { class: 'warning', id: 'low-balance', role: 'status', hidden: true });
   // The last 7 days' spend tells how long the balance lasts at that pace.
@@ -24,7 +24,9 @@ export async function overviewPage(section, s) {
   const perDay = week ? week.totals.spend_usd / 7 : 0;
   const showBalance = (value) => {
     const n = Number(value);
-    balanceValue.textContent = usd(value);
+    const shown = usdCents(value);
+    balanceValue.textContent = shown.text;
+    balanceValue.title = `Exactly ${shown.title}`;
     balanceNote.textContent = n > 0 ? 'Requests are billed against this balance.' : 'Keys cannot make requests until the balance is positive.';
     balanceNote.classList.toggle('warn', !(n > 0));
     const days = perDay > 0 ? n / perDay : Infinity;

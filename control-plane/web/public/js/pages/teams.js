@@ -1,5 +1,5 @@
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, busy, toast, table, confirmDialog, usd } from '../dom.js';
+import { h, fill, field, errorBox, busy, toast, table, confirmDialog, usd, usdCents } from '../dom.js';
 
 /** Teams of the current workspace; admins create them here. */
 export async function teamsPage(section, s, { navigate }) {
@@ -14,13 +14,50 @@ export async function teamsPage(section, s, { navigate }) {
     list.append(h('p', { class: 'empty' }, s.isAdmin ? 'No teams yet. Create one below.' : 'No teams yet. An admin creates them.'));
     return;
   }
+  // Each team with what tells teams apart: who is in it, what it may call, what it spent.
+  const modelsCell = (t) =>
+    t.models.length
+      ? h(
+          'span',
+          { class: 'models' },
+          t.models.map((a, i) => [
+            i ? ', ' : '',
+            t.stale_models.includes(a)
+              ? h(
+                  's',
+                  { class: 'stale', title: 'Not in the models file: this grant gives no access now, and would again if the alias came back.' },
+                  a,
+                )
+              : h('span', { class: 'mono' }, a),
+          ]),
+        )
+      : h('span', { class: 'muted' }, 'none');
   list.append(
-    h(
-      'ul',
-      { class: 'link-list' },
-      teams.map((t) => h('li', {}, h('a', { href: `#/teams/${t.id}` }, t.name), h('a', { class: 'subtle', href: `#/keys?team=${t.id}` }, 'Keys'))),
+    table(
+      'Teams in this workspace',
+      ['Team', 'Members', 'Models', 'Spend', ''],
+      teams.map((t) =>
+        h(
+          'tr',
+          { 'data-team': t.name },
+          h('td', {}, h('a', { href: `#/teams/${t.id}` }, t.name)),
+          h('td', { class: 'num' }, String(t.member_count)),
+          h('td', {}, modelsCell(t)),
+          h('td', { class: 'num', title: usd(t.spend_usd) }, usdCents(t.spend_usd).text),
+          h('td', {}, h('a', { class: 'subtle', href: `#/keys?team=${t.id}` }, 'Keys')),
+        ),
+      ),
     ),
   );
+  if (teams.some((t) => t.stale_models.length)) {
+    list.append(
+      h(
+        'p',
+        { class: 'warning', role: 'status' },
+        'Struck-through models are granted but no longer in the models file: they give no access now, and would again if the alias were added back. Save the team’s model access to drop them.',
+      ),
+    );
+  }
 }
 
 function createTeamForm(s, navigate) {
@@ -76,6 +113,15 @@ async function renderModels(card, team, s) {
   const [catalog, allowed] = await Promise.all([api('/v1/models'), api(`/v1/teams/${enc(team.id)}/models`)]);
   const chosen = new Set(allowed.models);
   const error = errorBox();
+  // Grants the models file no longer has: shown struck through, unchecked; saving drops them.
+  const stale = (allowed.stale_models ?? []).map((alias) =>
+    h(
+      'li',
+      { class: 'stale-grant' },
+      h('label', { class: 'check' }, h('input', { type: 'checkbox', disabled: true }), h('s', { class: 'mono stale' }, alias)),
+      h('span', { class: 'hint warn' }, 'not in the models file: no access now; back if the alias returns'),
+    ),
+  );
   const boxes = catalog.map((m) => {
     const box = h('input', { type: 'checkbox', name: 'model', value: m.alias, checked: chosen.has(m.alias), disabled: !s.isAdmin });
     return h(
@@ -100,7 +146,7 @@ async function renderModels(card, team, s) {
         }
       },
     },
-    h('fieldset', {}, h('legend', { class: 'visually-hidden' }, 'Models this team may call'), h('ul', { class: 'check-list' }, boxes)),
+    h('fieldset', {}, h('legend', { class: 'visually-hidden' }, 'Models this team may call'), h('ul', { class: 'check-list' }, boxes, stale)),
     error.el,
     s.isAdmin ? h('button', { type: 'submit', class: 'primary' }, 'Save model access') : null,
   );
