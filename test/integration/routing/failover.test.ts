@@ -58,6 +58,14 @@ describeEachStore('routing: failover before the first byte', (store) => {
     expect(servedBy(dp.fakes)).to.deep.equal({ a: 300, b: 100, c: 0 });
   });
 
+  it('GET /v1/models lists an alias of three deployments once', async () => {
+    const k = await seed();
+    const res = await fetch(`${proxy().url}/${k.slug}/v1/models`, { headers: { authorization: `Bearer ${k.secret}` } });
+    const ids = ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    expect(ids.filter((id) => id === 'tg/three')).to.have.length(1);
+    expect(ids).not.to.include('m-b');
+  });
+
   it('without weights, the first deployment takes every call while healthy; the answer names who served', async () => {
     const k = await seed();
     for (let i = 0; i < 5; i++) {
