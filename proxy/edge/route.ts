@@ -13,8 +13,3 @@ export function route(path: string): Route | undefined {
   if ((format === 'chat') !== (m[3] === 'chat/completions')) return undefined;
   return { format, slug: m[1]!, action: 'call' };
 }
-
-/** The format to answer an unroutable path in: its `/anthropic/` part says Messages. */
-export function formatOfPath(path: string): WireFormat {
-  return path.includes('/anthropic/') ? 'messages' : 'chat';
-}
