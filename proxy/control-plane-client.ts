@@ -1,9 +1,9 @@
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { changePageSchema, changeVersionSchema } from '../shared/contract/changes.js';
-import { keyResolutionSchema } from '../shared/contract/keys.js';
-import { keyMoneyAnswerSchema } from '../shared/contract/money.js';
-import { usageAnswerSchema, type UsageReport } from '../shared/contract/usage.js';
+import { keyResolutionSchema, type KeyResolution } from '../shared/contract/keys.js';
+import { keyMoneyAnswerSchema, type KeyMoney } from '../shared/contract/money.js';
+import { usageAnswerSchema, type UsageReport, type UsageResult } from '../shared/contract/usage.js';
 
 export class ControlPlaneUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -40,7 +40,23 @@ export function parseAnswer<S extends z.ZodType>(schema: S, text: string, what: 
  * answer is checked against the wire contract; that costs a parse per key
  * cache miss, per usage batch and per change event, never per proxied call.
  */
-export function createControlPlaneClient(baseUrl: string, token: string) {
+/** Function properties: the settlement watch wraps them one by one, taken off the object. */
+export interface ControlPlaneClient {
+  resolveKey: (keyHash: string) => Promise<KeyResolution>;
+  /** One result per report, in order. */
+  reportUsage: (reports: UsageReport[]) => Promise<UsageResult[]>;
+  /** A key's money as committed now (founding a hold account Redis lost); null for a key it does not know. */
+  keyMoney: (keyId: string) => Promise<KeyMoney | null>;
+  changesAfter: (after: number) => Promise<ChangePage>;
+  version: () => Promise<number>;
+  /** Opens the push stream; the caller owns the returned body. */
+  openChangeStream: (signal: AbortSignal) => Promise<Dispatcher.ResponseData['body']>;
+  close: () => Promise<void>;
+}
+
+type ChangePage = z.infer<typeof changePageSchema>;
+
+export function createControlPlaneClient(baseUrl: string, token: string): ControlPlaneClient {
   const url = new URL(baseUrl);
   const pool = new Pool(url.origin, { connect: { timeout: 1_000 }, headersTimeout: 5_000, bodyTimeout: 5_000 });
   const pathBase = url.pathname.replace(/\/+$/, '');
@@ -71,11 +87,9 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
   return {
     resolveKey: (keyHash: string) => json(keyResolutionSchema, 'GET', `/internal/keys/${keyHash}`),
     reportUsage: async (reports: UsageReport[]) => (await json(usageAnswerSchema, 'POST', '/internal/usage', { reports })).results,
-    /** A key's money as committed now (founding a hold account Redis lost). */
     keyMoney: async (keyId: string) => (await json(keyMoneyAnswerSchema, 'GET', `/internal/money/${keyId}`)).money,
     changesAfter: (after: number) => json(changePageSchema, 'GET', `/internal/changes?after=${after}`),
     version: async () => (await json(changeVersionSchema, 'GET', '/internal/changes/version')).version,
-    /** Opens the push stream; the caller owns the returned body. */
     async openChangeStream(signal: AbortSignal) {
       const res = await pool.request({
         method: 'GET',
@@ -95,5 +109,3 @@ export function createControlPlaneClient(baseUrl: string, token: string) {
     close: () => pool.close(),
   };
 }
-
-export type ControlPlaneClient = ReturnType<typeof createControlPlaneClient>;

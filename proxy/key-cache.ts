@@ -45,7 +45,20 @@ function subjects(k: ResolvedKey): string[] {
  * by key, team, workspace and owner rather than a scan of the cache;
  * concurrent misses share one fetch.
  */
-export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: NowMs = Date.now) {
+export interface KeyCache {
+  /** The answer without waiting, when the cache has a fresh one (refreshing it ahead of time if due). */
+  cached(hash: string): Lookup | undefined;
+  /** The cached answer, else the control plane's (concurrent misses share one fetch). */
+  lookup(hash: string): Promise<Lookup>;
+  /** A change-feed hint: forget every entry the changed subject could affect. */
+  invalidate(topic: ChangeTopic, subjectId: string): void;
+  clear(): void;
+  size(): number;
+  /** Plain counters, read by the metrics scrape. */
+  readonly stats: { hit: number; miss: number; stale: number; unavailable: number };
+}
+
+export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, logger: Logger, now: NowMs = Date.now): KeyCache {
   // subject ("team:<id>", …) → hashes cached under it; unknown-key hashes apart (any key event drops them).
   const index = new Map<string, Set<string>>();
   const negatives = new Set<string>();
@@ -166,5 +179,3 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     stats,
   };
 }
-
-export type KeyCache = ReturnType<typeof createKeyCache>;

@@ -19,7 +19,27 @@ export interface ProxyGaugeSources {
   redisUp?: () => boolean;
 }
 
-export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSources) {
+/** The proxy's metric families: the hot ones as fast families (a series resolved once per label set), the rest prom-client's. */
+export interface ProxyMetrics {
+  requests: FastCounter;
+  duration: FastHistogram;
+  ttfb: FastHistogram;
+  upstream: FastHistogram;
+  tokens: FastCounter;
+  spend: FastCounter;
+  refusals: FastCounter;
+  keyLookups: Counter<'result'>;
+  keyCacheEntries: Gauge;
+  invalidations: Counter<'via'>;
+  invalidationLag: Histogram<'via'>;
+  holdsOutstanding: Gauge;
+  settlementQueue: Gauge;
+  settlementLag: Histogram;
+  controlPlaneUp: Gauge;
+  redisUp: Gauge;
+}
+
+export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSources): ProxyMetrics {
   const registers = [registry];
   // The key cache counts in plain integers; the counter catches up on each scrape.
   const lookupsSeen: Record<string, number> = {};
@@ -120,8 +140,6 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
   };
 }
 
-export type ProxyMetrics = ReturnType<typeof createProxyMetrics>;
-
 /** The series one kind of request lands in, resolved once per label set. */
 export interface CallSeries {
   requests: CounterSeries;
@@ -139,7 +157,15 @@ export interface ModelSeries {
 }
 
 /** Per-request lookups of the hot metrics: one key and one map read per kind of request. */
-export function createSeriesCache(m: ProxyMetrics) {
+export interface SeriesCache {
+  call(format: string, route: string, model: string, provider: string, statusClass: string): CallSeries;
+  model(format: string, model: string, provider: string): ModelSeries;
+  refusal(format: string, reason: string): CounterSeries;
+  /** The upstream-duration series of one outcome, kept on the model's series. */
+  upstream(s: ModelSeries, format: string, model: string, provider: string, outcome: string): HistogramSeries;
+}
+
+export function createSeriesCache(m: ProxyMetrics): SeriesCache {
   const calls = new Map<string, CallSeries>();
   const models = new Map<string, ModelSeries>();
   return {
@@ -181,5 +207,3 @@ export function createSeriesCache(m: ProxyMetrics) {
     },
   };
 }
-
-export type SeriesCache = ReturnType<typeof createSeriesCache>;

@@ -79,7 +79,8 @@ export interface ObserverParts {
   settlements?: SettlementWatch | undefined;
 }
 
-function newCall(requestId: string): EdgeCall {
+/** A call's record before anything is known of it (exported for the step tests' fakes). */
+export function newCall(requestId: string): EdgeCall {
   return {
     requestId,
     startedAt: performance.now(),

@@ -197,6 +197,29 @@ export interface RedisHoldOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 
+/** The Lua scripts as commands on this connection. */
+function defineHoldCommands(redis: Redis): HoldCommands {
+  redis.defineCommand('tgHold', { numberOfKeys: 7, lua: HOLD });
+  redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
+  redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
+  redis.defineCommand('tgBeginEpoch', { numberOfKeys: 1, lua: BEGIN_EPOCH });
+  redis.defineCommand('tgReassert', { numberOfKeys: 7, lua: REASSERT });
+  redis.defineCommand('tgSeed', { numberOfKeys: 2, lua: SEED });
+  return redis as unknown as HoldCommands;
+}
+
+/** Live holds grouped by their workspace and key: one reassert script per pair of accounts. */
+function byAccount(live: LiveHold[]): Iterable<LiveHold[]> {
+  const groups = new Map<string, LiveHold[]>();
+  for (const h of live) {
+    const k = `${h.workspaceId} ${h.keyId}`;
+    let list = groups.get(k);
+    if (!list) groups.set(k, (list = []));
+    list.push(h);
+  }
+  return groups.values();
+}
+
 /**
  * Holds shared by all proxies on one Redis. Errors propagate: the caller
  * fails closed. Surviving Redis losing its data (docs/proxy.md, "Redis
@@ -209,13 +232,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref());
 export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): HoldStore & { start(): Promise<void> } {
   const { prefix, ttlMs, fenceMs, logger } = options;
   const now = options.now ?? Date.now;
-  redis.defineCommand('tgHold', { numberOfKeys: 7, lua: HOLD });
-  redis.defineCommand('tgRelease', { numberOfKeys: 6, lua: RELEASE });
-  redis.defineCommand('tgExtend', { numberOfKeys: 6, lua: EXTEND });
-  redis.defineCommand('tgBeginEpoch', { numberOfKeys: 1, lua: BEGIN_EPOCH });
-  redis.defineCommand('tgReassert', { numberOfKeys: 7, lua: REASSERT });
-  redis.defineCommand('tgSeed', { numberOfKeys: 2, lua: SEED });
-  const commands = redis as unknown as HoldCommands;
+  const commands = defineHoldCommands(redis);
   const epochKey = `${prefix}:epoch`;
   const keys = (workspaceId: string, keyId: string): string[] => {
     const ws = `${prefix}:acct:ws:${workspaceId}`;
@@ -230,15 +247,8 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
   async function join(): Promise<void> {
     for (;;) {
       const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), now(), fenceMs);
-      const byAccount = new Map<string, LiveHold[]>();
-      for (const h of options.live()) {
-        const k = `${h.workspaceId} ${h.keyId}`;
-        let list = byAccount.get(k);
-        if (!list) byAccount.set(k, (list = []));
-        list.push(h);
-      }
       let moved = false;
-      for (const list of byAccount.values()) {
+      for (const list of byAccount(options.live())) {
         const args: (string | number)[] = [...keys(list[0]!.workspaceId, list[0]!.keyId), epochKey, id, now(), ttlMs];
         for (const h of list) args.push(h.requestId, h.amountMicros, h.keyBudget ? '1' : '0');
         if ((await commands.tgReassert(...args)) === 5) moved = true;

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ControlPlaneUnavailable, createControlPlaneClient } from '../../../proxy/control-plane-client.js';
+import { resolvedKey } from '../../support/keys.js';
 
 /** A stand-in control plane on loopback that answers every request with `body`. */
 async function answering(body: string): Promise<{ url: string; server: Server }> {
@@ -14,23 +15,7 @@ async function answering(body: string): Promise<{ url: string; server: Server }>
 }
 
 const HASH = 'a'.repeat(64);
-const KEY = {
-  id: 'k',
-  org_id: 'o',
-  workspace_id: 'w',
-  workspace_slug: 's',
-  team_id: 't',
-  owner_user_id: null,
-  revoked: false,
-  expires_at: null,
-  rpm: null,
-  tpm: null,
-  models: ['tg/x'],
-  key_remaining_micros: null,
-  key_version: 1,
-  balance_micros: 5,
-  balance_version: 1,
-};
+const KEY = resolvedKey({ workspace_slug: 's', models: ['tg/x'], key_version: 1, balance_micros: 5 });
 
 describe('proxy: control-plane client checks answers against the wire contract', () => {
   const servers: Server[] = [];

@@ -1,31 +1,13 @@
 import { expect } from 'chai';
 import { decideKey, decideModel } from '../../../proxy/decide.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
+import { resolvedKey } from '../../support/keys.js';
 import { testConfig } from '../../support/control-plane.js';
 
 const catalog = testConfig().models;
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
-function key(over: Partial<ResolvedKey> = {}): ResolvedKey {
-  return {
-    id: 'k',
-    org_id: 'o',
-    workspace_id: 'w',
-    workspace_slug: 'acme',
-    team_id: 't',
-    owner_user_id: null,
-    revoked: false,
-    expires_at: null,
-    rpm: null,
-    tpm: null,
-    models: ['tg/sonnet'],
-    key_remaining_micros: null,
-    key_version: 0,
-    balance_micros: 1_000_000,
-    balance_version: 1,
-    ...over,
-  };
-}
+const key = resolvedKey;
 
 /** The two decisions as the edge chains them for a model call (the body is parsed between them). */
 const statusOf = (k: ResolvedKey | null, slug = 'acme', alias = 'tg/sonnet') => {

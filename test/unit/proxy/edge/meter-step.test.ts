@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { AppError } from '../../../../shared/errors.js';
+import { outputCeiling } from '../../../../proxy/formats/index.js';
+import type { UsageTap } from '../../../../proxy/formats/usage-tap.js';
+import type { ForwardOutcome } from '../../../../proxy/forward.js';
+import { meterUsage } from '../../../../proxy/edge/steps/meter.js';
+import { fakeDeps, stateAfter } from './fakes.js';
+
+function tap(usage: { inputTokens: number; outputTokens: number } | undefined, input?: number, seen = 0): UsageTap {
+  return { feed: () => undefined, usage: () => usage, inputReported: () => input, outputSeen: () => seen, finishReasons: () => [] };
+}
+
+function meter(outcome: ForwardOutcome) {
+  const { deps, asked } = fakeDeps();
+  const s = stateAfter(deps);
+  s.inputEstimate = 30;
+  s.outcome = outcome;
+  expect(meterUsage(s, deps)).to.equal(undefined);
+  return { s, asked };
+}
+
+describe('edge step meter: what the answer is billed, by how it ended', () => {
+  it("hands the hold back for a call that never reached the provider, with the proxy's error status", () => {
+    const { s } = meter({ kind: 'failed', error: new AppError('upstream_unreachable', 'x') });
+    expect(s.bill).to.deep.equal({ kind: 'release', status: 502 });
+  });
+
+  it("hands the hold back for the provider's own error, with its status", () => {
+    expect(meter({ kind: 'upstream-error', status: 529 }).s.bill).to.deep.equal({ kind: 'release', status: 529 });
+  });
+
+  it('bills a complete answer what the provider reported', () => {
+    const { s, asked } = meter({ kind: 'complete', tap: tap({ inputTokens: 12, outputTokens: 34 }) });
+    expect(s.bill).to.deep.equal({ kind: 'settle', inputTokens: 12, outputTokens: 34, status: undefined });
+    expect(asked.warnings).to.deep.equal([]);
+  });
+
+  it('bills a complete answer without usage everything it was allowed (the estimate and the output ceiling), and warns', () => {
+    const { s, asked } = meter({ kind: 'complete', tap: tap(undefined) });
+    expect(s.bill).to.deep.equal({ kind: 'settle', inputTokens: 30, outputTokens: outputCeiling(s.call!, s.model!), status: undefined });
+    expect(asked.warnings).to.have.length(1);
+  });
+
+  it('bills a cut answer what was seen: 499 when the client left, 502 when the provider broke off', () => {
+    const byClient = meter({ kind: 'cut', tap: tap(undefined, 11, 5), headersSent: true, by: 'client' }).s.bill;
+    expect(byClient).to.deep.equal({ kind: 'settle', inputTokens: 11, outputTokens: 5, status: 499 });
+    const byUpstream = meter({ kind: 'cut', tap: tap(undefined, undefined, 3), headersSent: true, by: 'upstream' }).s.bill;
+    expect(byUpstream).to.deep.equal({ kind: 'settle', inputTokens: 30, outputTokens: 3, status: 502 });
+  });
+
+  it('a cut before any answer was read bills the input estimate and no output', () => {
+    const bill = meter({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' }).s.bill;
+    expect(bill).to.deep.equal({ kind: 'settle', inputTokens: 30, outputTokens: 0, status: 499 });
+  });
+});

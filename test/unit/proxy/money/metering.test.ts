@@ -1,0 +1,201 @@
+import { expect } from 'chai';
+import type { UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import { ControlPlaneUnavailable } from '../../../../proxy/control-plane-client.js';
+import { costMicros } from '../../../../proxy/money/cost.js';
+import { createMemoryHoldStore, type MoneySnapshot } from '../../../../proxy/money/holds.js';
+import { createHoldKeepAlive } from '../../../../proxy/money/keep-alive.js';
+import { createMetering, type HeldCall } from '../../../../proxy/money/metering.js';
+import type { Outbox, OutboxRecord, OutboxSlot } from '../../../../proxy/money/outbox.js';
+import type { RateLimits } from '../../../../proxy/rate-limits.js';
+import { testConfig } from '../../../support/control-plane.js';
+import { KEY, quietLogger, record, result } from './fakes.js';
+
+const SONNET = testConfig().models.models.get('tg/sonnet')!;
+const SNAPSHOT: MoneySnapshot = {
+  workspaceId: 'ws1',
+  balanceMicros: 1_000_000,
+  balanceVersion: 1,
+  keyId: KEY,
+  keyRemainingMicros: null,
+  keyVersion: 0,
+};
+
+function held(n: number, over: Partial<HeldCall> = {}): HeldCall {
+  return {
+    requestId: `req_${n}`,
+    keyId: KEY,
+    workspaceId: 'ws1',
+    tpm: 1_000,
+    model: SONNET,
+    holdMicros: 100_000,
+    inputEstimate: 10,
+    tokensTaken: 10,
+    keyBudget: false,
+    format: 'chat',
+    startedMs: performance.now(),
+    ...over,
+  };
+}
+
+/** An outbox in memory: what was appended and acknowledged, and what an earlier run left. */
+function memoryOutbox(replayed: { record: OutboxRecord; slot: OutboxSlot }[] = []) {
+  const appended: OutboxRecord[] = [];
+  const acked: number[] = [];
+  const outbox: Outbox = {
+    replayed,
+    pending: () => appended.length - acked.reduce((a, b) => a + b, 0),
+    append: (records) => (appended.push(...records), Promise.resolve({ segment: 1 })),
+    ack: (_slot, count) => (acked.push(count), Promise.resolve()),
+    close: () => Promise.resolve(),
+  };
+  return { outbox, appended, acked };
+}
+
+function metering(
+  opts: { answer?: (r: UsageReport[]) => Promise<UsageResult[]>; replayed?: { record: OutboxRecord; slot: OutboxSlot }[]; maxPending?: number } = {},
+) {
+  const reported: UsageReport[] = [];
+  const tokens: number[] = [];
+  const holds = createMemoryHoldStore(60_000);
+  const logger = quietLogger();
+  const live = createHoldKeepAlive(holds, 10_000, logger);
+  const limits: RateLimits = { admit: () => ({ ok: true }), adjustTokens: (_k, _tpm, delta) => void tokens.push(delta) };
+  const { outbox, appended, acked } = memoryOutbox(opts.replayed);
+  const m = createMetering({
+    cp: {
+      reportUsage: (reports) => {
+        reported.push(...reports);
+        return opts.answer ? opts.answer(reports) : Promise.resolve(reports.map((r) => result(r, { balance_micros: 999_000, balance_version: 2 })));
+      },
+    },
+    holds,
+    limits,
+    logger,
+    outbox,
+    live,
+    retryMaxMs: 1_000,
+    maxPending: opts.maxPending ?? 1_000,
+  });
+  /** Admits a call as the hold step does: the hold on the store, then metering told it is owed. */
+  const admit = (call: HeldCall) => {
+    expect(holds.hold(call.requestId, SNAPSHOT, call.holdMicros)).to.deep.equal({ ok: true });
+    m.admitted(call);
+  };
+  /** Whether `amount` more could be held on the workspace now. */
+  const room = (amount: number) => {
+    const out = holds.hold('probe', { ...SNAPSHOT, balanceVersion: 0 }, amount);
+    void holds.release('probe', { workspaceId: 'ws1', keyId: KEY });
+    return (out as { ok: boolean }).ok;
+  };
+  return { m, holds, live, logger, reported, tokens, appended, acked, admit, room };
+}
+
+describe('money: metering (bill once, then release)', () => {
+  it('bills a settled call at its model price, reports it with its status, corrects the token window, then releases the hold with the new snapshot', async () => {
+    const { m, admit, reported, tokens, acked, live, room } = metering();
+    const call = held(1);
+    admit(call);
+    expect(live.size()).to.equal(1);
+    const cost = m.settle(call, 100, 50, 499);
+    expect(cost).to.equal(costMicros(SONNET, 100, 50));
+    expect(tokens).to.deep.equal([100 + 50 - 10]);
+    await m.drain();
+    expect(reported).to.have.length(1);
+    expect(reported[0]).to.deep.include({
+      request_id: 'req_1',
+      input_tokens: 100,
+      output_tokens: 50,
+      cost_micros: cost,
+      status: 499,
+      format: 'chat',
+    });
+    expect(acked).to.deep.equal([1]);
+    expect(live.size()).to.equal(0);
+    // The control plane's balance (999,000, a newer version) is what the store holds against now.
+    expect(room(999_000)).to.equal(true);
+    expect(room(999_001)).to.equal(false);
+    await m.close(0);
+  });
+
+  it('never bills more than the hold, nor less than one input token', () => {
+    const { m, logger } = metering();
+    expect(m.settle(held(1, { holdMicros: 50 }), 1_000_000, 1_000_000)).to.equal(50);
+    expect(logger.warnings).to.include('usage exceeded its hold; billed at the hold');
+    expect(m.settle(held(2), 0, 0)).to.equal(costMicros(SONNET, 1, 0));
+  });
+
+  it('a released call hands its hold and its tokens back at once and is still recorded, at no cost', async () => {
+    const { m, admit, reported, tokens, live, room } = metering({
+      answer: (reports) => Promise.resolve(reports.map((r) => result(r, { balance_micros: 1_000_000, balance_version: 1 }))),
+    });
+    const call = held(1, { holdMicros: 1_000_000 });
+    admit(call);
+    expect(room(1)).to.equal(false);
+    m.release(call, 502);
+    expect(live.size()).to.equal(0);
+    await m.drain();
+    expect(room(1_000_000)).to.equal(true);
+    expect(tokens).to.deep.equal([-10]);
+    expect(reported).to.have.length(1);
+    expect(reported[0]).to.deep.include({ request_id: 'req_1', input_tokens: 0, output_tokens: 0, cost_micros: 0, status: 502 });
+  });
+
+  it('is full once maxPending settlements wait for the control plane, and not once they are recorded', async () => {
+    let up = false;
+    const { m } = metering({
+      maxPending: 2,
+      answer: (reports) => (up ? Promise.resolve(reports.map((r) => result(r))) : Promise.reject(new ControlPlaneUnavailable('down'))),
+    });
+    m.settle(held(1), 1, 1);
+    expect(m.full()).to.equal(false);
+    m.settle(held(2), 1, 1);
+    expect(m.full()).to.equal(true);
+    up = true;
+    m.wake();
+    await m.drain();
+    expect(m.full()).to.equal(false);
+  });
+
+  it('on start, holds what an earlier run left unacknowledged again (record-only calls hold nothing), then reports it', async () => {
+    const billed = record(1);
+    const recordOnly: OutboxRecord = { ...record(2), recordOnly: true };
+    const { m, reported, live, acked, room } = metering({ replayed: [billed, recordOnly].map((r) => ({ record: r, slot: { segment: 0 } })) });
+    // The replayed hold (100 micros) is not released until the control plane answers: hold it up.
+    let answer!: () => void;
+    const {
+      m: m2,
+      live: live2,
+      room: room2,
+      reported: reported2,
+    } = metering({
+      replayed: [{ record: billed, slot: { segment: 0 } }],
+      answer: (reports) => new Promise((r) => (answer = () => r(reports.map((x) => result(x, { balance_micros: 1_000_000, balance_version: 0 }))))),
+    });
+    await m2.start();
+    expect(live2.list().map((h) => h.requestId)).to.deep.equal(['req_1']);
+    expect(room2(1_000_000)).to.equal(false);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(reported2.map((r) => r.request_id)).to.deep.equal(['req_1']);
+    answer();
+    await m2.drain();
+    expect(live2.size()).to.equal(0);
+    expect(room2(1_000_000)).to.equal(true);
+
+    await m.start();
+    await m.drain();
+    expect(reported.map((r) => r.request_id)).to.deep.equal(['req_1', 'req_2']);
+    expect(acked).to.deep.equal([2]);
+    expect(live.size()).to.equal(0);
+    expect(room(999_000)).to.equal(true);
+  });
+
+  it('close() gives up after its time when the control plane is down, leaving the usage in the outbox', async () => {
+    const { m, logger, acked } = metering({ answer: () => Promise.reject(new ControlPlaneUnavailable('down')) });
+    m.settle(held(1), 1, 1);
+    const started = Date.now();
+    await m.close(100);
+    expect(Date.now() - started).to.be.below(2_000);
+    expect(acked).to.deep.equal([]);
+    expect(logger.warnings).to.include('usage left in the outbox for the next start');
+  });
+});
