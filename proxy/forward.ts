@@ -152,6 +152,12 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.eventStream && !this.errorAnswer) res.flushHeaders();
   }
 
+  /** The provider's own error, relayed; with its retry-after only when it gave one. */
+  private upstreamError(): ForwardOutcome {
+    const status = this.res.statusCode;
+    return this.retryAfter === undefined ? { kind: 'upstream-error', status } : { kind: 'upstream-error', status, retryAfterMs: this.retryAfter };
+  }
+
   /** Nothing went to the client: the attempt is dropped and the call goes on elsewhere. */
   private retry(c: Dispatcher.DispatchController, reason: FailureReason, after: number | undefined): void {
     this.done({ kind: 'retry', reason, retryAfterMs: after });
@@ -207,9 +213,7 @@ class Relay implements Dispatcher.DispatchHandler {
       }
       res.end();
     }
-    this.done(
-      this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode, retryAfterMs: this.retryAfter } : { kind: 'complete', tap: this.tap! },
-    );
+    this.done(this.errorAnswer ? this.upstreamError() : { kind: 'complete', tap: this.tap! });
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
@@ -225,11 +229,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
-    this.done(
-      this.errorAnswer
-        ? { kind: 'upstream-error', status: res.statusCode, retryAfterMs: this.retryAfter }
-        : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' },
-    );
+    this.done(this.errorAnswer ? this.upstreamError() : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });
   }
 }
 
