@@ -6,15 +6,19 @@ import type { AnswerTranslator } from './translate/index.js';
 import { createUsageChunkFilter, type UsageChunkFilter } from './formats/chat/usage-chunk-filter.js';
 import { createUsageTap, type UsageTap } from './formats/usage-tap.js';
 import type { WireFormat } from './call.js';
+import { firstEventIsError, retryableStatus } from './routing/first-byte.js';
+import { retryAfterMs, type FailureReason } from './routing/health.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
   | { kind: 'failed'; error: AppError }
   /** The provider's own 3xx/4xx/5xx went through unchanged. */
-  | { kind: 'upstream-error'; status: number }
+  | { kind: 'upstream-error'; status: number; retryAfterMs?: number | undefined }
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
-  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' };
+  | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' }
+  /** Only with `failover`: the provider failed before anything reached the client; the next deployment may take the call. */
+  | { kind: 'retry'; reason: FailureReason; retryAfterMs: number | undefined };
 
 export interface ForwardRequest {
   pool: Pool;
@@ -32,6 +36,12 @@ export interface ForwardRequest {
   extraHeaders: Record<string, string>;
   headersTimeoutMs: number;
   idleTimeoutMs: number;
+  /**
+   * Another deployment can take the call: a retryable status (429, 5xx) or a
+   * stream whose first event is an error comes back as `retry` instead of
+   * reaching the client, so a stream's head waits for its first event.
+   */
+  failover?: boolean;
   /** Stamped when the answer's head goes to the client (time to first byte). */
   timing?: { headAt: number; stream: boolean };
 }
@@ -71,6 +81,10 @@ class Relay implements Dispatcher.DispatchHandler {
   private filter: UsageChunkFilter | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
+  /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
+  private peek: Buffer[] | undefined;
+  private head: { status: number; headers: IncomingHttpHeaders } | undefined;
+  private retryAfter: number | undefined;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
     if (this.controller && !this.controller.aborted) this.controller.abort(clientGone());
@@ -100,9 +114,15 @@ class Relay implements Dispatcher.DispatchHandler {
   onResponseStart(c: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
     this.controller = c;
     if (status < 200) return;
-    const { req, res } = this;
+    const { req } = this;
+    if (req.failover && retryableStatus(status)) {
+      this.retry(c, `status_${status}` as FailureReason, retryAfterMs(headers['retry-after'], Date.now()));
+      return;
+    }
     // Redirects are relayed, never followed, and, like error answers, not billed.
     this.errorAnswer = status >= 300;
+    // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
+    if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
     this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
     if (!this.errorAnswer) {
@@ -110,7 +130,17 @@ class Relay implements Dispatcher.DispatchHandler {
       if (this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
     }
     if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
-    // The head is built once, straight from the provider's headers, and written once.
+    if (req.failover && this.eventStream && !this.errorAnswer) {
+      this.head = { status, headers };
+      this.peek = [];
+      return;
+    }
+    this.writeHead(status, headers);
+  }
+
+  /** The head is built once, straight from the provider's headers, and written once. */
+  private writeHead(status: number, headers: IncomingHttpHeaders): void {
+    const { req, res } = this;
     res.writeHead(status, downstreamHeaders(headers, this.filter !== undefined || req.translate !== undefined, req.extraHeaders));
     this.headersSent = true;
     if (req.timing) {
@@ -122,7 +152,41 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.eventStream && !this.errorAnswer) res.flushHeaders();
   }
 
+  /** The provider's own error, relayed; with its retry-after only when it gave one. */
+  private upstreamError(): ForwardOutcome {
+    const status = this.res.statusCode;
+    return this.retryAfter === undefined ? { kind: 'upstream-error', status } : { kind: 'upstream-error', status, retryAfterMs: this.retryAfter };
+  }
+
+  /** Nothing went to the client: the attempt is dropped and the call goes on elsewhere. */
+  private retry(c: Dispatcher.DispatchController, reason: FailureReason, after: number | undefined): void {
+    this.done({ kind: 'retry', reason, retryAfterMs: after });
+    if (!c.aborted) c.abort(new Error('failing over'));
+  }
+
+  /** The peeked stream is sound (or ended): its head and what was held back go out now. */
+  private release(c: Dispatcher.DispatchController): void {
+    const held = this.peek!;
+    this.peek = undefined;
+    this.writeHead(this.head!.status, this.head!.headers);
+    for (const chunk of held) this.relay(c, chunk);
+  }
+
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.peek) {
+      this.peek.push(chunk);
+      const seen = this.peek.length === 1 ? chunk : Buffer.concat(this.peek);
+      const verdict = firstEventIsError(seen);
+      if (verdict === undefined) return;
+      if (verdict) this.retry(c, 'first_event', undefined);
+      else this.release(c);
+      return;
+    }
+    this.relay(c, chunk);
+  }
+
+  private relay(c: Dispatcher.DispatchController, chunk: Buffer): void {
     this.tap?.feed(chunk);
     if (this.whole) {
       this.whole.push(chunk);
@@ -136,7 +200,9 @@ class Relay implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseEnd(): void {
+  onResponseEnd(c: Dispatcher.DispatchController): void {
+    if (this.settled) return;
+    if (this.peek) this.release(c);
     const { res, filter } = this;
     const translate = this.req.translate;
     if (translate) res.end(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0));
@@ -147,7 +213,7 @@ class Relay implements Dispatcher.DispatchHandler {
       }
       res.end();
     }
-    this.done(this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'complete', tap: this.tap! });
+    this.done(this.errorAnswer ? this.upstreamError() : { kind: 'complete', tap: this.tap! });
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
@@ -163,9 +229,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
-    this.done(
-      this.errorAnswer ? { kind: 'upstream-error', status: res.statusCode } : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' },
-    );
+    this.done(this.errorAnswer ? this.upstreamError() : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });
   }
 }
 

@@ -41,6 +41,9 @@ export interface EdgeCall {
   upstreamAt: number;
   headAt: number;
   upstreamEndAt: number;
+  /** `provider/upstream_model` whose answer the client got, and how many deployments were tried. */
+  deployment: string | undefined;
+  attempts: number;
   /** How the upstream call ended (`complete`, `cut`, `upstream-error`, `failed`). */
   outcome: string | undefined;
   settledAt: number;
@@ -108,6 +111,8 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
     upstreamAt: 0,
     headAt: 0,
     upstreamEndAt: 0,
+    deployment: undefined,
+    attempts: 0,
     outcome: undefined,
     settledAt: 0,
     inputTokens: 0,
@@ -177,6 +182,8 @@ function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number
       stream: call.stream,
       status,
       outcome: call.outcome,
+      deployment: call.deployment,
+      attempts: call.attempts || undefined,
       reason: refusalReason(call),
       field: refusedField(call),
       ms: ms(call.startedAt, now),

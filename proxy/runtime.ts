@@ -18,6 +18,7 @@ import { createRateLimits } from './rate-limits.js';
 import { startMoney } from './start/money.js';
 import { createUpstreamPools } from './start/pools.js';
 import { readinessOf } from './start/readiness.js';
+import { createRouting } from './routing/index.js';
 import { connectRedis } from './start/redis.js';
 import { stopServing } from './start/shutdown.js';
 
@@ -85,7 +86,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   let closing = false;
   const readiness = readinessOf(config, keys, settlements, redis, () => closing);
 
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe });
+  const routing = createRouting(settings, redis, registry, now, logger);
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing });
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
       const r = readiness();

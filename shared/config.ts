@@ -98,6 +98,12 @@ export interface ProxySettings {
   upstreamConnectTimeoutMs: number;
   upstreamHeadersTimeoutMs: number;
   upstreamIdleTimeoutMs: number;
+  /** A streamed call to an alias with another deployment or fallback moves on when no answer head came this fast. */
+  upstreamTtfbMs: number;
+  /** Failures in a row that open a deployment's circuit (it is skipped until a probe succeeds). */
+  deploymentFailures: number;
+  /** How long an open circuit keeps a deployment out of rotation before one probe call is let through. */
+  deploymentCooldownMs: number;
   /** A hold left by a dead proxy is released after this long. */
   holdTtlSeconds: number;
   /** Prefix of every Redis key the proxy writes. */
@@ -200,6 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     upstreamConnectTimeoutMs: positiveInt('PROXY_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
     upstreamHeadersTimeoutMs: positiveInt('PROXY_UPSTREAM_HEADERS_TIMEOUT_MS', 300_000),
     upstreamIdleTimeoutMs: positiveInt('PROXY_UPSTREAM_IDLE_TIMEOUT_MS', 120_000),
+    upstreamTtfbMs: positiveInt('PROXY_UPSTREAM_TTFB_MS', 30_000),
+    deploymentFailures: positiveInt('PROXY_DEPLOYMENT_FAILURES', 3),
+    deploymentCooldownMs: positiveInt('PROXY_DEPLOYMENT_COOLDOWN_MS', 30_000),
     holdTtlSeconds: positiveInt('PROXY_HOLD_TTL_SECONDS', 900),
     redisPrefix: env.PROXY_REDIS_PREFIX || 'tollgate',
     dataDir: resolve(env.PROXY_DATA_DIR || join(env.DATA_DIR || './data', 'proxy')),

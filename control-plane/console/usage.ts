@@ -26,7 +26,7 @@ export const summaryQuery = z
   .object({
     ...filters,
     granularity: z.enum(['day', 'hour']).default('day'),
-    group_by: z.enum(['model', 'key', 'team', 'user']).default('model'),
+    group_by: z.enum(['model', 'key', 'team', 'user', 'deployment']).default('model'),
   })
   .strict();
 
@@ -125,6 +125,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         'cost_usd',
         'cache_saved_usd',
         'latency_ms',
+        'deployment',
       ],
       page.requests.map((r) => [
         r.time,
@@ -146,6 +147,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         csvMoney(r.cost_usd),
         csvMoney(r.cache_saved_usd),
         r.latency_ms,
+        r.deployment,
       ]),
     );
   });

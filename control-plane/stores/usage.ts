@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 
-export type UsageGrouping = 'model' | 'key' | 'team' | 'user';
+export type UsageGrouping = 'model' | 'key' | 'team' | 'user' | 'deployment';
 export type UsageGranularity = 'day' | 'hour';
 
 export interface UsageFilter {
@@ -22,6 +22,7 @@ const GROUP_COLUMN: Record<UsageGrouping, string> = {
   key: 'l.key_id::text',
   team: 'k.team_id::text',
   user: 'k.owner_user_id::text',
+  deployment: 'l.deployment',
 };
 
 /** Error: the client got a status of 400 or more (provider refusals, failures, cut answers). */
@@ -98,6 +99,7 @@ export interface UsageRequestRow {
   output_tokens: number | null;
   cost_usd: number;
   latency_ms: number | null;
+  deployment: string | null;
   cache_read_tokens: number;
   cache_write_tokens: number;
   cache_write_1h_tokens: number;
@@ -123,7 +125,7 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
   return q.query<UsageRequestRow>(
     `SELECT l.id::text AS id, l.created_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
             k.team_id, t.name AS team_name, k.owner_user_id AS user_id, u.user_name,
-            l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms,
+            l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms, l.deployment,
             l.cache_read_tokens, l.cache_write_tokens, l.cache_write_1h_tokens, l.web_search_requests, l.cache_saved_usd::float8 AS cache_saved_usd
        FROM ledger_entries l
        LEFT JOIN api_keys k ON k.id = l.key_id

@@ -63,6 +63,7 @@ export interface UsageRow {
   format: string | null;
   status: number | null;
   latency_ms: number | null;
+  deployment: string | null;
   cache_read_tokens: number;
   cache_write_tokens: number;
   cache_write_1h_tokens: number;
@@ -86,6 +87,7 @@ const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRo
   { column: 'format', type: 'text', value: (r) => r.format },
   { column: 'status', type: 'int', value: (r) => r.status },
   { column: 'latency_ms', type: 'int', value: (r) => r.latency_ms },
+  { column: 'deployment', type: 'text', value: (r) => r.deployment },
   { column: 'cache_read_tokens', type: 'int', value: (r) => r.cache_read_tokens },
   { column: 'cache_write_tokens', type: 'int', value: (r) => r.cache_write_tokens },
   { column: 'cache_write_1h_tokens', type: 'int', value: (r) => r.cache_write_1h_tokens },

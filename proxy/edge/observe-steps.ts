@@ -32,6 +32,8 @@ export function observeStep(step: string, s: CallState): void {
     case 'forward':
       obs.upstreamEndAt = performance.now();
       obs.outcome = s.outcome!.kind;
+      obs.deployment = s.served?.id;
+      obs.attempts = s.attempts;
       if (s.outcome!.kind === 'failed') obs.error = s.outcome!.error;
       // What the provider's answer held that the client's format cannot carry: known only now, so the log has it, not the header.
       if (s.up!.translate) {

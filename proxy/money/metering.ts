@@ -26,6 +26,8 @@ export interface HeldCall {
   tokensTaken: number;
   /** The key has a budget (its hold is on the key's account too). */
   keyBudget: boolean;
+  /** The deployment that served the call (`provider/upstream_model`), once one answered. */
+  deployment?: string | undefined;
   /** The wire format the client used, and when the proxy received the call (performance.now()). */
   format: UsageFormat;
   startedMs: number;
@@ -140,6 +142,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       format: call.format,
       status,
       latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
+      deployment: call.deployment,
     };
     const record: OutboxRecord = { report, workspaceId: call.workspaceId, keyBudget: call.keyBudget };
     if (usage && cost) {

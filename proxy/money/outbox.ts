@@ -72,7 +72,8 @@ export function recordLine(r: OutboxRecord): string {
   return (
     `{"report":{"request_id":${JSON.stringify(p.request_id)},"key_id":${JSON.stringify(p.key_id)},"model":${JSON.stringify(p.model)},` +
     `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
-    `"format":${JSON.stringify(p.format)},"status":${p.status},"latency_ms":${p.latency_ms}${split}},` +
+    `"format":${JSON.stringify(p.format)},"status":${p.status},"latency_ms":${p.latency_ms}` +
+    `${p.deployment === undefined ? '' : `,"deployment":${JSON.stringify(p.deployment)}`}${split}},` +
     `"workspaceId":${JSON.stringify(r.workspaceId)},"keyBudget":${r.keyBudget}${r.recordOnly ? ',"recordOnly":true' : ''}}\n`
   );
 }

@@ -29,6 +29,8 @@ export const usageReportSchema = z
     status: z.number().int().min(100).max(599).optional(),
     /** From the proxy receiving the call to the answer's end. */
     latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
+    /** The deployment that served the call, `provider/upstream_model` (`model` is the alias billed, a fallback's when one answered). */
+    deployment: z.string().min(1).max(400).optional(),
     /** Prompt tokens read from the provider's cache. */
     cache_read_tokens: tokens.optional(),
     /** Prompt tokens written to the cache, 5-minute and 1-hour writes together. */

@@ -33,6 +33,7 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
       format: r.format ?? null,
       status: r.status ?? null,
       latency_ms: r.latency_ms ?? null,
+      deployment: r.deployment ?? null,
       cache_read_tokens: r.cache_read_tokens ?? 0,
       cache_write_tokens: r.cache_write_tokens ?? 0,
       cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,

@@ -116,10 +116,10 @@ export async function usageSummary(
   const filter = await scopedFilter(deps, auth, rawWorkspaceId, q, q.granularity);
   const [rows, labels] = await Promise.all([
     usage_aggregate(deps.db, filter, q.granularity, q.group_by),
-    q.group_by === 'model' ? Promise.resolve([]) : usage_labels(deps.db, filter.workspace_id),
+    q.group_by === 'model' || q.group_by === 'deployment' ? Promise.resolve([]) : usage_labels(deps.db, filter.workspace_id),
   ]);
   const names = new Map(labels.filter((l) => l.kind === q.group_by).map((l) => [l.id, l.label]));
-  const unnamed = q.group_by === 'user' ? 'Team keys (no owner)' : 'Deleted';
+  const unnamed = q.group_by === 'user' ? 'Team keys (no owner)' : q.group_by === 'deployment' ? 'Not recorded' : 'Deleted';
   const totals = zero();
   const groups = new Map<string | null, UsageTotals & { id: string | null; label: string }>();
   for (const row of rows) {

@@ -1,22 +1,29 @@
-import { forward } from '../../forward.js';
+import { AppError } from '../../../shared/errors.js';
+import { upstreamCall, type UpstreamCall } from '../../formats/index.js';
+import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
+import { sessionOf } from '../../routing/affinity.js';
+import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/deployments.js';
+import { routeCall } from '../../routing/route-call.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
-/** Step `forward`: the provider's request sent and its answer relayed to the client (translated when the formats differ). */
-export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
-  const up = s.up!;
+/** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
+function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
   const headers = upstreamHeaders(
     s.req.headers,
-    { header: up.authHeader, secret: s.provider!.api_key ?? '' },
+    { header: up.authHeader, secret: d.provider.api_key ?? '' },
     up.body.length,
     up.extraHeaders,
     up.format,
   );
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
-  s.outcome = await forward(
+  // A stream that another deployment could serve waits no longer than the time-to-first-byte limit for its head.
+  const headersTimeoutMs =
+    failover && s.call!.stream ? Math.min(settings.upstreamTtfbMs, settings.upstreamHeadersTimeoutMs) : settings.upstreamHeadersTimeoutMs;
+  return forward(
     {
       pool: deps.pool(up.origin),
       origin: up.origin,
@@ -27,11 +34,63 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
       format: up.format,
       dropUsageChunk: up.dropUsageChunk,
       translate: up.translate,
-      extraHeaders: up.dropped.length ? { ...s.limitHeaders, [DROPPED_HEADER]: droppedHeaderValue(up.dropped) } : s.limitHeaders,
-      headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+      extraHeaders: up.dropped.length
+        ? { ...s.limitHeaders, ...d.headers, [DROPPED_HEADER]: droppedHeaderValue(up.dropped) }
+        : { ...s.limitHeaders, ...d.headers },
+      headersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+      failover,
     },
     s.res,
   );
+}
+
+/** The request for another deployment than the one the access step planned for, in its provider's format. */
+function planFor(s: CallState, d: DeploymentRef): UpstreamCall | AppError {
+  if (d.model === s.model && d.provider === s.provider) return s.up!;
+  try {
+    return upstreamCall(s.route.format, s.call!, d.model, d.provider, s.route.format === 'messages' ? s.search : '');
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
+/**
+ * Step `forward`: the call sent to the alias's deployment. An alias with
+ * several deployments or fallbacks goes through routing (proxy/routing/):
+ * balanced, pinned to its session, failed over before the first byte.
+ */
+export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
+  const catalog = deps.config.models;
+  const model = s.model!;
+  if (!isRouted(model)) {
+    const primary = primaryOf(model, catalog);
+    s.outcome = await send(s, deps, s.up!, primary, false);
+    s.served = s.outcome.kind === 'failed' ? undefined : primary;
+    s.attempts = 1;
+    s.held!.deployment = s.served?.id;
+    return undefined;
+  }
+  const routed = await routeCall(
+    {
+      catalog,
+      chain: s.chain ?? chainOf(model, catalog, s.key!.models),
+      session: sessionOf(s.req.headers, s.call!),
+      stream: s.call!.stream,
+      clientGone: () => s.res.destroyed,
+    },
+    deps.routing,
+    (d, failover) => {
+      const up = planFor(s, d);
+      return up instanceof AppError ? Promise.resolve(up) : send(s, deps, up, d, failover);
+    },
+  );
+  s.outcome = routed.outcome;
+  s.served = routed.served;
+  s.attempts = routed.attempts;
+  // A fallback is billed at its own prices; the hold was sized for the dearest alias of the chain.
+  if (routed.served) s.held!.model = routed.served.model;
+  s.held!.deployment = routed.served?.id;
   return undefined;
 }

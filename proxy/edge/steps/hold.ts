@@ -3,6 +3,7 @@ import { outputCeiling } from '../../formats/index.js';
 import { costMicros } from '../../money/cost.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
+import { chainOf } from '../../routing/deployments.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome {
@@ -55,7 +56,12 @@ export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<S
   }
   const key = s.key!;
   const model = s.model!;
-  const holdMicros = costMicros(model, s.inputEstimate, outputCeiling(s.call!, model));
+  let holdMicros = costMicros(model, s.inputEstimate, outputCeiling(s.call!, model));
+  if (model.fallbacks.length) {
+    // One hold for the whole call: sized for the dearest alias that may end up serving it.
+    s.chain = chainOf(model, deps.config.models, key.models);
+    for (const m of s.chain) holdMicros = Math.max(holdMicros, costMicros(m, s.inputEstimate, outputCeiling(s.call!, m)));
+  }
   let holding;
   try {
     holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key), holdMicros);

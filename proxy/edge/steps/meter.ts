@@ -12,6 +12,9 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
   const outcome = s.outcome!;
   switch (outcome.kind) {
+    case 'retry': // routing never ends on one (it turns it into 'failed'); nothing was sent
+      s.bill = { kind: 'release', status: 503 };
+      return undefined;
     case 'failed':
       s.bill = { kind: 'release', status: outcome.error.status };
       return undefined;

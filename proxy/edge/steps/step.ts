@@ -14,6 +14,8 @@ import type { HoldStore } from '../../money/holds.js';
 import type { HeldCall, Metering } from '../../money/metering.js';
 import type { EdgeCall, EdgeObserver } from '../../observe.js';
 import type { RateLimits } from '../../rate-limits.js';
+import type { DeploymentRef } from '../../routing/deployments.js';
+import type { Routing } from '../../routing/route-call.js';
 
 /** What the edge is built from (runtime.ts wires them). */
 export interface EdgeDeps {
@@ -26,6 +28,8 @@ export interface EdgeDeps {
   pool(origin: string): Pool;
   observe: EdgeObserver;
   now: NowMs;
+  /** Balancing, affinity and deployment health (proxy/routing/). */
+  routing: Routing;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */
@@ -68,7 +72,12 @@ export interface CallState {
   /** Which limit refused the call (`requests`/`tokens`, `balance`/`budget`). */
   detail: string | undefined;
   held: HeldCall | undefined;
+  /** The alias and the fallbacks the key may use, when the alias has fallbacks (set by the hold step). */
+  chain: ModelConfig[] | undefined;
   outcome: ForwardOutcome | undefined;
+  /** The deployment whose answer the client got, and how many were tried. */
+  served: DeploymentRef | undefined;
+  attempts: number;
   bill: Bill | undefined;
   costMicros: number;
   /** Set once the hold is settled or released: until then it is owed. */
@@ -93,7 +102,10 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     limitHeaders: {},
     detail: undefined,
     held: undefined,
+    chain: undefined,
     outcome: undefined,
+    served: undefined,
+    attempts: 0,
     bill: undefined,
     costMicros: 0,
     accounted: false,

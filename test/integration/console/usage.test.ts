@@ -210,7 +210,7 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     const [rHeader, ...rLines] = (await requests.text()).trimEnd().split('\r\n');
     expect(rHeader).to.equal(
       'time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,' +
-        'cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,web_search_requests,cost_usd,cache_saved_usd,latency_ms',
+        'cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,web_search_requests,cost_usd,cache_saved_usd,latency_ms,deployment',
     );
     expect(rLines).to.have.length(5);
     expect(rLines.reduce((n, l) => n + Number(l.split(',')[16]), 0)).to.be.closeTo(json.totals.spend_usd, 1e-9);

@@ -14,6 +14,7 @@ import { createMetering, type Metering } from '../../../proxy/money/metering.js'
 import { createEdgeObserver } from '../../../proxy/observe.js';
 import { openOutbox } from '../../../proxy/money/outbox.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
+import { createRouting } from '../../../proxy/routing/index.js';
 import { createLogger } from '../../../shared/logger.js';
 import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
@@ -61,6 +62,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     logger,
     now: Date.now,
     observe: createEdgeObserver({}),
+    routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,

@@ -75,3 +75,18 @@ export async function cutOff(reply: Reply, answer: Answer, afterEvents: number):
   }
   r.hangUp();
 }
+
+/** Closes the connection without a byte of answer. */
+export function drop(reply: Reply): void {
+  reply.r.res.socket?.destroy();
+}
+
+/** A 200 stream whose first event is the provider's error, as Anthropic sends `overloaded_error` mid-handshake. */
+export function streamError(reply: Reply): void {
+  startStream(reply);
+  const event =
+    reply.dialect === 'anthropic'
+      ? 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+      : 'data: {"error":{"message":"The server is overloaded.","type":"server_error","code":null}}\n\n';
+  reply.r.res.end(event);
+}

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildAnswer } from './answers.js';
-import { answerOk, cutOff, sendJson, stall, type Reply } from './behaviors.js';
+import { answerOk, cutOff, drop, sendJson, stall, streamError, type Reply } from './behaviors.js';
 import { errorBody, type Dialect } from './errors.js';
 import { IdSource } from './ids.js';
 import { embeddingsAnswer } from './embeddings.js';
@@ -91,6 +91,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         return;
       case 'reset':
         void cutOff(reply, answer, behavior.afterEvents);
+        return;
+      case 'drop':
+        drop(reply);
+        return;
+      case 'stream-error':
+        streamError(reply);
         return;
     }
   }

@@ -53,7 +53,11 @@ export type Behavior =
   | OkBehavior
   | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
   | { kind: 'stall'; when: 'before-headers' | 'after-first-event' }
-  | { kind: 'reset'; afterEvents: number };
+  | { kind: 'reset'; afterEvents: number }
+  /** The connection is closed before any answer (the client sees a reset before the headers). */
+  | { kind: 'drop' }
+  /** HTTP 200 and an event stream whose first event is an error (Anthropic's `overloaded_error` after the 200). */
+  | { kind: 'stream-error' };
 
 export interface FakeUpstream {
   /** http://127.0.0.1:PORT */

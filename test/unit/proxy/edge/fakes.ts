@@ -14,6 +14,7 @@ import type { HoldOutcome, HoldStore, MoneySnapshot } from '../../../../proxy/mo
 import type { HeldCall, Metering } from '../../../../proxy/money/metering.js';
 import { newCall, type EdgeCall } from '../../../../proxy/observe.js';
 import type { LimitOutcome } from '../../../../proxy/rate-limits.js';
+import { createRouting } from '../../../../proxy/routing/index.js';
 import { newCallState, type CallState, type EdgeDeps } from '../../../../proxy/edge/steps/step.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { resolvedKey as baseKey } from '../../../support/keys.js';
@@ -88,9 +89,11 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     drain: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
+  const config = testConfig();
   const deps: EdgeDeps = {
-    config: testConfig(),
+    config,
     logger,
+    routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {

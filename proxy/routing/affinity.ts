@@ -1,0 +1,51 @@
+import type { ParsedCall } from '../call.js';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Session affinity: prompt caches, encrypted reasoning and stored responses
+ * belong to one provider account, so the calls of one session go to the
+ * deployment that served its first call while that one is healthy. Per
+ * process and bounded (least recently used out first): losing an entry
+ * costs a cache miss, never a wrong answer.
+ */
+export interface Affinity {
+  /** The deployment index this session was served by, if remembered. */
+  get(alias: string, session: string): number | undefined;
+  set(alias: string, session: string, index: number): void;
+}
+
+export function createAffinity(maxEntries: number): Affinity {
+  const map = new Map<string, number>();
+  return {
+    get(alias, session) {
+      const k = `${alias}\n${session}`;
+      const index = map.get(k);
+      if (index !== undefined) {
+        // Refreshed: a Map iterates in insertion order, so the oldest is first.
+        map.delete(k);
+        map.set(k, index);
+      }
+      return index;
+    },
+    set(alias, session, index) {
+      const k = `${alias}\n${session}`;
+      map.delete(k);
+      map.set(k, index);
+      if (map.size > maxEntries) map.delete(map.keys().next().value!);
+    },
+  };
+}
+
+/**
+ * What names a session: Claude Code's session header, Codex's
+ * `prompt_cache_key`, or the Responses `previous_response_id` a call
+ * continues. Undefined for a call that names none.
+ */
+export function sessionOf(headers: IncomingHttpHeaders, call: ParsedCall): string | undefined {
+  const header = headers['x-claude-code-session-id'];
+  if (typeof header === 'string' && header) return `s:${header}`;
+  const body = call.body;
+  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return `c:${body.prompt_cache_key}`;
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id) return `r:${body.previous_response_id}`;
+  return undefined;
+}
