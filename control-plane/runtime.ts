@@ -11,9 +11,9 @@ import { openDatabase, type Database } from './db/database.js';
 import { acquireLock } from './db/data-dir-lock.js';
 import { migrate } from './db/migrate.js';
 import { createControlPlaneMetrics, instrumentDatabase } from './metrics.js';
-import { targetPolicy } from './services/alerts/address-policy.js';
+import { targetPolicy } from './services/alerts/outbound-policy.js';
 import { startAlertDelivery } from './services/alerts/delivery.js';
-import { guardedWebhookSend } from './services/alerts/guarded-dispatcher.js';
+import { guardedWebhookSend } from './services/alerts/webhook-send.js';
 import { createSecretSealer } from './services/sso/secrets.js';
 import { staleGrantWarnings } from './services/workspaces/teams.js';
 

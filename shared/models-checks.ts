@@ -1,4 +1,4 @@
-import { isRecord } from './models-schema.js';
+import { isObject } from './json.js';
 
 /**
  * The checks of the models file that look across entries: alias prefix and
@@ -29,7 +29,7 @@ export function crossCheckModels({ models, aliasPrefix, providerNames }: CrossCh
   const aliases = new Set<string>();
   const fallbacksOf = new Map<string, string[]>();
   models.forEach((m, i) => {
-    if (!isRecord(m)) return;
+    if (!isObject(m)) return;
     if (typeof m.alias === 'string' && m.alias) {
       if (aliasPrefix !== undefined && (!m.alias.startsWith(`${aliasPrefix}/`) || m.alias.length <= aliasPrefix.length + 1)) {
         report(i, `alias must start with "${aliasPrefix}/"`);
@@ -42,14 +42,14 @@ export function crossCheckModels({ models, aliasPrefix, providerNames }: CrossCh
     }
     if (Array.isArray(m.deployments)) {
       m.deployments.forEach((d, j) => {
-        if (isRecord(d) && typeof d.provider === 'string' && d.provider && !providerNames.has(d.provider)) {
+        if (isObject(d) && typeof d.provider === 'string' && d.provider && !providerNames.has(d.provider)) {
           report(i, `deployments[${j}].provider: unknown provider "${d.provider}"`);
         }
       });
     }
   });
   models.forEach((m, i) => {
-    if (!isRecord(m) || typeof m.alias !== 'string' || !Array.isArray(m.fallbacks)) return;
+    if (!isObject(m) || typeof m.alias !== 'string' || !Array.isArray(m.fallbacks)) return;
     const names = m.fallbacks.filter((f): f is string => typeof f === 'string');
     for (const f of names) if (!aliases.has(f)) report(i, `fallbacks: unknown alias "${f}"`);
     if (!fallbacksOf.has(m.alias))

@@ -1,3 +1,4 @@
+import { isObject } from './json.js';
 import { z } from 'zod';
 
 /**
@@ -88,15 +89,11 @@ export function servingProblems(entry: Record<string, unknown>): string[] {
     return [];
   }
   if (!Array.isArray(deployments)) return [];
-  const weighted = deployments.filter((d) => isRecord(d) && d.weight !== undefined).length;
+  const weighted = deployments.filter((d) => isObject(d) && d.weight !== undefined).length;
   if (weighted > 0 && weighted < deployments.length) {
     return ['deployments: give every deployment a weight or none (weighted and ordered deployments do not mix)'];
   }
   return [];
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export const aliasPrefixSchema = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lowercase letters, digits and dashes');

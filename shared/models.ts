@@ -1,10 +1,10 @@
+import { isObject } from './json.js';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { crossCheckModels } from './models-checks.js';
 import {
   aliasPrefixSchema,
   type authHeaderSchema,
-  isRecord,
   issueMessage,
   issuePath,
   type ModelEntry,
@@ -77,14 +77,14 @@ const PREFIX = 'models file: ';
  * (`model "tg/x"`, `provider "p"`) so the operator fixes them all at once.
  */
 export function parseModelCatalog(raw: unknown, env: NodeJS.ProcessEnv): { catalog?: ModelCatalog; problems: string[] } {
-  if (!isRecord(raw)) return { problems: [`${PREFIX}must be an object with alias_prefix, providers and models`] };
+  if (!isObject(raw)) return { problems: [`${PREFIX}must be an object with alias_prefix, providers and models`] };
   const problems: string[] = [];
   const top = topLevelSchema.safeParse(raw);
   if (!top.success) {
     for (const i of top.error.issues) problems.push(`${PREFIX}${withPath(i.path.length ? i.path : ['top level'], i.message)}`);
   }
 
-  const rawProviders = isRecord(raw.providers) ? raw.providers : {};
+  const rawProviders = isObject(raw.providers) ? raw.providers : {};
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(rawProviders)) {
     const parsed = providerSchema.safeParse(p);
@@ -98,9 +98,9 @@ export function parseModelCatalog(raw: unknown, env: NodeJS.ProcessEnv): { catal
   const cross = crossCheckModels({ models: rawModels, aliasPrefix, providerNames: new Set(Object.keys(rawProviders)) });
   const entries: ModelEntry[] = [];
   rawModels.forEach((m, index) => {
-    const label = isRecord(m) && typeof m.alias === 'string' && m.alias ? `model "${m.alias}"` : `models[${index}]`;
+    const label = isObject(m) && typeof m.alias === 'string' && m.alias ? `model "${m.alias}"` : `models[${index}]`;
     const own: string[] = [];
-    if (!isRecord(m)) {
+    if (!isObject(m)) {
       own.push('must be an object');
     } else {
       const parsed = modelEntrySchema.safeParse(m);

@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, toAppError } from '../../shared/errors.js';
-import type { WireFormat } from '../call.js';
 import { errorBody } from '../formats/errors.js';
 import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
@@ -10,7 +9,7 @@ import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
 import { listModels, oneModel } from './list-models.js';
 import { observeStep } from './observe-steps.js';
-import { isBaseProbe, route } from './route.js';
+import { formatOfPath, isBaseProbe, route } from './route.js';
 import { planUpstream } from './steps/access.js';
 import { parseEmbeddingsBody, planEmbeddings } from './steps/embed.js';
 import { forwardCall } from './steps/forward.js';
@@ -214,7 +213,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       }
       const packet = err.rawPacket;
       const line = packet ? packet.toString('latin1', 0, Math.min(packet.length, 8192)).split('\r\n', 1)[0]! : '';
-      const format: WireFormat = (line.split(' ')[1] ?? '').includes('/anthropic/') ? 'messages' : 'chat';
+      const format = formatOfPath(line.split(' ')[1] ?? '');
       const tooBig = err.code === 'HPE_HEADER_OVERFLOW';
       const body = errorBody(
         format,

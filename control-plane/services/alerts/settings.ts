@@ -13,7 +13,7 @@ import {
 import { loadWorkspace } from '../auth/access.js';
 import { actorOf, assertAdmin, normalizeId, type ConsoleAuth } from '../auth/console-auth.js';
 import type { SecretSealer } from '../sso/secrets.js';
-import { targetPolicy } from './address-policy.js';
+import { targetPolicy } from './outbound-policy.js';
 import { endpointSecretContext } from './delivery.js';
 import { newWebhookSecret } from './signing.js';
 import { assertWebhookUrl } from './url-check.js';

@@ -1,26 +1,25 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { invalidInput } from '../../../shared/errors.js';
-import { refusedTarget, type TargetPolicy } from './address-policy.js';
+import { addressRefusal, urlRefusal, type OutboundPolicy } from '../outbound/guard.js';
 
 export const MAX_WEBHOOK_URL_CHARS = 2000;
 
+/** Where the operator can lift the private-address refusal, said when it is the reason. */
+const PRIVATE_HINT = ' (set ALERTS_ALLOW_PRIVATE_URLS=true for on-premises receivers)';
+
 /**
- * The save-time check of a webhook URL: https (http only where private
- * targets are allowed), no credentials in it, not the service's own public
- * addresses, and a host that resolves only to addresses the policy allows.
- * The same address check runs again when each delivery connects, since a
- * name may resolve elsewhere later.
+ * The save-time check of a webhook URL: the outbound guard's URL rules (https,
+ * or http where private targets are allowed; no credentials; no private
+ * literal), not the service's own public addresses, and a host that resolves
+ * only to addresses the policy allows. The guard checks the addresses again
+ * when each delivery connects, since a name may resolve elsewhere later.
  */
-export async function assertWebhookUrl(raw: string, policy: TargetPolicy, ownOrigins: readonly string[]): Promise<string> {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw invalidInput('url: not an absolute URL');
-  }
-  if (url.protocol !== 'https:' && !(policy.allowPrivate && url.protocol === 'http:')) throw invalidInput('url: must be https');
-  if (url.username || url.password) throw invalidInput('url: must not carry a user name or password');
+export async function assertWebhookUrl(raw: string, policy: OutboundPolicy, ownOrigins: readonly string[]): Promise<string> {
+  const hint = policy.allowPrivate ? '' : PRIVATE_HINT;
+  const refusal = urlRefusal(raw, policy);
+  if (refusal) throw invalidInput(`url: ${refusal}${refusal.includes('private') ? hint : ''}`);
+  const url = new URL(raw);
   if (ownOrigins.some((o) => new URL(o).origin === url.origin)) throw invalidInput("url: must not point at this service's own addresses");
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
@@ -31,8 +30,8 @@ export async function assertWebhookUrl(raw: string, policy: TargetPolicy, ownOri
     throw invalidInput(`url: ${host} does not resolve`);
   }
   for (const address of addresses) {
-    const why = refusedTarget(address, port, policy);
-    if (why) throw invalidInput(`url: ${why}`);
+    const why = addressRefusal(address, port, policy);
+    if (why) throw invalidInput(`url: ${host} ${why}${policy.allowPrivate ? '' : hint}`);
   }
   return url.toString();
 }

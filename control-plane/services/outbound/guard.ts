@@ -14,6 +14,12 @@ import { AppError } from '../../../shared/errors.js';
 export interface OutboundPolicy {
   /** Loopback, private, link-local, unique-local and unspecified targets (and plain http) allowed: tests, an IdP on the internal network. */
   allowPrivate: boolean;
+  /**
+   * The service's own ports: a private address on one of them is refused even
+   * when private targets are allowed, so a tenant's URL cannot turn the
+   * service on itself (its admin API, its metrics).
+   */
+  ownPorts?: readonly number[];
 }
 
 const blocked = new BlockList();
@@ -62,11 +68,24 @@ export function isPrivateAddress(address: string): boolean {
   return v4 !== undefined ? blocked.check(v4, 'ipv4') : blocked.check(bare, 'ipv6');
 }
 
+const PRIVATE_REFUSAL = 'is on a loopback, private or link-local network, which this server does not call';
+
+/** Why a connection to `address` (an IP) on `port` is refused under the policy, or undefined when it may go ahead. */
+export function addressRefusal(address: string, port: number, policy: OutboundPolicy): string | undefined {
+  if (!isPrivateAddress(address)) return undefined;
+  if (!policy.allowPrivate) return PRIVATE_REFUSAL;
+  if (policy.ownPorts?.includes(port)) return `is on a loopback or private network at port ${port}, one of this service's own ports`;
+  return undefined;
+}
+
 /** The refusal of a destination: names the host, never the address it resolved to (that would map the internal network). */
 export class BlockedDestination extends Error {
   readonly code = 'TOLLGATE_BLOCKED_DESTINATION';
-  constructor(readonly host: string) {
-    super(`${host} is on a loopback, private or link-local network, which this server does not call`);
+  constructor(
+    readonly host: string,
+    reason: string = PRIVATE_REFUSAL,
+  ) {
+    super(`refused: ${host} ${reason}`);
   }
 }
 
@@ -95,31 +114,55 @@ export function urlRefusal(raw: string, policy: OutboundPolicy): string | undefi
   return undefined;
 }
 
-/** dns.lookup that fails when any address a name resolves to is private. */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 0);
-    if (addresses.length === 0 || addresses.some((a) => isPrivateAddress(a.address))) {
-      return callback(new BlockedDestination(hostname), '', 0);
-    }
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
-};
+/** dns.lookup that fails when any address a name resolves to is refused by the policy for this port. */
+function guardedLookup(policy: OutboundPolicy, port: number): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0);
+      if (addresses.length === 0) return callback(new BlockedDestination(hostname, 'resolves to no address'), '', 0);
+      for (const a of addresses) {
+        const why = addressRefusal(a.address, port, policy);
+        if (why) return callback(new BlockedDestination(hostname, why), '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+export interface GuardedDispatcherOptions {
+  connectTimeoutMs?: number;
+  /** The wait for the answer's headers and between its body's chunks. */
+  timeoutMs?: number;
+}
 
 /**
  * An undici dispatcher that refuses, at connect time, any destination that
- * is (or resolves to) a private address, unless the policy allows them. IP
- * literals skip DNS, so they are checked before connecting.
+ * is (or resolves to) an address the policy refuses. The connector connects
+ * to the address the lookup checked, so a second resolution cannot swap it.
+ * IP literals skip DNS, so they are checked before connecting.
  */
-export function createGuardedDispatcher(policy: OutboundPolicy, options: { connectTimeoutMs?: number } = {}): Dispatcher {
-  if (policy.allowPrivate) return new Agent({ connect: { timeout: options.connectTimeoutMs } });
-  const connector = buildConnector({ lookup: publicOnlyLookup, timeout: options.connectTimeoutMs });
+export function createGuardedDispatcher(policy: OutboundPolicy, options: GuardedDispatcherOptions = {}): Dispatcher {
+  const timeouts = { headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs };
+  if (policy.allowPrivate && !policy.ownPorts?.length) return new Agent({ connect: { timeout: options.connectTimeoutMs }, ...timeouts });
+  // The own-ports rule depends on the port, which the lookup is not told: one connector per port.
+  const connectors = new Map<number, buildConnector.connector>();
+  const connectorFor = (port: number): buildConnector.connector => {
+    let connector = connectors.get(port);
+    if (!connector) {
+      connector = buildConnector({ lookup: guardedLookup(policy, port), timeout: options.connectTimeoutMs });
+      connectors.set(port, connector);
+    }
+    return connector;
+  };
   return new Agent({
+    ...timeouts,
     connect(opts, callback) {
       const host = opts.hostname.replace(/^\[|\]$/g, '');
-      if (isPrivateAddress(host)) return callback(new BlockedDestination(opts.hostname), null);
-      connector(opts, callback);
+      const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
+      const why = isIP(host) ? addressRefusal(host, port, policy) : undefined;
+      if (why) return callback(new BlockedDestination(opts.hostname, why), null);
+      connectorFor(port)(opts, callback);
     },
   });
 }

@@ -37,7 +37,7 @@ describe('outbound guard', () => {
     expect(urlRefusal('http://127.0.0.1:8080', { allowPrivate: true })).to.equal(undefined);
   });
 
-  it('the dispatcher checks every address a name resolves to at connect time: localhost never reaches the listener', async () => {
+  it('the dispatcher checks every address a name resolves to at connect time: localhost never reaches the listener, nor the service’s own ports when private targets are allowed', async () => {
     let hits = 0;
     const server = createServer((_req, res) => (hits++, res.end('ok')));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -51,6 +51,16 @@ describe('outbound guard', () => {
         );
         expect(String(err), url).to.match(/loopback, private or link-local/);
       }
+      expect(hits).to.equal(0);
+      const ownPort = createGuardedDispatcher({ allowPrivate: true, ownPorts: [port] });
+      for (const url of [`http://localhost:${port}/`, `http://127.0.0.1:${port}/`]) {
+        const err = await request(url, { dispatcher: ownPort }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(String(err), url).to.match(/one of this service's own ports/);
+      }
+      await ownPort.close();
       expect(hits).to.equal(0);
       const open = createGuardedDispatcher({ allowPrivate: true });
       expect((await request(`http://127.0.0.1:${port}/`, { dispatcher: open })).statusCode).to.equal(200);
