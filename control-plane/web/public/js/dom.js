@@ -240,6 +240,12 @@ export function usdCents(value) {
   return { text, title: usd(n) };
 }
 
+/** Money as shown in tables and lists: cents, with the exact figure on hover (`title`). */
+export function money(value) {
+  const shown = usdCents(value);
+  return h('span', { class: 'money', title: `Exactly ${shown.title}` }, shown.text);
+}
+
 export function when(iso) {
   if (!iso) return '—';
   const d = new Date(iso);
