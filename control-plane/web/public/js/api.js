@@ -21,7 +21,17 @@ export function onUnauthorized(handler) {
  * `detail`; a 401 also hands the user back to the sign-in page unless
  * `quiet` is set (the sign-in form shows its own errors).
  */
-export async function api(path, { method = 'GET', body, quiet = false } = {}) {
+export async function api(path, options = {}) {
+  return (await request(path, options)).data;
+}
+
+/** A GET of one page of a list that pages by header: the rows, and the cursor of the next page (`X-Next-Cursor`) or null. */
+export async function apiPage(path) {
+  const { data, headers } = await request(path, {});
+  return { rows: data, next: headers.get('x-next-cursor') };
+}
+
+async function request(path, { method = 'GET', body, quiet = false }) {
   // Every write is JSON, even without a body: the server refuses cookie-carried writes that are not,
   // because only a same-origin page can send that Content-Type without a preflight.
   const headers = { accept: 'application/json' };
@@ -37,7 +47,7 @@ export async function api(path, { method = 'GET', body, quiet = false } = {}) {
   } catch {
     throw new ApiError(0, 'The control plane could not be reached. Check your connection and try again.');
   }
-  if (res.status === 204) return undefined;
+  if (res.status === 204) return { data: undefined, headers: res.headers };
   const text = await res.text();
   let data;
   try {
@@ -51,7 +61,7 @@ export async function api(path, { method = 'GET', body, quiet = false } = {}) {
     if (res.status === 401 && !quiet) unauthorized(detail);
     throw err;
   }
-  return data;
+  return { data, headers: res.headers };
 }
 
 export const enc = encodeURIComponent;
