@@ -147,7 +147,9 @@ describeEachStore('web console: usage axes, keys across teams, audit paging', (s
     await page.goto('/#/settings/audit');
     await page.locator('#audit-log tbody tr').first().waitFor();
     await page.getByLabel('Action').selectOption({ label: 'Keys' });
-    await page.waitForFunction(() => [...document.querySelectorAll('#audit-log tbody tr td.mono')].every((td) => td.textContent === 'key.create'));
+    await page.waitForFunction(() =>
+      Array.from(document.querySelectorAll('#audit-log tbody tr td.mono')).every((td) => td.textContent === 'key.create'),
+    );
     expect(await page.locator('#audit-log tbody tr').count()).to.equal(50);
     await page.locator('#audit-more').click();
     await page.waitForFunction((n) => document.querySelectorAll('#audit-log tbody tr').length === n, KEYS_CREATED);
@@ -161,7 +163,7 @@ describeEachStore('web console: usage axes, keys across teams, audit paging', (s
     // Another filter starts again from the first page.
     await page.getByLabel('Action').selectOption({ label: 'Teams' });
     await page.waitForFunction(() =>
-      [...document.querySelectorAll('#audit-log tbody tr td.mono')].every((td) => td.textContent?.startsWith('team.')),
+      Array.from(document.querySelectorAll('#audit-log tbody tr td.mono')).every((td) => td.textContent?.startsWith('team.')),
     );
     expect(await page.locator('#audit-log tbody tr').count()).to.be.lessThan(50);
     expect(await page.locator('#audit-more').isHidden()).to.equal(true);
@@ -187,7 +189,7 @@ describeEachStore('web console: usage axes, keys across teams, audit paging', (s
           if (name === 'audit') {
             await view.page.getByLabel('Action').selectOption({ label: 'Teams' });
             await view.page.waitForFunction(() =>
-              [...document.querySelectorAll('#audit-log tbody tr td.mono')].every((td) => td.textContent?.startsWith('team.')),
+              Array.from(document.querySelectorAll('#audit-log tbody tr td.mono')).every((td) => td.textContent?.startsWith('team.')),
             );
           }
           const overflow = await view.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -1,3 +1,4 @@
+// @ts-check
 // The Usage page's bar charts: inline SVG with presentation attributes and
 // classes only (nothing the CSP would block), and axes on round numbers.
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, toast, confirmDialog, copyField, when, badge, busy, usd, money, table } from '../dom.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, apiPage, enc } from '../api.js';
 import { h, fill, table, when, money } from '../dom.js';
 

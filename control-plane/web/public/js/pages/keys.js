@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, lockDialog, copyField, money, when, badge } from '../dom.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, usd, usdCents, toast, copyField, codeBlock } from '../dom.js';
 import { snippets } from '../snippets.js';

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, usd, money, when, table, badge, copyButton } from '../dom.js';
 import { stackedBars, moneyTickFormat } from '../chart.js';
