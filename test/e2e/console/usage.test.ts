@@ -16,6 +16,12 @@ function usd(n: number): string {
   return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
+/** Money in the page's tables and totals: cents (the exact figure is on hover). */
+function cents(n: number): string {
+  if (n > 0 && n < 0.005) return '<$0.01';
+  return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
+
 describeEachStore('web console: the Usage page', (store) => {
   let browser: Browser;
   let dp: DataPlane;
@@ -113,17 +119,18 @@ describeEachStore('web console: the Usage page', (store) => {
     await page.getByRole('navigation').getByRole('link', { name: 'Usage', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
     expect(await totals()).to.deep.equal({
-      spend: usd(api.totals.spend_usd),
+      spend: cents(api.totals.spend_usd),
       requests: '6',
       input: api.totals.input_tokens.toLocaleString('en-US'),
       cache: '80,000 / 3,000',
       output: api.totals.output_tokens.toLocaleString('en-US'),
-      'cache-saved': usd(api.totals.cache_saved_usd),
+      'cache-saved': cents(api.totals.cache_saved_usd),
       errors: '1',
     });
     expect(api.totals.cache_saved_usd).to.equal(0.21375);
     expect(api.totals.spend_usd).to.be.greaterThan(0.041325).and.lessThan(0.06);
     expect(await page.locator('#usage-totals [data-total="spend"]').innerText()).to.not.equal('$0.00');
+    expect(await page.locator('#usage-totals [data-total="spend"] span').getAttribute('title')).to.equal(`Exactly ${usd(api.totals.spend_usd)}`);
     expect(await page.locator('#spend-chart svg rect').count()).to.be.greaterThan(0);
     expect(await page.locator('#spend-chart .legend li').allInnerTexts()).to.have.members(['tg/haiku', 'tg/sonnet']);
     expect(await page.locator('#requests-chart svg rect.errors').count()).to.equal(1);
@@ -131,7 +138,7 @@ describeEachStore('web console: the Usage page', (store) => {
     expect(await page.locator('#request-log tbody tr').count()).to.equal(6);
     expect(await page.locator('#request-log tbody').innerText())
       .to.include('cache 80,000 read · 3,000 written')
-      .and.include('saved $0.21375')
+      .and.include('saved $0.21')
       .and.include('Messages')
       .and.include('Chat')
       .and.include('529');
@@ -143,7 +150,7 @@ describeEachStore('web console: the Usage page', (store) => {
     await page.waitForURL(/model=tg%2Fhaiku/);
     await page.waitForFunction(() => document.querySelector('#usage-totals [data-total="requests"]')?.textContent === '2');
     const api = await ok(`${usageUrl}?model=tg/haiku`, { token: org.console_token });
-    expect((await totals()).spend).to.equal(usd(api.totals.spend_usd));
+    expect((await totals()).spend).to.equal(cents(api.totals.spend_usd));
     expect(await page.locator('#request-log tbody tr').count()).to.equal(2);
     await page.getByLabel('Group by').selectOption('key');
     await page.waitForURL(/group_by=key/);

@@ -1,3 +1,4 @@
+// @ts-check
 // Small DOM helpers. Every piece of data reaches the page through text
 // nodes or properties, never through innerHTML, so API data cannot inject markup.
 
@@ -5,11 +6,22 @@
  * h('button', { class: 'primary', onclick: fn }, 'Save') → HTMLButtonElement.
  * Attributes starting with "on" become listeners; `false`/`null` attributes are skipped.
  */
+/**
+ * @typedef {Node | string | number | boolean | null | undefined | any[]} Children
+ *   What h() and fill() accept as content: nodes, text, nothing, or lists of those.
+ * @typedef {Record<string, unknown>} Attrs
+ */
+/**
+ * @param {string} tag
+ * @param {Attrs} [attrs]
+ * @param {...Children} children
+ * @returns {any} the element (typed loosely so pages can use the properties of the tag they made)
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === false || value === null || value === undefined) continue;
-    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
+    if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
     else if (name === 'value' || name === 'checked' || name === 'selected') el[name] = value;
     else el.setAttribute(name, value === true ? '' : String(value));
   }
@@ -63,14 +75,20 @@ export function errorBox() {
 
 const live = () => document.getElementById('toast');
 
-/** A short success message, announced politely. */
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let toastTimer;
+
+/**
+ * A short success message, announced politely.
+ * @param {string} message
+ */
 export function toast(message) {
   const el = live();
   if (!el) return;
   el.textContent = message;
   el.hidden = false;
-  clearTimeout(toast.timer);
-  toast.timer = setTimeout(() => {
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => {
     el.hidden = true;
   }, 5000);
 }
@@ -144,11 +162,19 @@ export function codeBlock(label, code) {
  * opener gets focus back, and the dialog leaves the DOM on close so anything
  * secret shown in it is gone.
  */
+/**
+ * @param {{
+ *   title: string,
+ *   body: Children | ((close: () => void, content: HTMLElement) => Children),
+ *   onClose?: () => void,
+ * }} options
+ * @returns {{ dialog: HTMLDialogElement, close: () => void, content: HTMLElement }}
+ */
 export function openDialog({ title, body, onClose }) {
   const opener = document.activeElement;
   const titleId = uid('dlg');
   const content = h('div', { class: 'dialog-body' });
-  const dialog = h('dialog', { 'aria-labelledby': titleId }, h('h2', { id: titleId }, title), content);
+  const dialog = /** @type {HTMLDialogElement} */ (h('dialog', { 'aria-labelledby': titleId }, h('h2', { id: titleId }, title), content));
   const close = () => dialog.close();
   // While a one-time secret is on screen, only its own button closes the
   // dialog: a stray Escape must not throw the secret away.
@@ -158,14 +184,14 @@ export function openDialog({ title, body, onClose }) {
   dialog.addEventListener('close', () => {
     dialog.remove();
     if (onClose) onClose();
-    if (opener && opener.isConnected && typeof opener.focus === 'function') opener.focus();
-    else document.querySelector('main h1')?.focus();
+    if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    else /** @type {HTMLElement | null} */ (document.querySelector('main h1'))?.focus();
   });
   document.body.append(dialog);
   fill(content, typeof body === 'function' ? body(close, content) : body);
   dialog.showModal();
   const first = dialog.querySelector('[autofocus], input:not([type=hidden]):not([disabled]), select, textarea, button:not([disabled])');
-  if (first) first.focus();
+  if (first instanceof HTMLElement) first.focus();
   return { dialog, close, content };
 }
 
@@ -238,6 +264,12 @@ export function usdCents(value) {
       ? '<$0.01'
       : n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
   return { text, title: usd(n) };
+}
+
+/** Money as shown in tables and lists: cents, with the exact figure on hover (`title`). */
+export function money(value) {
+  const shown = usdCents(value);
+  return h('span', { class: 'money', title: `Exactly ${shown.title}` }, shown.text);
 }
 
 export function when(iso) {

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, onUnauthorized } from './api.js';
 import { h, fill, badge } from './dom.js';
 import { signInPage } from './pages/signin.js';
@@ -11,6 +12,10 @@ import { auditPage } from './pages/audit.js';
 import { usagePage } from './pages/usage.js';
 import { alertsPage } from './pages/alerts.js';
 
+/**
+ * @typedef {{ path: RegExp, nav: string, title: string, page: (section: HTMLElement, s: any, ctx: any) => unknown, admin?: boolean }} Route
+ */
+/** @type {Route[]} */
 const ROUTES = [
   { path: /^\/$|^\/overview$/, nav: 'overview', title: 'Workspace', page: overviewPage },
   { path: /^\/teams$/, nav: 'teams', title: 'Teams', page: teamsPage },

@@ -1,3 +1,4 @@
+// @ts-check
 // Copy-paste examples for the official SDKs and curl, filled with this
 // workspace's real base URLs. The key is read from the environment so a
 // pasted snippet never carries a secret into source control.

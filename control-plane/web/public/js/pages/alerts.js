@@ -1,5 +1,6 @@
+// @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, toast, confirmDialog, copyField, when, badge, busy, usd, table } from '../dom.js';
+import { h, fill, field, errorBox, toast, confirmDialog, copyField, when, badge, busy, usd, money, table } from '../dom.js';
 
 const EVENT_LABEL = { 'key.budget_crossed': 'Key budget', 'workspace.balance_below': 'Balance below threshold' };
 const STATUS_KIND = { delivered: 'ok', retrying: 'danger', pending: '' };
@@ -7,8 +8,8 @@ const STATUS_KIND = { delivered: 'ok', retrying: 'danger', pending: '' };
 function eventSummary(e) {
   const d = e.data;
   if (e.type === 'key.budget_crossed')
-    return `${d.key_name} (${d.key_prefix}…) reached ${d.threshold_percent} % of ${usd(d.budget_usd)}: ${usd(d.spend_usd)} spent`;
-  return `Balance ${usd(d.balance_usd)} fell below ${usd(d.threshold_usd)}`;
+    return [`${d.key_name} (${d.key_prefix}…) reached ${d.threshold_percent} % of `, money(d.budget_usd), ': ', money(d.spend_usd), ' spent'];
+  return ['Balance ', money(d.balance_usd), ' fell below ', money(d.threshold_usd)];
 }
 
 /** Settings → Alerts: the balance threshold, the webhooks, and every alert sent with its delivery status. */

@@ -1,5 +1,6 @@
-import { api, enc } from '../api.js';
-import { h, fill, table, when, usd } from '../dom.js';
+// @ts-check
+import { api, apiPage, enc } from '../api.js';
+import { h, fill, table, when, money } from '../dom.js';
 
 /** Settings → Audit log: the organization's most recent changes (owner/admin), filtered by action, actor and date. */
 export async function auditPage(section, s) {
@@ -39,39 +40,52 @@ export async function auditPage(section, s) {
     h('label', {}, 'From ', since),
     h('label', {}, 'To ', until),
   );
-  const card = h('div', { class: 'card' });
+  const card = h('div', { class: 'card', id: 'audit-log' });
   section.append(filters, card);
-  const load = async () => {
-    const q = new URLSearchParams({ limit: '200' });
+  /** @type {HTMLElement[]} */
+  let rows = [];
+  let next = null;
+  const more = h('button', { type: 'button', id: 'audit-more', hidden: true, onclick: () => void load(true) }, 'Load more');
+  // A page of rows; "Load more" asks for the next page with the same filters (the cursor carries on from the last row shown).
+  const load = async (append = false) => {
+    const q = new URLSearchParams({ limit: String(AUDIT_PAGE) });
     if (action.value) q.set('action', action.value);
     if (who.value) q.set('actor', who.value);
     // Dates are the viewer's local days; "to" includes its whole day.
     if (since.value) q.set('since', new Date(`${since.value}T00:00:00`).toISOString());
     if (until.value) q.set('until', new Date(new Date(`${until.value}T00:00:00`).getTime() + 86_400_000).toISOString());
-    const rows = await api(`/v1/orgs/${enc(s.orgId)}/audit?${q}`);
+    const filtered = q.size > 1;
+    if (append && next) q.set('cursor', next);
+    else rows = [];
+    const page = await apiPage(`/v1/orgs/${enc(s.orgId)}/audit?${q}`);
+    rows = rows.concat(
+      page.rows.map((r) =>
+        h(
+          'tr',
+          {},
+          h('td', { class: 'num' }, when(r.created_at)),
+          h('td', {}, actor(r.actor)),
+          h('td', { class: 'mono' }, r.action),
+          h('td', {}, targetText(r, names)),
+        ),
+      ),
+    );
+    next = page.next;
+    more.hidden = !next;
     fill(
       card,
       rows.length
-        ? table(
-            'Audit log',
-            ['When', 'Who', 'Action', 'Target'],
-            rows.map((r) =>
-              h(
-                'tr',
-                {},
-                h('td', { class: 'num' }, when(r.created_at)),
-                h('td', {}, actor(r.actor)),
-                h('td', { class: 'mono' }, r.action),
-                h('td', {}, targetText(r, names)),
-              ),
-            ),
-          )
-        : h('p', { class: 'empty' }, q.size > 1 ? 'Nothing matches these filters.' : 'Nothing has happened yet.'),
+        ? table('Audit log', ['When', 'Who', 'Action', 'Target'], rows)
+        : h('p', { class: 'empty' }, filtered ? 'Nothing matches these filters.' : 'Nothing has happened yet.'),
+      h('p', { class: 'actions', hidden: !next }, more, h('span', { class: 'hint' }, ` ${rows.length} shown`)),
     );
   };
   for (const input of [action, who, since, until]) input.addEventListener('change', () => void load());
   await load();
 }
+
+/** Rows per page of the audit log. */
+const AUDIT_PAGE = 50;
 
 /** The action families a filter offers (`key.` matches key.create and key.revoke). */
 const ACTION_FAMILIES = [
@@ -114,7 +128,7 @@ function targetText(r, names) {
     case 'team.models_set':
       return `${team}: ${list(d.before)} → ${list(d.after)}`;
     case 'workspace.credit':
-      return `workspace ${str(d.workspace_slug) ?? ''}: +${usd(d.amount_usd)} (balance ${usd(d.balance_usd)})`.replace('  ', ' ');
+      return [`workspace ${str(d.workspace_slug) ?? ''}: +`.replace('  ', ' '), money(d.amount_usd), ' (balance ', money(d.balance_usd), ')'];
     case 'member.role_change':
       return `${user}: ${d.from} → ${d.to}`;
     default: {

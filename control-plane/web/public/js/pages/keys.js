@@ -1,5 +1,6 @@
+// @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, lockDialog, copyField, usd, when, badge } from '../dom.js';
+import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, lockDialog, copyField, money, when, badge } from '../dom.js';
 
 function statusOf(key) {
   if (key.revoked_at) return 'revoked';
@@ -14,7 +15,11 @@ function limitsOf(k) {
   return parts.join(' · ');
 }
 
-/** API keys of one team: create (secret shown once), list, revoke. */
+/**
+ * API keys across the workspace's teams on one page, filterable by team:
+ * create (secret shown once), list, revoke. Admins see every team's keys,
+ * members those of their own teams.
+ */
 export async function keysPage(section, s, { params, navigate }) {
   fill(section, h('h1', { tabindex: '-1' }, 'API keys'));
   if (!s.workspace) return;
@@ -30,38 +35,57 @@ export async function keysPage(section, s, { params, navigate }) {
     );
     return;
   }
-  const team = teams.find((t) => t.id === params.get('team')) ?? teams[0];
+  const team = teams.find((t) => t.id === params.get('team')) ?? null;
+  // Who may create which kind of key in which team: personal keys for the team's own members (admins too), team keys for admins.
+  const memberships = await Promise.all(teams.map((t) => api(`/v1/teams/${enc(t.id)}/members`).catch(() => [])));
+  const choices = teams
+    .map((t, i) => ({ team: t, may: { personal: memberships[i].some((m) => m.user_id === s.me.user_id), team: s.isAdmin } }))
+    .filter((c) => c.may.personal || c.may.team);
   const picker = h(
     'select',
-    { onchange: (e) => navigate(`#/keys?team=${e.target.value}`) },
-    teams.map((t) => h('option', { value: t.id, selected: t.id === team.id }, t.name)),
+    { name: 'team', onchange: (e) => navigate(e.target.value ? `#/keys?team=${e.target.value}` : '#/keys') },
+    h('option', { value: '', selected: !team }, 'All teams'),
+    teams.map((t) => h('option', { value: t.id, selected: t.id === team?.id }, t.name)),
   );
   const listCard = h('div', { class: 'card' });
-  const members = await api(`/v1/teams/${enc(team.id)}/members`).catch(() => []);
-  // Personal keys are for the team's own members (admins too); team keys for admins.
-  const may = { personal: members.some((m) => m.user_id === s.me.user_id), team: s.isAdmin };
+  const offered = team ? choices.filter((c) => c.team.id === team.id) : choices;
+  const refresh = () => renderKeys(listCard, s, team);
   const create = h(
     'button',
     {
       type: 'button',
       class: 'primary',
-      disabled: !may.personal && !may.team,
-      onclick: () => createKeyDialog(team, s, may, () => renderKeys(listCard, team, s)),
+      disabled: !offered.length,
+      onclick: () => createKeyDialog(offered, s, refresh),
     },
     'Create key',
   );
   const toolbar = h('div', { class: 'toolbar' }, field('Team', picker), create);
-  if (!may.personal && !may.team) {
+  if (!offered.length) {
     // The API lists a team's keys only to its members and to admins.
-    section.append(toolbar, h('p', { class: 'notice' }, `You are not a member of ${team.name}, so you cannot see or create its keys.`));
+    const which = team ?? (teams.length === 1 ? teams[0] : null);
+    section.append(
+      toolbar,
+      h(
+        'p',
+        { class: 'notice' },
+        which
+          ? `You are not a member of ${which.name}, so you cannot see or create its keys.`
+          : 'You are not a member of any team here, so you cannot see or create keys. Ask an admin to add you to a team.',
+      ),
+    );
     return;
   }
   section.append(toolbar, listCard);
-  await renderKeys(listCard, team, s);
+  await refresh();
 }
 
-async function renderKeys(card, team, s) {
-  const [keys, members] = await Promise.all([api(`/v1/teams/${enc(team.id)}/keys`), api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => [])]);
+async function renderKeys(card, s, team) {
+  const q = team ? `?team_id=${enc(team.id)}` : '';
+  const [keys, members] = await Promise.all([
+    api(`/v1/workspaces/${enc(s.workspace.id)}/keys${q}`),
+    api(`/v1/orgs/${enc(s.orgId)}/members`).catch(() => []),
+  ]);
   const names = new Map(members.map((m) => [m.user_id, m.user_name]));
   const error = errorBox();
   const rows = keys.map((k) => {
@@ -69,11 +93,12 @@ async function renderKeys(card, team, s) {
     const mayRevoke = status === 'active' && (s.isAdmin || (k.kind === 'personal' && k.owner_user_id === s.me.user_id));
     return h(
       'tr',
-      { class: status === 'active' ? '' : 'inactive' },
+      { class: status === 'active' ? '' : 'inactive', 'data-team': k.team_name },
       h('td', {}, k.name, limitsOf(k) ? h('span', { class: 'hint block' }, limitsOf(k)) : null),
       h('td', { class: 'mono nowrap' }, `${k.prefix}…${k.last4}`),
+      team ? null : h('td', {}, h('a', { class: 'subtle', href: `#/keys?team=${k.team_id}` }, k.team_name)),
       h('td', {}, k.kind === 'team' ? 'Team' : (names.get(k.owner_user_id) ?? 'Former member')),
-      h('td', { class: 'num' }, usd(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
+      h('td', { class: 'num' }, money(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
       h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
       h(
         'td',
@@ -101,7 +126,7 @@ async function renderKeys(card, team, s) {
                   try {
                     await api(`/v1/keys/${enc(k.id)}`, { method: 'DELETE' });
                     toast(`Key “${k.name}” revoked.`);
-                    await renderKeys(card, team, s);
+                    await renderKeys(card, s, team);
                   } catch (err) {
                     error.show(err.message);
                   }
@@ -113,12 +138,14 @@ async function renderKeys(card, team, s) {
       ),
     );
   });
+  const headers = ['Name', 'Key', ...(team ? [] : ['Team']), 'Owner', 'Spend', 'Last used', 'Status', ''];
+  const title = team ? `Keys of ${team.name}` : s.isAdmin ? 'Keys of every team' : 'Keys of your teams';
   fill(
     card,
-    h('h2', {}, `Keys of ${team.name}`),
+    h('h2', {}, title),
     error.el,
     keys.length
-      ? table(`API keys of ${team.name}`, ['Name', 'Key', 'Owner', 'Spend', 'Last used', 'Status', ''], rows)
+      ? table(team ? `API keys of ${team.name}` : 'API keys across teams', headers, rows)
       : h('p', { class: 'empty' }, 'No keys yet. Create one to call models from code.'),
   );
 }
@@ -131,10 +158,12 @@ function optionalNumber(input, { integer }) {
   return n;
 }
 
-function createKeyDialog(team, s, may, onDone) {
+/** `choices`: the teams the user may create a key in, with the kinds allowed in each. */
+function createKeyDialog(choices, s, onDone) {
   let created = false;
+  let { team, may } = choices[0];
   openDialog({
-    title: `Create a key for ${team.name}`,
+    title: choices.length === 1 ? `Create a key for ${team.name}` : 'Create a key',
     onClose: () => {
       if (created) onDone();
     },
@@ -153,6 +182,30 @@ function createKeyDialog(team, s, may, onDone) {
       const rpm = h('input', { name: 'rpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
       const tpm = h('input', { name: 'tpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
       const expires = h('input', { name: 'expires', type: 'date' });
+      const personalText = h('span');
+      const teamText = h('span');
+      // The kinds offered follow the chosen team: a personal key only in a team of one's own.
+      const offer = () => {
+        personal.disabled = !may.personal;
+        teamKind.disabled = !may.team;
+        if (personal.disabled) teamKind.checked = true;
+        else if (teamKind.disabled) personal.checked = true;
+        personalText.textContent = may.personal
+          ? ' — yours; it ends when you leave the team (or an admin revokes it)'
+          : ` — only members of ${team.name} create personal keys`;
+        teamText.textContent = s.isAdmin ? ' — owned by the team; survives membership changes' : ' — only admins create team keys';
+      };
+      const teamSelect = h(
+        'select',
+        {
+          name: 'team',
+          onchange: () => {
+            ({ team, may } = choices.find((c) => c.team.id === teamSelect.value) ?? choices[0]);
+            offer();
+          },
+        },
+        choices.map((c) => h('option', { value: c.team.id }, c.team.name)),
+      );
       const error = errorBox();
       const form = h(
         'form',
@@ -192,35 +245,14 @@ function createKeyDialog(team, s, may, onDone) {
             }
           },
         },
+        choices.length > 1 ? field('For team', teamSelect) : null,
         field('Name', name, 'Where the key will be used, so you recognize it later.'),
         h(
           'fieldset',
           { class: 'kind' },
           h('legend', {}, 'Kind'),
-          h(
-            'label',
-            { class: 'check', for: 'kind-personal' },
-            personal,
-            h(
-              'span',
-              {},
-              h('strong', {}, 'Personal'),
-              may.personal
-                ? ' — yours; it ends when you leave the team (or an admin revokes it)'
-                : ` — only members of ${team.name} create personal keys`,
-            ),
-          ),
-          h(
-            'label',
-            { class: 'check', for: 'kind-team' },
-            teamKind,
-            h(
-              'span',
-              {},
-              h('strong', {}, 'Team'),
-              s.isAdmin ? ' — owned by the team; survives membership changes' : ' — only admins create team keys',
-            ),
-          ),
+          h('label', { class: 'check', for: 'kind-personal' }, personal, h('span', {}, h('strong', {}, 'Personal'), personalText)),
+          h('label', { class: 'check', for: 'kind-team' }, teamKind, h('span', {}, h('strong', {}, 'Team'), teamText)),
         ),
         h('div', { class: 'grid three' }, field('Budget (USD)', budget), field('Requests / minute', rpm), field('Tokens / minute', tpm)),
         field('Expires on', expires, 'Optional. Leave empty for a key that does not expire.'),
@@ -232,6 +264,7 @@ function createKeyDialog(team, s, may, onDone) {
           h('button', { type: 'submit', class: 'primary' }, 'Create key'),
         ),
       );
+      offer();
       return form;
     },
   });
@@ -259,7 +292,7 @@ function budgetBar(k) {
   return h(
     'span',
     { class: 'budget' },
-    h('span', { class: 'hint' }, ` of ${usd(budget)}`),
+    h('span', { class: 'hint' }, ' of ', money(budget)),
     h('progress', {
       max: '1',
       value: String(ratio),

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, errorBox, toast, table, badge, confirmDialog } from '../dom.js';
 

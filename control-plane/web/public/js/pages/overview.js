@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, usd, usdCents, toast, copyField, codeBlock } from '../dom.js';
 import { snippets } from '../snippets.js';
@@ -35,7 +36,7 @@ export async function overviewPage(section, s) {
     lowBalance.textContent = !low
       ? ''
       : days < LOW_BALANCE_DAYS
-        ? `Low balance: at the last 7 days' pace (${usd(perDay)} a day) it lasts about ${days < 1 ? 'less than a day' : `${Math.floor(days)} day${Math.floor(days) === 1 ? '' : 's'}`}. Add credits before keys start being refused.`
+        ? `Low balance: at the last 7 days' pace (${usdCents(perDay).text} a day) it lasts about ${days < 1 ? 'less than a day' : `${Math.floor(days)} day${Math.floor(days) === 1 ? '' : 's'}`}. Add credits before keys start being refused.`
         : `Low balance: less than ${usd(LOW_BALANCE_USD)} left. Add credits before keys start being refused.`;
   };
   showBalance(ws.balance_usd);

@@ -1,3 +1,4 @@
+// @ts-check
 import { api } from '../api.js';
 import { h, field, errorBox, busy } from '../dom.js';
 

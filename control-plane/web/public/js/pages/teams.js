@@ -1,3 +1,4 @@
+// @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, toast, table, confirmDialog, usd, usdCents } from '../dom.js';
 

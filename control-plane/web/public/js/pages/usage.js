@@ -1,19 +1,17 @@
+// @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, usd, when, table, badge } from '../dom.js';
+import { h, fill, field, usd, money, when, table, badge, copyButton } from '../dom.js';
+import { stackedBars, moneyTickFormat } from '../chart.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 const DAY_MS = 86_400_000;
 /** Groups drawn in their own colour; the rest are summed as "Other". */
 const TOP_GROUPS = 5;
 /** The wire format each request was made in, as the console names it. */
-const FORMAT_NAMES = { chat: 'Chat', messages: 'Messages', responses: 'Responses' };
-
-function svg(tag, attrs = {}, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  for (const c of children) if (c) el.append(c);
-  return el;
-}
+const FORMAT_NAMES = { chat: 'Chat', messages: 'Messages', responses: 'Responses', embeddings: 'Embeddings' };
+/** With no range chosen, the page looks this many days back (today included). */
+const DEFAULT_DAYS = 7;
+/** "Auto" draws hours up to this many days (48 bars at most), days beyond. */
+const HOURLY_UP_TO_DAYS = 2;
 
 function isoDay(date) {
   return date.toISOString().slice(0, 10);
@@ -35,51 +33,9 @@ function bucketLabel(iso, granularity) {
   return granularity === 'day' ? iso.slice(5, 10) : `${iso.slice(5, 10)} ${String(d.getUTCHours()).padStart(2, '0')}h`;
 }
 
-/**
- * A bar chart drawn as inline SVG: one column per bucket, stacked by series.
- * `series` is [{ name, cls, values: Map(bucket → number) }]. Presentation
- * attributes and classes only, nothing the CSP would block.
- */
-function stackedBars({ title, buckets, granularity, series, format, width = 720, height = 220 }) {
-  const pad = { left: 76, right: 8, top: 10, bottom: 26 };
-  const totals = buckets.map((b) => series.reduce((n, s) => n + (s.values.get(b) ?? 0), 0));
-  const max = Math.max(...totals, 0) || 1;
-  const plotW = width - pad.left - pad.right;
-  const plotH = height - pad.top - pad.bottom;
-  const step = plotW / Math.max(1, buckets.length);
-  const barW = Math.max(1, step * 0.75);
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': title, preserveAspectRatio: 'none' });
-  chart.append(svg('title', {}, document.createTextNode(title)));
-  for (const f of [0, 0.5, 1]) {
-    const y = pad.top + plotH * (1 - f);
-    chart.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y, y2: y, class: 'axis' }));
-    chart.append(svg('text', { x: pad.left - 6, y: y + 4, 'text-anchor': 'end' }, document.createTextNode(format(max * f))));
-  }
-  buckets.forEach((b, i) => {
-    let y = pad.top + plotH;
-    const x = pad.left + i * step + (step - barW) / 2;
-    for (const s of series) {
-      const v = s.values.get(b) ?? 0;
-      if (!v) continue;
-      const hgt = (v / max) * plotH;
-      y -= hgt;
-      const rect = svg('rect', { x, y, width: barW, height: Math.max(0.5, hgt), class: s.cls, 'data-bucket': b });
-      rect.append(svg('title', {}, document.createTextNode(`${bucketLabel(b, granularity)} · ${s.name}: ${format(v)}`)));
-      chart.append(rect);
-    }
-  });
-  const every = Math.max(1, Math.ceil(buckets.length / 8));
-  buckets.forEach((b, i) => {
-    if (i % every) return;
-    chart.append(
-      svg(
-        'text',
-        { x: pad.left + i * step + step / 2, y: height - 8, 'text-anchor': 'middle' },
-        document.createTextNode(bucketLabel(b, granularity)),
-      ),
-    );
-  });
-  return chart;
+/** Whole UTC days from `from` to `to`, both inclusive. */
+function daysBetween(from, to) {
+  return Math.round((new Date(`${to}T00:00:00Z`).getTime() - new Date(`${from}T00:00:00Z`).getTime()) / DAY_MS) + 1;
 }
 
 function legend(series) {
@@ -100,9 +56,9 @@ export async function usagePage(section, s, { params, navigate }) {
   const base = `/v1/workspaces/${enc(s.workspace.id)}/usage`;
   const today = new Date();
   const state = {
-    from: params.get('from') ?? isoDay(new Date(today.getTime() - 29 * DAY_MS)),
+    from: params.get('from') ?? isoDay(new Date(today.getTime() - (DEFAULT_DAYS - 1) * DAY_MS)),
     to: params.get('to') ?? isoDay(today),
-    granularity: params.get('granularity') === 'hour' ? 'hour' : 'day',
+    granularity: ['day', 'hour'].includes(params.get('granularity')) ? params.get('granularity') : 'auto',
     group_by: ['model', 'team', 'key', 'user'].includes(params.get('group_by')) ? params.get('group_by') : 'model',
     model: params.get('model') ?? '',
     team_id: params.get('team_id') ?? '',
@@ -120,6 +76,7 @@ export async function usagePage(section, s, { params, navigate }) {
       options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)),
     );
   const granularity = select(state.granularity, [
+    ['auto', 'Auto'],
     ['day', 'Day'],
     ['hour', 'Hour'],
   ]);
@@ -152,6 +109,18 @@ export async function usagePage(section, s, { params, navigate }) {
     ),
   );
 
+  // With no range in the address, start at the first day that has usage in the
+  // last DEFAULT_DAYS days: one day of traffic then fills the chart hour by hour
+  // instead of being a sliver at its right edge.
+  if (!params.has('from') && !params.has('to')) {
+    const probe = new URLSearchParams({ from: `${state.from}T00:00:00Z`, granularity: 'day', group_by: 'model' });
+    const week = await api(`${base}?${probe}`).catch(() => null);
+    const first = week?.buckets.map((b) => b.bucket).sort()[0];
+    if (first) state.from = first.slice(0, 10);
+    fromInput.value = state.from;
+  }
+  // Auto: hours up to HOURLY_UP_TO_DAYS days, days beyond.
+  const per = state.granularity !== 'auto' ? state.granularity : daysBetween(state.from, state.to) <= HOURLY_UP_TO_DAYS ? 'hour' : 'day';
   // The API's range: whole UTC days, `to` inclusive.
   const query = new URLSearchParams({
     from: `${state.from}T00:00:00Z`,
@@ -160,7 +129,7 @@ export async function usagePage(section, s, { params, navigate }) {
   if (state.model) query.set('model', state.model);
   if (state.team_id) query.set('team_id', state.team_id);
   const summaryQuery = new URLSearchParams(query);
-  summaryQuery.set('granularity', state.granularity);
+  summaryQuery.set('granularity', per);
   summaryQuery.set('group_by', state.group_by);
   const byKeyQuery = new URLSearchParams(query);
   byKeyQuery.set('group_by', 'key');
@@ -180,13 +149,13 @@ export async function usagePage(section, s, { params, navigate }) {
       'dl',
       { class: 'usage-totals', id: 'usage-totals' },
       [
-        ['Spend', usd(t.spend_usd), 'spend'],
+        ['Spend', money(t.spend_usd), 'spend'],
         ['Requests', count(t.requests), 'requests'],
         ['Input tokens (uncached)', count(t.input_tokens), 'input'],
         ['Cache tokens read / written', `${count(t.cache_read_tokens)} / ${count(t.cache_write_tokens)}`, 'cache'],
         ['Output tokens', count(t.output_tokens), 'output'],
         // Spend at the full input price minus spend: negative while caches are being written more than read.
-        ['Saved by caching', usd(t.cache_saved_usd), 'cache-saved'],
+        ['Saved by caching', money(t.cache_saved_usd), 'cache-saved'],
         ['Errors', count(t.errors), 'errors'],
       ].map(([label, value, id]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-total': id }, value))),
     ),
@@ -213,6 +182,7 @@ export async function usagePage(section, s, { params, navigate }) {
   const fullWidth = Math.max(300, Math.min(960, section.clientWidth - 40));
   const halfWidth = window.matchMedia('(max-width: 760px)').matches ? fullWidth : Math.max(300, fullWidth / 2 - 24);
   const empty = !summary.buckets.length;
+  const label = (b) => bucketLabel(b, summary.granularity);
   section.append(
     h(
       'div',
@@ -224,9 +194,10 @@ export async function usagePage(section, s, { params, navigate }) {
             stackedBars({
               title: `Spend per ${summary.granularity} by ${groupName}`,
               buckets,
-              granularity: summary.granularity,
+              label,
               series,
-              format: usd,
+              tick: moneyTickFormat,
+              exact: usd,
               width: fullWidth,
             }),
             legend(series),
@@ -245,9 +216,11 @@ export async function usagePage(section, s, { params, navigate }) {
               stackedBars({
                 title: `Requests and errors per ${summary.granularity}`,
                 buckets,
-                granularity: summary.granularity,
+                label,
                 series: [requests, errors],
-                format: (n) => count(Math.round(n)),
+                tick: () => count,
+                exact: count,
+                integer: true,
                 width: halfWidth,
                 height: 200,
               }),
@@ -267,7 +240,7 @@ export async function usagePage(section, s, { params, navigate }) {
                   'li',
                   {},
                   h('span', {}, g.label),
-                  h('span', { class: 'num' }, usd(g.spend_usd), h('span', { class: 'hint' }, ` · ${count(g.requests)} req`)),
+                  h('span', { class: 'num' }, money(g.spend_usd), h('span', { class: 'hint' }, ` · ${count(g.requests)} req`)),
                   h('progress', {
                     max: String(byKey.groups[0].spend_usd || 1),
                     value: String(g.spend_usd),
@@ -315,7 +288,9 @@ async function requestLog(base, query, state, apply) {
   const more = h('button', { type: 'button', hidden: true }, 'Load more');
   const rows = [];
   let cursor = null;
-  const headers = ['Time', 'Key', 'Model', 'Format', 'Status', 'Tokens in / out', 'Cost', 'Latency', 'Request id'];
+  // The wire format rides under the model and the request id is cut with an
+  // ellipsis (whole on hover, and a Copy button), so the log fits its card.
+  const headers = ['Time', 'Key', 'Model', 'Status', 'Tokens in / out', 'Cost', 'Latency', 'Request id'];
   // Cache figures ride under the tokens and the cost they explain, so the log stays as wide as before.
   const cacheHint = (r) =>
     r.cache_read_tokens || r.cache_write_tokens
@@ -323,7 +298,7 @@ async function requestLog(base, query, state, apply) {
       : null;
   const savedHint = (r) =>
     r.cache_saved_usd
-      ? h('span', { class: 'hint block' }, `${r.cache_saved_usd > 0 ? 'saved' : 'cache cost'} ${usd(Math.abs(r.cache_saved_usd))}`)
+      ? h('span', { class: 'hint block' }, r.cache_saved_usd > 0 ? 'saved ' : 'cache cost ', money(Math.abs(r.cache_saved_usd)))
       : null;
   const load = async () => {
     const q = new URLSearchParams(logQuery);
@@ -337,13 +312,22 @@ async function requestLog(base, query, state, apply) {
           {},
           h('td', { class: 'num' }, when(r.time)),
           h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
-          h('td', { class: 'mono' }, r.model ?? '—'),
-          h('td', {}, FORMAT_NAMES[r.format] ?? '—'),
+          h(
+            'td',
+            {},
+            h('span', { class: 'mono' }, r.model ?? '—'),
+            h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—'),
+          ),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
           h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
-          h('td', { class: 'num' }, usd(r.cost_usd), savedHint(r)),
+          h('td', { class: 'num' }, money(r.cost_usd), savedHint(r)),
           h('td', { class: 'num' }, r.latency_ms == null ? '—' : `${count(r.latency_ms)} ms`),
-          h('td', { class: 'mono' }, r.request_id),
+          h(
+            'td',
+            { class: 'request-id' },
+            h('span', { class: 'mono ellipsis', title: r.request_id }, r.request_id),
+            copyButton(() => r.request_id, 'Copy'),
+          ),
         ),
       );
     }
