@@ -312,12 +312,7 @@ async function requestLog(base, query, state, apply) {
           {},
           h('td', { class: 'num' }, when(r.time)),
           h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
-          h(
-            'td',
-            {},
-            h('span', { class: 'mono' }, r.model ?? '—'),
-            h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—'),
-          ),
+          h('td', {}, h('span', { class: 'mono' }, r.model ?? '—'), h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—')),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
           h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
           h('td', { class: 'num' }, money(r.cost_usd), savedHint(r)),
