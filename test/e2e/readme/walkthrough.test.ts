@@ -180,7 +180,7 @@ describe('README: the five-minute walk-through works verbatim on a fresh checkou
     expect(key).to.match(/^tgk_/);
     expect(stdout).to.include('{"balance_usd":20}');
     expect(stdout).to.match(/^204$/m);
-    expect(stdout).to.include('{"models":["tg/sonnet"]}');
+    expect(stdout).to.include('{"models":["tg/sonnet"],"stale_models":[]}');
     // The walk-through captures the secret without printing it.
     expect(stdout.split(`KEY=${key}`)[0]).not.to.include(key!);
     // Bootstrap wrote its answer to the file itself, readable by its owner only.

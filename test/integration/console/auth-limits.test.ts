@@ -6,7 +6,9 @@ import { seedOrg, startTestControlPlane, type TestControlPlane } from '../../sup
 describeEachStore('unauthenticated sign-in routes are rate-limited', (store) => {
   const exchange = (cp: TestControlPlane, token: string) =>
     fetch(`${cp.url}/v1/auth/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
-  const ssoStart = (cp: TestControlPlane, slug: string) => fetch(`${cp.url}/v1/auth/sso/${slug}/login`, { redirect: 'manual' });
+  // A login starts with the same-origin POST of the sign-in page's button.
+  const ssoStart = (cp: TestControlPlane, slug: string) =>
+    fetch(`${cp.url}/v1/auth/sso/${slug}/login`, { method: 'POST', redirect: 'manual', headers: { origin: new URL(cp.url).origin } });
 
   async function expect429(res: Response): Promise<void> {
     expect(res.status).to.equal(429);
