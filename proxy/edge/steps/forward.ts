@@ -8,6 +8,13 @@ import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/
 import { routeCall } from '../../routing/route-call.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
+/** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
+function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall): Record<string, string> {
+  const extra: Record<string, string> = { ...s.limitHeaders, ...d.headers };
+  if (up.dropped.length) extra[DROPPED_HEADER] = droppedHeaderValue(up.dropped);
+  return extra;
+}
+
 /** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
 function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
@@ -34,9 +41,7 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
       format: up.format,
       dropUsageChunk: up.dropUsageChunk,
       translate: up.translate,
-      extraHeaders: up.dropped.length
-        ? { ...s.limitHeaders, ...d.headers, [DROPPED_HEADER]: droppedHeaderValue(up.dropped) }
-        : { ...s.limitHeaders, ...d.headers },
+      extraHeaders: answerHeaders(s, d, up),
       headersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       failover,
