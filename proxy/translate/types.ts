@@ -81,8 +81,3 @@ export interface FormatTranslation {
   /** A client of this format → a Chat provider (and its answers back into this format). */
   toChat: Translator;
 }
-
-/** The model entry's `reasoning` flag, read without depending on the catalog's schema having it yet. */
-export function reasoningOf(model: ModelConfig): boolean {
-  return 'reasoning' in model && model.reasoning === true;
-}

@@ -3,7 +3,7 @@ import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { createChatAnswer } from './answer-to-chat.js';
 import { budgetOfEffort, isChatEffort } from '../reasoning.js';
-import { reasoningOf, type TranslateOptions, type Translation, type Translator } from '../types.js';
+import { type TranslateOptions, type Translation, type Translator } from '../types.js';
 import { MESSAGES_USER_MAX, cappedUserId } from '../user-id.js';
 import { isObject } from '../../../shared/json.js';
 
@@ -18,7 +18,7 @@ import { isObject } from '../../../shared/json.js';
  */
 export const chatToMessages: Translator = {
   translate: chatRequestToMessages,
-  request: (call, model) => chatRequestToMessages(call, model, { reasoning: reasoningOf(model) }).request,
+  request: (call, model) => chatRequestToMessages(call, model, { reasoning: model.reasoning }).request,
   answer: (call) => createChatAnswer(call.alias, call.stream && includeUsage(call.body)),
 };
 

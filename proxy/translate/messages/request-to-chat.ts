@@ -4,7 +4,7 @@ import type { ParsedCall } from '../../call.js';
 import { createChatAnswerTranslator } from './answer-from-chat.js';
 import { CHAT_HONOURED_BETAS, REASONING_BETAS } from '../betas.js';
 import { chatEffortOf, effortOfBudget } from '../reasoning.js';
-import { reasoningOf, type TranslateOptions, type Translation, type Translator } from '../types.js';
+import { type TranslateOptions, type Translation, type Translator } from '../types.js';
 import { CHAT_USER_MAX, cappedUserId } from '../user-id.js';
 import { isObject } from '../../../shared/json.js';
 
@@ -407,6 +407,6 @@ export function chatRequest(call: ParsedCall, model: ModelConfig, options: Trans
 
 export const messagesToChat: Translator = {
   translate: chatRequest,
-  request: (call, model) => chatRequest(call, model, { reasoning: reasoningOf(model) }).request,
+  request: (call, model) => chatRequest(call, model, { reasoning: model.reasoning }).request,
   answer: (call) => createChatAnswerTranslator(call),
 };
