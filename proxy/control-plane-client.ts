@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { changePageSchema, changeVersionSchema } from '../shared/contract/changes.js';
 import { keyResolutionSchema, type KeyResolution } from '../shared/contract/keys.js';
 import { keyMoneyAnswerSchema, type KeyMoney } from '../shared/contract/money.js';
+import type { DeploymentReport } from '../shared/contract/deployments.js';
 import { usageAnswerSchema, type UsageReport, type UsageResult } from '../shared/contract/usage.js';
 
 export class ControlPlaneUnavailable extends Error {
@@ -47,6 +48,8 @@ export interface ControlPlaneClient {
   reportUsage: (reports: UsageReport[]) => Promise<UsageResult[]>;
   /** A key's money as committed now (founding a hold account Redis lost); null for a key it does not know. */
   keyMoney: (keyId: string) => Promise<KeyMoney | null>;
+  /** The state of the deployments this proxy routes to, for the console's model page. */
+  reportDeployments: (report: DeploymentReport) => Promise<void>;
   changesAfter: (after: number) => Promise<ChangePage>;
   version: () => Promise<number>;
   /** Opens the push stream; the caller owns the returned body. */
@@ -62,7 +65,8 @@ export function createControlPlaneClient(baseUrl: string, token: string): Contro
   const pathBase = url.pathname.replace(/\/+$/, '');
   const auth = `Bearer ${token}`;
 
-  async function json<S extends z.ZodType>(schema: S, method: 'GET' | 'POST', path: string, body?: unknown): Promise<z.infer<S>> {
+  /** An answer's text, once the status says it is one; throws as the callers' fallbacks expect. */
+  async function send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
     let res;
     try {
       res = await pool.request({
@@ -81,13 +85,18 @@ export function createControlPlaneClient(baseUrl: string, token: string): Contro
       throw new ControlPlaneUnavailable(`control plane answered ${res.statusCode} to ${method} ${path}`);
     }
     if (res.statusCode >= 400) throw new Error(`control plane refused ${method} ${path}: ${res.statusCode} ${text.slice(0, 200)}`);
-    return parseAnswer(schema, text, `${method} ${path}`);
+    return text;
+  }
+
+  async function json<S extends z.ZodType>(schema: S, method: 'GET' | 'POST', path: string, body?: unknown): Promise<z.infer<S>> {
+    return parseAnswer(schema, await send(method, path, body), `${method} ${path}`);
   }
 
   return {
     resolveKey: (keyHash: string) => json(keyResolutionSchema, 'GET', `/internal/keys/${keyHash}`),
     reportUsage: async (reports: UsageReport[]) => (await json(usageAnswerSchema, 'POST', '/internal/usage', { reports })).results,
     keyMoney: async (keyId: string) => (await json(keyMoneyAnswerSchema, 'GET', `/internal/money/${keyId}`)).money,
+    reportDeployments: async (report: DeploymentReport) => void (await send('POST', '/internal/deployments/health', report)),
     changesAfter: (after: number) => json(changePageSchema, 'GET', `/internal/changes?after=${after}`),
     version: async () => (await json(changeVersionSchema, 'GET', '/internal/changes/version')).version,
     async openChangeStream(signal: AbortSignal) {

@@ -19,6 +19,8 @@ import { startMoney } from './start/money.js';
 import { createUpstreamPools } from './start/pools.js';
 import { readinessOf } from './start/readiness.js';
 import { createRouting } from './routing/index.js';
+import { startDeploymentReports } from './routing/report.js';
+import { DEPLOYMENT_REPORT_EVERY_MS } from '../shared/contract/deployments.js';
 import { connectRedis } from './start/redis.js';
 import { stopServing } from './start/shutdown.js';
 
@@ -32,6 +34,8 @@ export interface RunningProxy {
   metrics: Registry | undefined;
   /** Resolves once every usage report in flight has been taken (tests, shutdown). */
   drain(): Promise<void>;
+  /** Sends the deployment-health report now instead of at its next tick (tests). */
+  reportDeployments(): Promise<void>;
   /**
    * Stops taking connections, lets calls in flight finish for up to
    * `graceMs` (default SHUTDOWN_GRACE_SECONDS; streams longer than that are cut and
@@ -88,6 +92,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
 
   const routing = createRouting(settings, redis, registry, now, logger);
   const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing });
+  const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
       const r = readiness();
@@ -119,16 +124,19 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     server.listen(options.port ?? config.proxyPort, options.host ?? config.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  void reports.send();
   return {
     server,
     url: `http://127.0.0.1:${port}`,
     metrics: registry,
     drain: () => metering.drain(),
+    reportDeployments: () => reports.send(),
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
       // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed.
       await stopServing(server, edge, graceMs);
       feed.stop();
+      reports.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.
       await metering.close(SETTLE_ON_CLOSE_MS);
       live.stop();

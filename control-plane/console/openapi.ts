@@ -58,6 +58,10 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   addMemberToTeam: { summary: 'Add a member to the team', tag: 'teams', status: 204, body: newMember },
   removeMemberFromTeam: { summary: 'Remove a member from the team', tag: 'teams', status: 204 },
   listCatalog: { summary: 'The models file: every alias with its prices', tag: 'models' },
+  showModelDeployments: {
+    summary: "Each alias's deployments and the state the proxies report for each (healthy, cooling, circuit open, half-open); owners and admins",
+    tag: 'models',
+  },
   showModelAccess: { summary: 'The aliases the team may call', tag: 'models' },
   replaceModelAccess: { summary: 'Replace the aliases the team may call', tag: 'models', body: modelAccess },
   createTeamKey: { summary: 'Create an API key (its secret is shown once)', tag: 'keys', status: 201, body: newKey },

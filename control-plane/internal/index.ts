@@ -12,6 +12,8 @@ import { createChangeHub } from './change-hub.js';
 import { keyHashSchema } from '../../shared/contract/keys.js';
 import { usageBatchSchema } from '../../shared/contract/usage.js';
 import { keyIdSchema } from '../../shared/contract/money.js';
+import { deploymentReportSchema } from '../../shared/contract/deployments.js';
+import { recordDeploymentReport } from '../services/deployments/health.js';
 
 const HEARTBEAT_MS = 15_000;
 
@@ -51,6 +53,11 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
   router.post('/usage', async function reportUsage(ctx: Context) {
     const { reports } = parseValid(usageBatchSchema, await readJson(ctx));
     ctx.body = { results: await recordUsage(deps, reports) };
+  });
+
+  router.post('/deployments/health', async function reportDeploymentHealth(ctx: Context) {
+    await recordDeploymentReport(deps, parseValid(deploymentReportSchema, await readJson(ctx)));
+    ctx.status = 204;
   });
 
   router.get('/changes/version', async function showVersion(ctx: Context) {

@@ -1,11 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { NowMs } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
-import type { DeploymentHealth, DeploymentState, HealthSettings } from './health.js';
+import type { DeploymentHealth as ReportedHealth } from '../../shared/contract/deployments.js';
+import { reportedState, type DeploymentHealth, type HealthSettings } from './health.js';
 
 /*
  * Each deployment is one hash, `{prefix}:deployment:{id}`: `until` (epoch ms
- * it is out of rotation until), `failures` (in a row), `open` (the circuit).
+ * it is out of rotation until), `failures` (in a row), `open` (the circuit),
+ * `probe` (the half-open probe is in flight; for the console).
  * It expires on its own some cooldowns after the last failure, so a
  * deployment that stopped failing leaves nothing behind. The proxies' clocks
  * are assumed close (the same assumption the holds' fence makes).
@@ -19,7 +21,7 @@ for i, k in ipairs(KEYS) do
   local u = tonumber(v[1] or '0') or 0
   if v[1] == false then out[i] = -1
   elseif u > t then out[i] = u
-  elseif v[2] == '1' then redis.call('HSET', k, 'until', t + cool); out[i] = 0
+  elseif v[2] == '1' then redis.call('HSET', k, 'until', t + cool, 'probe', '1'); out[i] = 0
   else out[i] = 0 end
 end
 return out`;
@@ -30,7 +32,7 @@ local f = redis.call('HINCRBY', k, 'failures', 1)
 local u = tonumber(redis.call('HGET', k, 'until') or '0') or 0
 if ra >= 0 then u = math.max(u, t + ra) end
 if f >= n then redis.call('HSET', k, 'open', '1'); u = math.max(u, t + cool) end
-redis.call('HSET', k, 'until', u)
+redis.call('HSET', k, 'until', u, 'probe', '0')
 redis.call('PEXPIRE', k, math.max(u - t, 0) + 10 * cool)
 return f`;
 
@@ -72,16 +74,19 @@ export function createRedisDeploymentHealth(redis: Redis, prefix: string, settin
       if (!marked.delete(id)) return;
       redis.eval(SUCCEEDED, 1, key(id), now()).catch(warn('success record'));
     },
-    async snapshot(ids) {
-      const t = now();
+    async report(ids) {
       const pipeline = redis.pipeline();
-      for (const id of ids) pipeline.hmget(key(id), 'until', 'failures');
+      for (const id of ids) pipeline.hmget(key(id), 'until', 'failures', 'open', 'probe');
       const rows = (await pipeline.exec()) ?? [];
-      return ids.map((id, i): DeploymentState => {
-        const [u, f] = (rows[i]?.[1] as (string | null)[] | undefined) ?? [null, null];
-        const until = Number(u ?? 0);
-        return { id, until: until > t ? until : 0, failures: Number(f ?? 0) };
+      const t = now();
+      const out: ReportedHealth[] = [];
+      ids.forEach((id, i) => {
+        const [u, f, o, p] = (rows[i]?.[1] as (string | null)[] | undefined) ?? [];
+        if (u === null || u === undefined) return;
+        const r = reportedState(id, { until: Number(u), failures: Number(f ?? 0), open: o === '1', probing: p === '1' }, t);
+        if (r) out.push(r);
       });
+      return out;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { NowMs } from '../../shared/clock.js';
+import type { DeploymentHealth as ReportedHealth, DeploymentStateName } from '../../shared/contract/deployments.js';
 
 /** Why an attempt was left for the next deployment (a closed set: it is a metric label). */
 export type FailureReason =
@@ -38,14 +39,25 @@ export interface DeploymentHealth {
   check(ids: readonly string[]): number[] | Promise<number[]>;
   failed(id: string, reason: FailureReason, retryAfterMs: number | undefined): void;
   succeeded(id: string): void;
-  /** Each deployment's state: when it comes back (0: in rotation) and its failures in a row. */
-  snapshot(ids: readonly string[]): Promise<DeploymentState[]>;
+  /**
+   * The state of those of `ids` that are not plainly healthy (cooling, open,
+   * half-open, or failures in a row below the threshold), for the console.
+   */
+  report(ids: readonly string[]): Promise<ReportedHealth[]>;
 }
 
-export interface DeploymentState {
-  id: string;
-  until: number;
-  failures: number;
+/** What the console is told of one deployment, from what the health store keeps. */
+export function reportedState(
+  id: string,
+  s: { until: number; failures: number; open: boolean; probing: boolean },
+  t: number,
+): ReportedHealth | undefined {
+  let state: DeploymentStateName = 'healthy';
+  if (s.open) state = s.probing || s.until <= t ? 'half_open' : 'open';
+  else if (s.until > t) state = 'cooling';
+  if (state === 'healthy' && s.failures === 0) return undefined;
+  const back = state === 'open' || state === 'cooling' ? s.until - t : 0;
+  return { id, state, back_in_ms: Math.round(back), failures: s.failures };
 }
 
 interface State {
@@ -54,6 +66,8 @@ interface State {
   until: number;
   /** The circuit is open: when `until` passes, one probe is let through. */
   open: boolean;
+  /** That probe is in flight (for the console: half-open, not open). */
+  probing: boolean;
 }
 
 export function createDeploymentHealth(settings: HealthSettings, now: NowMs): DeploymentHealth {
@@ -68,6 +82,7 @@ export function createDeploymentHealth(settings: HealthSettings, now: NowMs): De
         if (s.open) {
           // Half-open: this caller is the probe; the others wait for its verdict (at most one cooldown).
           s.until = t + settings.cooldownMs;
+          s.probing = true;
           return 0;
         }
         return 0;
@@ -75,8 +90,9 @@ export function createDeploymentHealth(settings: HealthSettings, now: NowMs): De
     },
     failed(id, _reason, retryAfterMs) {
       const t = now();
-      const s = states.get(id) ?? { failures: 0, until: 0, open: false };
+      const s = states.get(id) ?? { failures: 0, until: 0, open: false, probing: false };
       s.failures++;
+      s.probing = false;
       if (retryAfterMs !== undefined) s.until = Math.max(s.until, t + retryAfterMs);
       if (s.failures >= settings.failures) {
         s.open = true;
@@ -91,14 +107,15 @@ export function createDeploymentHealth(settings: HealthSettings, now: NowMs): De
       if (s.open || s.until <= now()) states.delete(id);
       else s.failures = 0;
     },
-    snapshot(ids) {
+    report(ids) {
       const t = now();
-      return Promise.resolve(
-        ids.map((id) => {
-          const s = states.get(id);
-          return { id, until: s && s.until > t ? s.until : 0, failures: s?.failures ?? 0 };
-        }),
-      );
+      const out: ReportedHealth[] = [];
+      for (const id of ids) {
+        const s = states.get(id);
+        const r = s && reportedState(id, s, t);
+        if (r) out.push(r);
+      }
+      return Promise.resolve(out);
     },
   };
 }

@@ -7,6 +7,7 @@ import { startFakeUpstream, type FakeUpstream } from './fake-upstream/index.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from './control-plane.js';
 import { UPSTREAM_SECRET } from './data-plane.js';
 import type { StoreContext } from './stores.js';
+import type { Clock } from '../../shared/clock.js';
 
 /**
  * Three fake providers (a, b, c) and a models file whose aliases spread over
@@ -87,7 +88,7 @@ function modelsFile(fakes: DeploymentPlane['fakes']) {
         ...price,
       },
       // Each cooldown test its own deployments (health is kept per provider/upstream_model).
-      ...['cool-1', 'cool-2', 'cool-3', 'cool-4'].map((n) => ({
+      ...['cool-1', 'cool-2', 'cool-3', 'cool-4', 'health-1', 'health-2'].map((n) => ({
         alias: `tg/${n}`,
         deployments: [
           { provider: 'a', upstream_model: `${n}-a` },
@@ -95,6 +96,15 @@ function modelsFile(fakes: DeploymentPlane['fakes']) {
         ],
         ...price,
       })),
+      // Even weights: two proxies' wheels each start on a, so a pin to b shows only through shared affinity.
+      {
+        alias: 'tg/affinity-1',
+        deployments: [
+          { provider: 'a', upstream_model: 'affinity-1-a', weight: 1 },
+          { provider: 'b', upstream_model: 'affinity-1-b', weight: 1 },
+        ],
+        ...price,
+      },
       // Not on the test team's list: skipped.
       { alias: 'tg/forbidden', provider: 'b', upstream_model: 'm-forbidden', ...price },
       {
@@ -121,17 +131,22 @@ export const DEPLOYMENT_ALIASES = [
   'tg/cool-2',
   'tg/cool-3',
   'tg/cool-4',
+  'tg/health-1',
+  'tg/health-2',
+  'tg/affinity-1',
 ];
 
 export async function startDeploymentPlane(
   store: StoreContext,
-  options: { env?: NodeJS.ProcessEnv; proxies?: number } = {},
+  // `clock`: the control plane's (reports' age); the proxies keep the real time.
+  options: { env?: NodeJS.ProcessEnv; proxies?: number; clock?: Clock } = {},
 ): Promise<DeploymentPlane> {
   const fakes = { a: await startFakeUpstream(), b: await startFakeUpstream(), c: await startFakeUpstream() };
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-deployments-'));
   const file = join(dir, 'models.json');
   writeFileSync(file, JSON.stringify(modelsFile(fakes)));
-  const cp = await startTestControlPlane(store.db);
+  // The control plane reads the same models file: the console lists these aliases and their deployments.
+  const cp = await startTestControlPlane(store.db, { env: { MODELS_FILE: file, TEST_PRIMARY_API_KEY: UPSTREAM_SECRET }, clock: options.clock });
   const proxies: RunningProxy[] = [];
   for (let i = 0; i < (options.proxies ?? 1); i++) {
     const config = testConfig({

@@ -87,6 +87,27 @@ describe('routing: deployment health (fake clock)', () => {
     expect(h.check(['a'])).to.deep.equal([0]);
   });
 
+  it('reports each state for the console: healthy with failures, cooling, open, half-open (probe due, probe in flight), then nothing', async () => {
+    const h = createDeploymentHealth({ failures: 2, cooldownMs: 5_000 }, now);
+    const ids = ['a', 'b', 'quiet'];
+    h.failed('a', 'status_500', undefined);
+    h.failed('b', 'status_429', 3_000);
+    expect(await h.report(ids)).to.deep.equal([
+      { id: 'a', state: 'healthy', back_in_ms: 0, failures: 1 },
+      { id: 'b', state: 'cooling', back_in_ms: 3_000, failures: 1 },
+    ]);
+    h.failed('a', 'reset', undefined);
+    expect((await h.report(['a']))[0]).to.deep.equal({ id: 'a', state: 'open', back_in_ms: 5_000, failures: 2 });
+    t += 5_000;
+    expect((await h.report(['a']))[0]!.state).to.equal('half_open');
+    h.check(['a']);
+    // The probe is in flight: still half-open, though the others are told to wait.
+    expect((await h.report(['a']))[0]!.state).to.equal('half_open');
+    h.succeeded('a');
+    h.succeeded('b');
+    expect(await h.report(ids)).to.deep.equal([]);
+  });
+
   it('retry-after: seconds or an HTTP date', () => {
     expect(retryAfterMs('3', 0)).to.equal(3_000);
     expect(retryAfterMs(new Date(10_000).toUTCString(), 4_000)).to.equal(6_000);
