@@ -11,6 +11,7 @@ import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
 import { usagePage } from './pages/usage.js';
 import { alertsPage } from './pages/alerts.js';
+import { modelsPage } from './pages/models.js';
 
 /**
  * @typedef {{ path: RegExp, nav: string, title: string, page: (section: HTMLElement, s: any, ctx: any) => unknown, admin?: boolean }} Route
@@ -22,6 +23,7 @@ const ROUTES = [
   { path: /^\/teams\/([\w-]+)$/, nav: 'teams', title: 'Team', page: teamPage },
   { path: /^\/keys$/, nav: 'keys', title: 'API keys', page: keysPage },
   { path: /^\/usage$/, nav: 'usage', title: 'Usage', page: usagePage },
+  { path: /^\/models$/, nav: 'models', title: 'Models', page: modelsPage },
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
@@ -34,6 +36,7 @@ const NAV = [
   { id: 'teams', href: '#/teams', label: 'Teams' },
   { id: 'keys', href: '#/keys', label: 'API keys' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
+  { id: 'models', href: '#/models', label: 'Models' },
   { heading: 'Settings' },
   { id: 'members', href: '#/settings/members', label: 'Members' },
   { id: 'scim', href: '#/settings/scim', label: 'SCIM', admin: true },
