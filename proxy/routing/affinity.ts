@@ -5,16 +5,17 @@ import type { IncomingHttpHeaders } from 'node:http';
  * Session affinity: prompt caches, encrypted reasoning and stored responses
  * belong to one provider account, so the calls of one session go to the
  * deployment that served its first call while that one is healthy. Per
- * process and bounded (least recently used out first): losing an entry
- * costs a cache miss, never a wrong answer.
+ * process and bounded here (least recently used out first); shared by every
+ * proxy through Redis in `affinity-redis.ts`. Losing an entry costs a cache
+ * miss, never a wrong answer.
  */
 export interface Affinity {
-  /** The deployment index this session was served by, if remembered. */
-  get(alias: string, session: string): number | undefined;
+  /** The deployment index this session was served by, if remembered (a promise when it is asked of Redis). */
+  get(alias: string, session: string): number | undefined | Promise<number | undefined>;
   set(alias: string, session: string, index: number): void;
 }
 
-export function createAffinity(maxEntries: number): Affinity {
+export function createAffinity(maxEntries: number): Affinity & { get(alias: string, session: string): number | undefined } {
   const map = new Map<string, number>();
   return {
     get(alias, session) {

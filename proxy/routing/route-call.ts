@@ -66,12 +66,10 @@ function exhausted(reason: FailureReason, retryAfterMs: number | undefined): App
   return new AppError('unavailable', `Every deployment of this model failed (last: ${reason}).`, { headers });
 }
 
-/** The order of one alias's deployments for this call: the balancer's, with the session's own first while it is healthy. */
-function orderOf(routing: Routing, model: ModelConfig, session: string | undefined): number[] {
+/** The order of one alias's deployments for this call: the balancer's, with the session's own (`pinned`) first while it is healthy. */
+function orderOf(routing: Routing, model: ModelConfig, pinned: number | undefined): number[] {
   const order = routing.balancer.order(model);
-  if (session === undefined) return order;
-  const pinned = routing.affinity.get(model.alias, session);
-  if (pinned === undefined || pinned === order[0] || pinned >= model.deployments.length) return order;
+  if (pinned === undefined || pinned === order[0] || !(pinned >= 0 && pinned < model.deployments.length)) return order;
   return [pinned, ...order.filter((i) => i !== pinned)];
 }
 
@@ -111,7 +109,10 @@ export async function routeCall(call: RoutedCall, routing: Routing, attempt: Att
   for (let a = 0; a < call.chain.length; a++) {
     const model = call.chain[a]!;
     const all = deploymentsOf(model, call.catalog);
-    const order = orderOf(routing, model, a === 0 ? call.session : undefined);
+    // The session's deployment, read before the pick (from Redis when affinity is shared: one round trip).
+    let pinned = a === 0 && call.session !== undefined ? routing.affinity.get(model.alias, call.session) : undefined;
+    if (pinned instanceof Promise) pinned = await pinned;
+    const order = orderOf(routing, model, pinned);
     const ran = routing.health.check(order.map((i) => all[i]!.id));
     const until = ran instanceof Promise ? await ran : ran;
     const open = order.filter((_, k) => until[k] === 0);

@@ -3,6 +3,9 @@ import { seedKey, redisForTests, TEST_REDIS_URL } from '../../support/data-plane
 import { DEPLOYMENT_ALIASES, resetFakes, servedBy, startDeploymentPlane, type DeploymentPlane } from '../../support/deployment-plane.js';
 import { edgeCall, errorType, modelBody } from '../../support/edge-calls.js';
 import { describeEachStore } from '../../support/stores.js';
+import { seedOrg } from '../../support/control-plane.js';
+import { ok } from '../../support/console.js';
+import type { ModelDeploymentsView } from '../../../control-plane/services/deployments/health.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -100,5 +103,38 @@ describeEachStore('routing: cooldown shared through Redis', (store) => {
       expect(a.headers.get('x-tollgate-deployment')).to.equal('b/cool-1-b');
     }
     expect(servedBy(plane.fakes)).to.deep.equal({ a: 1, b: 4, c: 0 });
+  });
+
+  it('the console shows a cooldown kept in Redis as seen by both proxies', async () => {
+    const plane = dp!;
+    const k = await seedKey(plane.cp.deps, { models: DEPLOYMENT_ALIASES });
+    plane.fakes.a.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
+    await edgeCall(plane.proxies[0]!.url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/health-1' }));
+    await sleep(50);
+    for (const p of plane.proxies) await p.reportDeployments();
+    const v: ModelDeploymentsView = await ok(`${plane.cp.url}/v1/models/deployments`, { token: (await seedOrg(plane.cp.deps)).console_token });
+    const [a, b] = v.models.find((m) => m.alias === 'tg/health-1')!.deployments;
+    expect(a).to.include({ state: 'cooling', failures: 1, proxies: 2 });
+    expect(Date.parse(a!.back_at!) - Date.now()).to.be.within(28_000, 30_500);
+    expect(b).to.include({ state: 'healthy', failures: 0 });
+  });
+
+  it("a session pinned at one proxy keeps its deployment at the other, though that proxy's own pick differs", async () => {
+    const plane = dp!;
+    resetFakes(plane.fakes);
+    const k = await seedKey(plane.cp.deps, { models: DEPLOYMENT_ALIASES });
+    const at = (i: number, session: string) =>
+      edgeCall(plane.proxies[i]!.url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/affinity-1' }), {
+        headers: { 'x-claude-code-session-id': session },
+      });
+    const run = `${Date.now()}`;
+    // Even weights: each proxy's wheel goes a, b, a, b… so proxy 0's second session lands on b.
+    expect((await at(0, `s1-${run}`)).headers.get('x-tollgate-deployment')).to.equal('a/affinity-1-a');
+    expect((await at(0, `s2-${run}`)).headers.get('x-tollgate-deployment')).to.equal('b/affinity-1-b');
+    await sleep(50);
+    // Proxy 1 has never seen either session, and its own first pick is a.
+    for (let i = 0; i < 3; i++) expect((await at(1, `s2-${run}`)).headers.get('x-tollgate-deployment')).to.equal('b/affinity-1-b');
+    expect((await at(1, `s1-${run}`)).headers.get('x-tollgate-deployment')).to.equal('a/affinity-1-a');
+    expect(servedBy(plane.fakes)).to.deep.equal({ a: 2, b: 4, c: 0 });
   });
 });

@@ -1,5 +1,8 @@
 import { expect } from 'chai';
+import type { Redis } from 'ioredis';
 import { createAffinity } from '../../../../proxy/routing/affinity.js';
+import { createRedisAffinity } from '../../../../proxy/routing/affinity-redis.js';
+import { createLogger } from '../../../../shared/logger.js';
 import { createBalancer } from '../../../../proxy/routing/balance.js';
 import { chainOf } from '../../../../proxy/routing/deployments.js';
 import { firstEventIsError } from '../../../../proxy/routing/first-byte.js';
@@ -159,5 +162,39 @@ describe('routing: fallback chain and affinity', () => {
     a.set('tg/x', 's3', 1);
     expect(a.get('tg/x', 's2')).to.equal(undefined);
     expect(a.get('tg/x', 's1')).to.equal(1);
+  });
+
+  it("shared affinity: Redis answers first; while Redis is down or has lost the key, the proxy's own memory answers", async () => {
+    const store = new Map<string, string>();
+    let up = true;
+    const fake = {
+      get status() {
+        return up ? 'ready' : 'reconnecting';
+      },
+      get: async (k: string) => {
+        if (!up) throw new Error('Connection is closed.');
+        return store.get(k) ?? null;
+      },
+      set: async (k: string, v: number) => {
+        if (!up) throw new Error('Connection is closed.');
+        store.set(k, String(v));
+        return 'OK';
+      },
+    };
+    const a = createRedisAffinity(fake as unknown as Redis, 'p', createAffinity(10), 60_000, createLogger('silent', 'test'));
+    a.set('tg/x', 's1', 1);
+    expect(await a.get('tg/x', 's1')).to.equal(1);
+    // Another proxy moved the session: Redis wins over this proxy's memory.
+    store.set([...store.keys()][0]!, '0');
+    expect(await a.get('tg/x', 's1')).to.equal(0);
+    expect([...store.keys()][0]).not.to.include('s1');
+    up = false;
+    a.set('tg/x', 's2', 1);
+    expect(a.get('tg/x', 's2')).to.equal(1);
+    expect(a.get('tg/x', 's1')).to.equal(1);
+    up = true;
+    store.clear();
+    expect(await a.get('tg/x', 's2')).to.equal(1);
+    expect(await a.get('tg/x', 'never')).to.equal(undefined);
   });
 });
