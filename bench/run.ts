@@ -16,6 +16,7 @@ import { choosePlacement, CPU_RESOLUTION_US, ensureBuilt, REPO_ROOT } from './li
 import { Report } from './lib/report.js';
 import type { Shape } from './lib/tollgate.js';
 import { coldKeysScenario } from './scenarios/cold-keys.js';
+import { deploymentsScenario } from './scenarios/deployments.js';
 import { keyCacheScenario } from './scenarios/key-cache.js';
 import { ledgerScenario } from './scenarios/ledger.js';
 import { observabilityScenario } from './scenarios/observability.js';
@@ -42,6 +43,7 @@ const SCENARIOS = [
   'scim',
   'usage',
   'soak',
+  'deployments',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -145,6 +147,7 @@ async function main(): Promise<void> {
     await run('key-cache', () => keyCacheScenario(ctx));
     await run('scim', () => scimScenario(ctx));
     await run('usage', () => usageScenario(ctx));
+    await run('deployments', () => deploymentsScenario(ctx));
   } finally {
     placed = ctx.placementCheck();
     await ctx.close();

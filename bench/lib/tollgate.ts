@@ -22,6 +22,13 @@ export const TRANSLATED_ALIASES = {
   paced: { chat: 'tg/bench-paced-messages-only', messages: 'tg/bench-paced-chat-only' },
 } as const;
 
+/** Three deployments of the instant upstream, spread evenly: the routed path on every call (bench `deployments`). */
+export const THREE_ALIAS = 'tg/bench-three';
+/** A refusing deployment (nothing listens on 127.0.0.1:1) first, then the instant upstream: a failover on every call. */
+export const FAILOVER_ALIAS = 'tg/bench-failover';
+/** The same, the refusing deployment named `localhost` (a name to resolve, two address families to try). */
+export const FAILOVER_LOCALHOST_ALIAS = 'tg/bench-failover-localhost';
+
 /** A models file pointing at the bench's two fake upstreams (instant, and paced SSE). */
 export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string): string {
   const provider = (url: string) => ({
@@ -51,6 +58,11 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
         'fast-chat-only': chatOnly(fastUrl),
         'paced-messages-only': messagesOnly(pacedUrl),
         'paced-chat-only': chatOnly(pacedUrl),
+        // Same upstream under other names: three deployments whose health is kept apart.
+        'fast-2': provider(fastUrl),
+        'fast-3': provider(fastUrl),
+        refusing: provider('http://127.0.0.1:1'),
+        'refusing-localhost': provider('http://localhost:1'),
       },
       models: [
         model(FAST_ALIAS, 'fast'),
@@ -59,6 +71,24 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
         model(TRANSLATED_ALIASES.fast.messages, 'fast-chat-only'),
         model(TRANSLATED_ALIASES.paced.chat, 'paced-messages-only'),
         model(TRANSLATED_ALIASES.paced.messages, 'paced-chat-only'),
+        {
+          ...model(THREE_ALIAS, 'fast'),
+          provider: undefined,
+          upstream_model: undefined,
+          deployments: ['fast', 'fast-2', 'fast-3'].map((p) => ({ provider: p, upstream_model: 'bench-model', weight: 1 })),
+        },
+        {
+          ...model(FAILOVER_ALIAS, 'fast'),
+          provider: undefined,
+          upstream_model: undefined,
+          deployments: ['refusing', 'fast'].map((p) => ({ provider: p, upstream_model: 'bench-model' })),
+        },
+        {
+          ...model(FAILOVER_LOCALHOST_ALIAS, 'fast'),
+          provider: undefined,
+          upstream_model: undefined,
+          deployments: ['refusing-localhost', 'fast'].map((p) => ({ provider: p, upstream_model: 'bench-model' })),
+        },
       ],
     }),
   );
@@ -247,7 +277,7 @@ export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Pro
   const team = await call<{ id: string }>('POST', `/v1/workspaces/${org.workspace_id}/teams`, { name: 'bench' });
   await call('POST', `/v1/teams/${team.id}/members`, { user_id: org.owner_user_id });
   await call('PUT', `/v1/teams/${team.id}/models`, {
-    models: [FAST_ALIAS, PACED_ALIAS, ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages])],
+    models: [FAST_ALIAS, PACED_ALIAS, THREE_ALIAS, FAILOVER_ALIAS, FAILOVER_LOCALHOST_ALIAS, ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages])],
   });
   const key = await createTeamKey(call, team.id, 'bench');
   return { org, call, teamId: team.id, key };
