@@ -28,6 +28,7 @@ function modelsFile(fakes: DeploymentPlane['fakes']) {
   const both = (f: FakeUpstream) => ({
     chat_completions_base_url: f.chatCompletionsBaseUrl,
     messages_base_url: f.messagesBaseUrl,
+    responses_base_url: f.responsesBaseUrl,
     api_key_env: 'TEST_PRIMARY_API_KEY',
   });
   return {
@@ -88,7 +89,7 @@ function modelsFile(fakes: DeploymentPlane['fakes']) {
         ...price,
       },
       // Each cooldown test its own deployments (health is kept per provider/upstream_model).
-      ...['cool-1', 'cool-2', 'cool-3', 'cool-4', 'health-1', 'health-2'].map((n) => ({
+      ...['cool-1', 'cool-2', 'cool-3', 'cool-4', 'cool-5', 'health-1', 'health-2'].map((n) => ({
         alias: `tg/${n}`,
         deployments: [
           { provider: 'a', upstream_model: `${n}-a` },
@@ -131,6 +132,7 @@ export const DEPLOYMENT_ALIASES = [
   'tg/cool-2',
   'tg/cool-3',
   'tg/cool-4',
+  'tg/cool-5',
   'tg/health-1',
   'tg/health-2',
   'tg/affinity-1',

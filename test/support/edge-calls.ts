@@ -12,6 +12,7 @@ export interface EdgeAnswer {
 }
 
 export function edgePath(format: WireFormat, slug: string): string {
+  if (format === 'responses') return `/${slug}/v1/responses`;
   return format === 'chat' ? `/${slug}/v1/chat/completions` : `/${slug}/anthropic/v1/messages`;
 }
 

@@ -12,7 +12,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describeEachStore('routing: cooldown and circuit', (store) => {
   let dp: DeploymentPlane;
   before(async () => {
-    dp = await startDeploymentPlane(store, { env: { PROXY_DEPLOYMENT_FAILURES: '2', PROXY_DEPLOYMENT_COOLDOWN_MS: '400' } });
+    dp = await startDeploymentPlane(store, {
+      env: { PROXY_DEPLOYMENT_FAILURES: '2', PROXY_DEPLOYMENT_COOLDOWN_MS: '400', PROXY_UPSTREAM_TTFB_MS: '300' },
+    });
   });
   beforeEach(() => resetFakes(dp.fakes));
   after(() => dp.close());
@@ -53,6 +55,21 @@ describeEachStore('routing: cooldown and circuit', (store) => {
     expect(dp.fakes.a.requests.length).to.equal(3);
     expect((await call(k, 'tg/cool-3')).headers.get('x-tollgate-deployment')).to.equal('b/cool-3-b');
     expect(dp.fakes.a.requests.length).to.equal(3);
+  });
+
+  it('a deployment that stalls costs its time-to-first-byte limit only until its circuit opens; then calls pass it by at once', async () => {
+    const k = await seed();
+    const streamed = async () => {
+      const t0 = performance.now();
+      const a = await edgeCall(dp.proxies[0]!.url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/cool-5', stream: true }));
+      expect(a.headers.get('x-tollgate-deployment')).to.equal('b/cool-5-b');
+      return performance.now() - t0;
+    };
+    dp.fakes.a.enqueue({ kind: 'stall', when: 'before-headers' }, { kind: 'stall', when: 'before-headers' });
+    for (let i = 0; i < 2; i++) expect(await streamed()).to.be.at.least(290);
+    // Open: no third wait on a.
+    for (let i = 0; i < 3; i++) expect(await streamed()).to.be.below(290);
+    expect(dp.fakes.a.requests.length).to.equal(2);
   });
 
   for (const format of ['chat', 'messages'] as const) {

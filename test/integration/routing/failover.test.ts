@@ -102,6 +102,46 @@ describeEachStore('routing: failover before the first byte', (store) => {
     });
   }
 
+  it('a Responses call continuing an earlier response (previous_response_id) stays on the deployment that served the first', async () => {
+    const k = await seed();
+    const run = `${Date.now()}`;
+    const respond = (previous: string) =>
+      edgeCall(proxy().url, 'responses', k.slug, k.secret, { model: 'tg/weighted', input: 'Go on.', previous_response_id: previous });
+    // Four fresh ids over 3:1 weights: exactly one lands on b.
+    let onB: string | undefined;
+    for (let i = 0; i < 4; i++) {
+      const before = dp.fakes.b.requests.length;
+      const r = await respond(`resp_${run}_${i}`);
+      expect(r.status, r.text).to.equal(200);
+      if (dp.fakes.b.requests.length > before) onB = `resp_${run}_${i}`;
+    }
+    expect(onB).to.be.a('string');
+    resetFakes(dp.fakes);
+    for (let i = 0; i < 6; i++) expect((await respond(onB!)).headers.get('x-tollgate-deployment')).to.equal('b/m-b');
+    expect(servedBy(dp.fakes)).to.deep.equal({ a: 0, b: 6, c: 0 });
+  });
+
+  it('metrics per deployment: attempts by how they ended, failures by reason, each attempt timed', async () => {
+    const k = await seed();
+    dp.fakes.a.enqueue({ kind: 'error', status: 503 });
+    expect((await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/ordered' }))).status).to.equal(200);
+    const text = await proxy().metrics!.metrics();
+    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}]/g, '\\$&')} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect(value('tollgate_proxy_deployment_failures_total{deployment="a/m-a",reason="status_503"}')).to.be.at.least(1);
+    expect(value('tollgate_proxy_deployment_attempts_total{deployment="a/m-a",outcome="retry"}')).to.be.at.least(1);
+    expect(value('tollgate_proxy_deployment_attempts_total{deployment="b/m-b",outcome="complete"}')).to.be.at.least(1);
+    expect(value('tollgate_proxy_deployment_attempt_seconds_count{deployment="b/m-b"}')).to.be.at.least(1);
+  });
+
+  it("the one hold is sized for the dearest alias of the chain: a budget that fits the alias's own worst case but not its fallback's is refused", async () => {
+    // Worst case of 4096 output tokens: $0.061 at tg/ordered's prices, $0.123 at tg/fallback's.
+    const k = await seedKey(dp.cp.deps, { models: DEPLOYMENT_ALIASES, budgetUsd: 0.1 });
+    expect((await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/ordered' }))).status).to.equal(200);
+    const refused = await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/with-fallback' }));
+    expect(refused.status).to.equal(402);
+    expect(servedBy(dp.fakes)).to.deep.equal({ a: 1, b: 0, c: 0 });
+  });
+
   for (const format of FORMATS) {
     for (const stream of [false, true]) {
       for (const f of FAILURES) {
