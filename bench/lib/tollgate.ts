@@ -277,7 +277,14 @@ export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Pro
   const team = await call<{ id: string }>('POST', `/v1/workspaces/${org.workspace_id}/teams`, { name: 'bench' });
   await call('POST', `/v1/teams/${team.id}/members`, { user_id: org.owner_user_id });
   await call('PUT', `/v1/teams/${team.id}/models`, {
-    models: [FAST_ALIAS, PACED_ALIAS, THREE_ALIAS, FAILOVER_ALIAS, FAILOVER_LOCALHOST_ALIAS, ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages])],
+    models: [
+      FAST_ALIAS,
+      PACED_ALIAS,
+      THREE_ALIAS,
+      FAILOVER_ALIAS,
+      FAILOVER_LOCALHOST_ALIAS,
+      ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages]),
+    ],
   });
   const key = await createTeamKey(call, team.id, 'bench');
   return { org, call, teamId: team.id, key };

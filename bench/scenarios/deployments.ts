@@ -131,9 +131,15 @@ export async function deploymentsScenario(ctx: BenchContext): Promise<void> {
   for (const { label, f } of runs) {
     table.row(label, fmtNum(f.rps), fmtMs(f.latencyUs.p50), fmtMs(f.latencyUs.p99), fmtNum(f.cpuUsPerRequest ?? NaN), `${f.errors}/${f.requests}`);
   }
-  const latency = ctx.report.section(`Deployments: one call at a time, ${rounds} rounds (failover proxy)`, ['alias', 'p50 ms', 'added ms (median of rounds)']);
+  const latency = ctx.report.section(`Deployments: one call at a time, ${rounds} rounds (failover proxy)`, [
+    'alias',
+    'p50 ms',
+    'added ms (median of rounds)',
+  ]);
   for (const a of [FAST_ALIAS, FAILOVER_ALIAS, FAILOVER_LOCALHOST_ALIAS]) latency.row(a, fmtMs(paired.p50Us[a]!), fmtMs(paired.addedUs[a]!));
-  latency.note(`${FAILOVER_ALIAS}: refused on 127.0.0.1:1 first; ${FAILOVER_LOCALHOST_ALIAS}: refused on localhost:1 (a lookup, then ::1 and 127.0.0.1 both refused)`);
+  latency.note(
+    `${FAILOVER_ALIAS}: refused on 127.0.0.1:1 first; ${FAILOVER_LOCALHOST_ALIAS}: refused on localhost:1 (a lookup, then ::1 and 127.0.0.1 both refused)`,
+  );
   latency.note(`load average (1 min) ${load0.toFixed(2)} at the start, ${load1.toFixed(2)} at the end`);
 
   const cpuOf = (label: string) => {

@@ -16,13 +16,7 @@ import type { Affinity, createAffinity } from './affinity.js';
  * own memory answers, so affinity degrades to what it was per process.
  * Session names are hashed: bounded keys, and no client's session id in Redis.
  */
-export function createRedisAffinity(
-  redis: Redis,
-  prefix: string,
-  local: ReturnType<typeof createAffinity>,
-  ttlMs: number,
-  logger: Logger,
-): Affinity {
+export function createRedisAffinity(redis: Redis, prefix: string, local: ReturnType<typeof createAffinity>, ttlMs: number, logger: Logger): Affinity {
   const key = (alias: string, session: string) =>
     `${prefix}:affinity:${createHash('sha256').update(alias).update('\n').update(session).digest('base64url')}`;
   let failing = false;

@@ -20,7 +20,10 @@ function deploymentIds(catalog: ModelCatalog): string[] {
 
 /** Names this proxy process in its reports: the host, and random bits for the processes one host runs. */
 export function proxyId(): string {
-  const host = hostname().replace(/[^\w.:-]/g, '_').slice(0, 180) || 'proxy';
+  const host =
+    hostname()
+      .replace(/[^\w.:-]/g, '_')
+      .slice(0, 180) || 'proxy';
   return `${host}:${randomBytes(4).toString('hex')}`;
 }
 

@@ -25,7 +25,11 @@ export const deploymentHealthSchema = z.strictObject({
   id: z.string().min(1).max(400),
   state: z.enum(DEPLOYMENT_STATES),
   /** Until it is back in rotation (cooling, open), from the report's sending; 0 otherwise. */
-  back_in_ms: z.number().int().nonnegative().max(7 * 24 * 3_600_000),
+  back_in_ms: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(7 * 24 * 3_600_000),
   failures: z.number().int().nonnegative().max(1_000_000_000),
 });
 export type DeploymentHealth = z.infer<typeof deploymentHealthSchema>;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { skipped } from './skips.js';
 
 /** Debian's Chromium (CI installs it with apt); CHROMIUM_PATH overrides. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -10,6 +11,18 @@ export const SCREENSHOT_DIR = fileURLToPath(new URL('../e2e/screenshots/', impor
 /** Whether Chromium is installed; in CI it must be (.ci/run installs it), so callers fail there instead of skipping. */
 export function browserInstalled(): boolean {
   return existsSync(CHROMIUM_PATH);
+}
+
+/**
+ * A browser suite's start: Chromium launched, or the suite skipped (and
+ * listed) where none is installed; in CI it must be, so there it fails.
+ */
+export async function launchOrSkip(suite: Mocha.Context, what: string): Promise<Browser> {
+  if (!browserInstalled() && !process.env.CI) {
+    skipped(`browser tests of "${what}"`, `no Chromium at ${CHROMIUM_PATH}`);
+    suite.skip();
+  }
+  return launchBrowser();
 }
 
 /** Headless Chromium that never reaches past loopback on its own. */
@@ -59,4 +72,14 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const path = `${SCREENSHOT_DIR}${name}.png`;
   await page.screenshot({ path, fullPage: true });
   return path;
+}
+
+/** Signs in with a console token and opens one page from the navigation, waiting for its heading. */
+export async function signInTo(page: Page, token: string, link: string, heading: string | RegExp): Promise<void> {
+  await page.goto('/');
+  await page.getByLabel('Console token').fill(token);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
+  await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }

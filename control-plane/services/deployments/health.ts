@@ -56,7 +56,14 @@ function aged(h: DeploymentHealth, reportedAt: Date, now: number): { state: Depl
   return { state: h.state === 'open' ? 'half_open' : 'healthy', backAt: undefined };
 }
 
-function viewOf(id: string, provider: string, upstream: string, weight: number | undefined, reports: DeploymentReportRow[], now: number): DeploymentView {
+function viewOf(
+  id: string,
+  provider: string,
+  upstream: string,
+  weight: number | undefined,
+  reports: DeploymentReportRow[],
+  now: number,
+): DeploymentView {
   const view: DeploymentView = {
     id,
     provider,
@@ -100,9 +107,7 @@ export async function listModelDeployments(deps: ControlPlaneDeps, auth: Console
   const models = [...deps.config.models.models.values()].map((m) => ({
     alias: m.alias,
     fallbacks: m.fallbacks,
-    deployments: m.deployments.map((d) =>
-      viewOf(`${d.provider}/${d.upstream_model}`, d.provider, d.upstream_model, d.weight, reports, now),
-    ),
+    deployments: m.deployments.map((d) => viewOf(`${d.provider}/${d.upstream_model}`, d.provider, d.upstream_model, d.weight, reports, now)),
   }));
   return { reports: reports.map((r) => ({ proxy_id: r.proxy_id, reported_at: r.reported_at.toISOString() })), models };
 }

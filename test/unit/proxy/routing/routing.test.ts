@@ -103,7 +103,7 @@ describe('routing: deployment health (fake clock)', () => {
     expect((await h.report(['a']))[0]).to.deep.equal({ id: 'a', state: 'open', back_in_ms: 5_000, failures: 2 });
     t += 5_000;
     expect((await h.report(['a']))[0]!.state).to.equal('half_open');
-    h.check(['a']);
+    expect(h.check(['a'])).to.deep.equal([0]);
     // The probe is in flight: still half-open, though the others are told to wait.
     expect((await h.report(['a']))[0]!.state).to.equal('half_open');
     h.succeeded('a');

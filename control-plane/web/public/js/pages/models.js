@@ -49,7 +49,8 @@ function deploymentItem(m, d, reporting) {
 
 /** "All 31 deployments are in rotation", or which are not: what an operator looks for first. */
 function summary(models, reporting) {
-  if (!reporting) return h('p', { class: 'warning', role: 'status' }, 'No proxy has reported in the last 35 seconds, so the state of each deployment is unknown.');
+  if (!reporting)
+    return h('p', { class: 'warning', role: 'status' }, 'No proxy has reported in the last 35 seconds, so the state of each deployment is unknown.');
   const all = models.flatMap((m) => m.deployments.map((d) => ({ alias: m.alias, d })));
   const out = all.filter(({ d }) => d.state !== 'healthy');
   if (!out.length) return h('p', { class: 'notice', role: 'status' }, `All ${all.length} deployments are in rotation.`);
@@ -79,7 +80,12 @@ async function deploymentsCard() {
         h(
           'td',
           {},
-          h('div', {}, h('span', { class: 'mono' }, m.alias), m.fallbacks.length ? h('div', { class: 'hint' }, 'then ', m.fallbacks.join(', ')) : null),
+          h(
+            'div',
+            {},
+            h('span', { class: 'mono' }, m.alias),
+            m.fallbacks.length ? h('div', { class: 'hint' }, 'then ', m.fallbacks.join(', ')) : null,
+          ),
         ),
         h('td', { class: 'num' }, p ? `${usd(p.input_usd_per_mtok)} / ${usd(p.output_usd_per_mtok)}` : '—'),
         h(
@@ -89,7 +95,11 @@ async function deploymentsCard() {
             'div',
             {},
             m.deployments.length > 1 ? h('div', { class: 'hint' }, m.deployments[0].weight === null ? 'In this order:' : 'Spread by weight:') : null,
-            h('ul', { class: 'deployments' }, m.deployments.map((d) => deploymentItem(m, d, reporting))),
+            h(
+              'ul',
+              { class: 'deployments' },
+              m.deployments.map((d) => deploymentItem(m, d, reporting)),
+            ),
           ),
         ),
       );
@@ -99,7 +109,13 @@ async function deploymentsCard() {
       card,
       h('h2', {}, 'Models and deployments'),
       summary(v.models, reporting),
-      reporting ? h('p', { class: 'hint' }, `As ${reporting === 1 ? 'the proxy reports' : `${reporting} proxies report`} it, the latest ${age} s ago (each reports every 10 s).`) : null,
+      reporting
+        ? h(
+            'p',
+            { class: 'hint' },
+            `As ${reporting === 1 ? 'the proxy reports' : `${reporting} proxies report`} it, the latest ${age} s ago (each reports every 10 s).`,
+          )
+        : null,
       table('Models, prices and deployments', ['Model', 'Price in / out', 'Deployments'], rows),
       h('p', { class: 'actions' }, h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
     );
@@ -119,7 +135,13 @@ async function pricesCard() {
       'Models and prices',
       ['Model', 'Input', 'Output'],
       models.map((m) =>
-        h('tr', {}, h('td', { class: 'mono' }, m.alias), h('td', { class: 'num' }, usd(m.input_usd_per_mtok)), h('td', { class: 'num' }, usd(m.output_usd_per_mtok))),
+        h(
+          'tr',
+          {},
+          h('td', { class: 'mono' }, m.alias),
+          h('td', { class: 'num' }, usd(m.input_usd_per_mtok)),
+          h('td', { class: 'num' }, usd(m.output_usd_per_mtok)),
+        ),
       ),
     ),
   );
