@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
 import { startProxy, type RunningProxy } from '../../proxy/runtime.js';
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream/index.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from './control-plane.js';
@@ -140,8 +140,8 @@ export const DEPLOYMENT_ALIASES = [
 
 export async function startDeploymentPlane(
   store: StoreContext,
-  // `clock`: the control plane's (reports' age); the proxies keep the real time.
-  options: { env?: NodeJS.ProcessEnv; proxies?: number; clock?: Clock } = {},
+  // `clock`: the control plane's (reports' age); the proxies keep the real time. `logger`: the proxies' (access log).
+  options: { env?: NodeJS.ProcessEnv; proxies?: number; clock?: Clock; logger?: Logger } = {},
 ): Promise<DeploymentPlane> {
   const fakes = { a: await startFakeUpstream(), b: await startFakeUpstream(), c: await startFakeUpstream() };
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-deployments-'));
@@ -159,7 +159,7 @@ export async function startDeploymentPlane(
       PROXY_DATA_DIR: join(dir, `proxy-${i}`),
     });
     config.dataPlaneToken = cp.deps.config.dataPlaneToken;
-    const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
+    const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
     proxies.push(await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url }));
   }
   return {

@@ -6,6 +6,7 @@ import { edgeCall, FORMATS, modelBody, type EdgeAnswer } from '../../support/edg
 import { describeEachStore } from '../../support/stores.js';
 import type { WireFormat } from '../../../proxy/call.js';
 import { usage_aggregate } from '../../../control-plane/stores/usage.js';
+import { pino } from 'pino';
 
 /** A whole, clean answer in the client's format: a JSON body, or a stream that ends as its format ends. */
 function expectClean(format: WireFormat, stream: boolean, a: EdgeAnswer): void {
@@ -28,8 +29,11 @@ const FAILURES: { name: string; behavior: Behavior | undefined; alias?: string; 
 
 describeEachStore('routing: failover before the first byte', (store) => {
   let dp: DeploymentPlane;
+  /** The proxy's log lines (the access log among them), as JSON. */
+  const lines: Record<string, unknown>[] = [];
   before(async () => {
     dp = await startDeploymentPlane(store, {
+      logger: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }),
       // Failure kinds one after the other must not open a circuit here (circuits: cooldown.test.ts).
       env: { PROXY_DEPLOYMENT_FAILURES: '1000', PROXY_UPSTREAM_TTFB_MS: '300', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '700' },
     });
@@ -131,6 +135,15 @@ describeEachStore('routing: failover before the first byte', (store) => {
     expect(value('tollgate_proxy_deployment_attempts_total{deployment="a/m-a",outcome="retry"}')).to.be.at.least(1);
     expect(value('tollgate_proxy_deployment_attempts_total{deployment="b/m-b",outcome="complete"}')).to.be.at.least(1);
     expect(value('tollgate_proxy_deployment_attempt_seconds_count{deployment="b/m-b"}')).to.be.at.least(1);
+  });
+
+  it('the access log line names the deployment that served and how many were tried', async () => {
+    const k = await seed();
+    dp.fakes.a.enqueue({ kind: 'error', status: 502 });
+    const a = await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/ordered' }));
+    const id = a.headers.get('x-request-id');
+    const line = lines.find((l) => l.msg === 'edge request' && l.requestId === id);
+    expect(line, JSON.stringify(lines.slice(-2))).to.include({ deployment: 'b/m-b', attempts: 2, status: 200 });
   });
 
   it("the one hold is sized for the dearest alias of the chain: a budget that fits the alias's own worst case but not its fallback's is refused", async () => {
