@@ -38,7 +38,7 @@ async function takeCountLimit(deps: EdgeDeps, key: ResolvedKey, obs: EdgeCall): 
  * has its own rate limit (takeCountLimit). A provider that speaks the
  * client's format counts; for any other the proxy estimates.
  */
-export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
   const requestId = obs.requestId;
   const settings = deps.config.proxy;
   const k = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
@@ -60,7 +60,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
     {
       pool: deps.pool(up.origin),
       origin: up.origin,
-      path: `${up.path}${search}`,
+      path: up.path,
       headers: upstreamHeaders(
         req.headers,
         { header: up.authHeader, secret: verdict.provider.api_key ?? '' },

@@ -7,7 +7,6 @@ import type { CallState, StepOutcome } from './step.js';
  * refuses (a field the provider's format cannot express) costs nothing.
  */
 export function planUpstream(s: CallState): StepOutcome {
-  const { format } = s.route;
-  s.up = upstreamCall(format, s.call!, s.model!, s.provider!, format === 'messages' ? s.search : '');
+  s.up = upstreamCall(s.route.format, s.call!, s.model!, s.provider!);
   return undefined;
 }

@@ -54,7 +54,7 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
 function planFor(s: CallState, d: DeploymentRef): UpstreamCall | AppError {
   if (d.model === s.model && d.provider === s.provider) return s.up!;
   try {
-    return upstreamCall(s.route.format, s.call!, d.model, d.provider, s.route.format === 'messages' ? s.search : '');
+    return upstreamCall(s.route.format, s.call!, d.model, d.provider);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;

@@ -56,7 +56,6 @@ export interface CallState {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly route: Route;
-  readonly search: string;
   readonly requestId: string;
   /** The timing sink the key lookup and the upstream relay stamp as they go. */
   readonly obs: EdgeCall;
@@ -84,12 +83,11 @@ export interface CallState {
   accounted: boolean;
 }
 
-export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, search: string, obs: EdgeCall): CallState {
+export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, obs: EdgeCall): CallState {
   return {
     req,
     res,
     route,
-    search,
     requestId: obs.requestId,
     obs,
     startedMs: performance.now(),

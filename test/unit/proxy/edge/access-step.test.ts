@@ -22,18 +22,6 @@ describe("edge step access: the provider's request, in the provider's format", (
     expect(s.up?.path).to.match(/\/v1\/messages$/);
   });
 
-  it("a Messages call keeps its query string; a Chat call's is not sent (the step passes it only for Messages)", () => {
-    const { deps } = fakeDeps();
-    const messages = stateAfter(deps, { format: 'messages', body: { model: 'tg/claude-direct', messages: [], max_tokens: 5 } });
-    (messages as { search: string }).search = '?beta=true';
-    planUpstream(messages);
-    expect(messages.up?.path).to.match(/\?beta=true$/);
-    const chat = stateAfter(deps, { body: { model: 'tg/gpt-direct', messages: [] } });
-    (chat as { search: string }).search = '?x=1';
-    planUpstream(chat);
-    expect(chat.up?.path).to.not.include('?');
-  });
-
   it('400 (thrown) for a call the translation cannot express, before anything is held', () => {
     const { deps, asked } = fakeDeps();
     const s = stateAfter(deps, { body: { model: 'tg/claude-direct', messages: [{ role: 'user', content: 'hi' }], n: 2 } });

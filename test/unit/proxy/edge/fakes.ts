@@ -131,7 +131,7 @@ export function stateAfter(
   const format = opts.format ?? 'chat';
   const headers = opts.headers ?? (format === 'messages' ? { 'anthropic-version': '2023-06-01' } : {});
   const req = fakeRequest(headers);
-  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, '', fakeTiming());
+  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, fakeTiming());
   const body = opts.body ?? { model: 'tg/sonnet', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
   s.call = parseCall(format, Buffer.from(JSON.stringify(body)), headers);
   s.key = opts.key ?? resolvedKey();
