@@ -1,3 +1,4 @@
+import type { BodyWork } from '../../body-work/index.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'undici';
 import type { NowMs } from '../../../shared/clock.js';
@@ -30,6 +31,8 @@ export interface EdgeDeps {
   now: NowMs;
   /** Balancing, affinity and deployment health (proxy/routing/). */
   routing: Routing;
+  /** Parse, checks, translation and local counts of a body: in a worker thread when it is large (proxy/body-work/). */
+  bodies: BodyWork;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

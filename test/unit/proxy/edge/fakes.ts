@@ -15,6 +15,7 @@ import type { HeldCall, Metering } from '../../../../proxy/money/metering.js';
 import { newCall, type EdgeCall } from '../../../../proxy/observe.js';
 import type { LimitOutcome } from '../../../../proxy/rate-limits.js';
 import { createRouting } from '../../../../proxy/routing/index.js';
+import { bodyWorkOf } from '../../../../proxy/body-work/index.js';
 import { newCallState, type CallState, type EdgeDeps } from '../../../../proxy/edge/steps/step.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { resolvedKey as baseKey } from '../../../support/keys.js';
@@ -94,6 +95,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     config,
     logger,
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
+    bodies: bodyWorkOf(config.proxy),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {
