@@ -95,7 +95,7 @@ export function createBodyPool(options: BodyPoolOptions): BodyPool {
       if (slot.busy?.id !== answer.id) return;
       finish(slot, (p) => ('error' in answer ? p.reject(rebuilt(answer)) : p.resolve({ result: answer.result, raw: bufferOf(answer.raw) })));
     });
-    slot.worker.on('error', (err) => drop(slot, err));
+    slot.worker.on('error', (err: Error) => drop(slot, err));
     slot.worker.on('exit', () => drop(slot, new Error('a body worker exited')));
     // After the listeners: adding a 'message' listener refs the worker again.
     slot.worker.unref();

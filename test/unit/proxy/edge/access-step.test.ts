@@ -16,7 +16,7 @@ describe("edge step access: the provider's request, in the provider's format", (
   it('a Chat call to a Messages-only provider is translated, and its answer will be too', () => {
     const { deps } = fakeDeps();
     const s = stateAfter(deps, { body: { model: 'tg/claude-direct', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 } });
-    planUpstream(s, deps);
+    expect(planUpstream(s, deps), 'a small body is planned at once').to.equal(undefined);
     expect(s.up?.format).to.equal('messages');
     expect(s.up?.translate).to.not.equal(undefined);
     expect(s.up?.path).to.match(/\/v1\/messages$/);
