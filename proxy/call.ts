@@ -24,6 +24,13 @@ export interface ParsedCall {
   body: Record<string, unknown>;
   /** The body as it came: forwarded as it is, but for the model, when nothing else changes. */
   raw: Buffer;
+  /**
+   * Set for a large body parsed in a worker (proxy/body-work/): `body` is its
+   * top level only, the conversation left out, and whatever needs the whole
+   * body (the provider's request, a local token count) is made in a worker
+   * from `raw` again.
+   */
+  partial?: boolean;
 }
 
 /**

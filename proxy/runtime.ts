@@ -9,6 +9,7 @@ import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
 import { createTracing } from '../shared/tracing.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
+import { bodyWorkOf } from './body-work/index.js';
 import { createEdgeHandler } from './edge/index.js';
 import { createKeyCache } from './key-cache.js';
 import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
@@ -91,7 +92,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const readiness = readinessOf(config, keys, settlements, redis, () => closing);
 
   const routing = createRouting(settings, redis, registry, now, logger);
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing });
+  const bodies = bodyWorkOf(settings);
+  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing, bodies });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
@@ -141,6 +143,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       await metering.close(SETTLE_ON_CLOSE_MS);
       live.stop();
       await pools.close();
+      await bodies.close();
       await cp.close();
       await holds.close();
       redis?.disconnect();

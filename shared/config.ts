@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 import { loadModelCatalog, type ModelCatalog } from './models.js';
 import { packagePath } from './package-root.js';
 
@@ -86,6 +87,10 @@ export interface OpsSettings {
 
 export interface ProxySettings {
   maxBodyBytes: number;
+  /** Bodies this large or larger are parsed, checked and translated in a worker thread, off the event loop. */
+  offloadBodyBytes: number;
+  /** Worker threads for that work. */
+  bodyWorkers: number;
   keyCacheSize: number;
   /** A cached key answer is used without asking the control plane for this long. */
   keyFreshMs: number;
@@ -198,6 +203,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const sessionTtlSeconds = positiveInt('SESSION_TTL_SECONDS', 12 * 3600);
   const proxy: ProxySettings = {
     maxBodyBytes: positiveInt('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    offloadBodyBytes: positiveInt('PROXY_OFFLOAD_BODY_BYTES', 64 * 1024),
+    bodyWorkers: positiveInt('PROXY_BODY_WORKERS', Math.max(1, Math.min(4, availableParallelism() - 1))),
     keyCacheSize: positiveInt('PROXY_KEY_CACHE_SIZE', 10_000),
     keyFreshMs: positiveInt('PROXY_KEY_FRESH_MS', 60_000),
     keyNegativeMs: positiveInt('PROXY_KEY_NEGATIVE_MS', 2_000),

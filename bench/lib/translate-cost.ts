@@ -60,10 +60,10 @@ export interface TranslateCost {
 export function measureTranslateCost(requests: number, events: number): TranslateCost {
   const raw = Buffer.from(chatBody(MODEL.alias));
   const passRequest = cpuPerCall(() => {
-    upstreamCall('chat', parseCall('chat', raw, {}), MODEL, BOTH, '');
+    upstreamCall('chat', parseCall('chat', raw, {}), MODEL, BOTH);
   }, requests);
   const translatedRequest = cpuPerCall(() => {
-    upstreamCall('chat', parseCall('chat', raw, {}), MODEL, MESSAGES_ONLY, '').translate!.json(MESSAGE_ANSWER);
+    upstreamCall('chat', parseCall('chat', raw, {}), MODEL, MESSAGES_ONLY).translate!.json(MESSAGE_ANSWER);
   }, requests);
 
   const chatTap = createUsageTap('chat', true);
@@ -73,7 +73,7 @@ export function measureTranslateCost(requests: number, events: number): Translat
     Buffer.from(JSON.stringify({ model: MODEL.alias, messages: [{ role: 'user', content: 'x' }], stream: true })),
     {},
   );
-  const answer = upstreamCall('chat', streamed, MODEL, MESSAGES_ONLY, '').translate!;
+  const answer = upstreamCall('chat', streamed, MODEL, MESSAGES_ONLY).translate!;
   answer.push(
     Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1,"output_tokens":1}}}\n\n'),
   );

@@ -3,13 +3,10 @@ import { AppError } from '../../shared/errors.js';
 import type { ResolvedKey } from '../../shared/contract/keys.js';
 import { rateLimitHeaders } from '../rate-limits.js';
 import { decideKey, decideModel } from '../decide.js';
-import { countTokensCall, parseCall } from '../formats/index.js';
 import { forward } from '../forward.js';
 import { upstreamHeaders } from '../headers.js';
 import type { EdgeCall } from '../observe.js';
 import { readBody } from '../request-body.js';
-import { translateCall } from '../translate/index.js';
-import { estimateChatTokens } from '../translate/messages/count-tokens.js';
 import { send, sendError } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
@@ -38,20 +35,20 @@ async function takeCountLimit(deps: EdgeDeps, key: ResolvedKey, obs: EdgeCall): 
  * has its own rate limit (takeCountLimit). A provider that speaks the
  * client's format counts; for any other the proxy estimates.
  */
-export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
   const requestId = obs.requestId;
   const settings = deps.config.proxy;
   const k = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
   if (!k.ok) throw k.error;
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
-  const call = parseCall(r.format, raw, req.headers, 'count');
+  const call = await deps.bodies.parse(r.format, raw, req.headers, 'count');
   const verdict = decideModel(k.key, call.alias, deps.config.models);
   if (!verdict.ok) throw verdict.error;
-  const up = countTokensCall(r.format, call, verdict.model, verdict.provider);
+  const up = await deps.bodies.countCall(r.format, call, verdict.model, verdict.provider, req.headers);
   if (!up) {
     // Estimated over what a Chat provider would be sent, so what a call would refuse is refused here too.
-    const tokens = await estimateChatTokens(translateCall(r.format, 'chat', call, verdict.model).request);
+    const tokens = await deps.bodies.countLocally(r.format, call, verdict.model, req.headers);
     const body = r.format === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens };
     send(res, 200, JSON.stringify(body), { 'x-request-id': requestId });
     return;
@@ -60,7 +57,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
     {
       pool: deps.pool(up.origin),
       origin: up.origin,
-      path: `${up.path}${search}`,
+      path: up.path,
       headers: upstreamHeaders(
         req.headers,
         { header: up.authHeader, secret: verdict.provider.api_key ?? '' },

@@ -74,8 +74,8 @@ function stepped(name: string, s: CallState, refused: StepOutcome): void {
  * Runs the steps in order. The loops are inline (no helper promise per
  * call): a step that answered at once is not awaited.
  */
-async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
-  const s = newCallState(req, res, r, search, obs);
+async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
+  const s = newCallState(req, res, r, obs);
   for (const [name, step] of r.action === 'embed' ? EMBED_ADMISSION : ADMISSION) {
     const ran = step(s, deps);
     stepped(name, s, ran instanceof Promise ? await ran : ran);
@@ -109,17 +109,17 @@ function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, req
 }
 
 /** The handler of a routed request's action. */
-function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, search: string, obs: EdgeCall): Promise<void> {
+function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
   switch (r.action) {
     case 'models':
       return listModels(deps, req, res, r, obs);
     case 'model':
       return oneModel(deps, req, res, r, obs);
     case 'count':
-      return countTokens(deps, req, res, r, search, obs);
+      return countTokens(deps, req, res, r, obs);
     case 'embed':
     case 'call':
-      return modelCall(deps, req, res, r, search, obs);
+      return modelCall(deps, req, res, r, obs);
   }
 }
 
@@ -162,8 +162,8 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
     const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
+    // The query string routes nothing and is never sent on to a provider (docs/security.md).
     const path = q < 0 ? url : url.slice(0, q);
-    const search = q < 0 ? '' : url.slice(q);
 
     // Probes are neither counted nor logged.
     if (path === '/healthz') {
@@ -192,7 +192,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       return;
     }
     active++;
-    const work = dispatch(deps, req, res, r, search, obs);
+    const work = dispatch(deps, req, res, r, obs);
     work
       .catch((thrown: unknown) => failed(req, res, obs, thrown))
       .then(() => deps.observe.end(obs, res.statusCode))

@@ -2,7 +2,7 @@ import { AppError, invalidInput } from '../../shared/errors.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall } from '../call.js';
 import { parseModelBody } from './parse.js';
-import type { UpstreamCall } from './upstream.js';
+import { providerEndpoint, type UpstreamCall } from './upstream.js';
 
 /**
  * `POST /v1/embeddings` (OpenAI's shape): `model` and `input` are checked,
@@ -32,10 +32,10 @@ export function embeddingsCall(call: ParsedCall, model: ModelConfig, provider: P
       { code: 'unsupported_model' },
     );
   }
-  const url = new URL(`${base.replace(/\/+$/, '')}/embeddings`);
+  const url = providerEndpoint(base, '/embeddings');
   return {
     origin: url.origin,
-    path: url.pathname,
+    path: `${url.path}${url.query}`,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
     authHeader: provider.chat_completions_auth_header ?? 'authorization',
     dropUsageChunk: false,

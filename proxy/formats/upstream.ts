@@ -7,7 +7,7 @@ import { COLON, isJsonSpace } from './json-bytes.js';
 
 export interface UpstreamCall {
   origin: string;
-  /** Path and query on the provider. */
+  /** Path and query on the provider: the query is the provider base URL's own, never the client's. */
   path: string;
   body: Buffer;
   authHeader: AuthHeader;
@@ -70,15 +70,27 @@ function withModelReplaced(raw: Buffer, model: ModelConfig): Buffer | undefined 
   return Buffer.concat([raw.subarray(0, i), upstream, raw.subarray(i + alias.length)]);
 }
 
-const endpoints = new Map<string, { origin: string; path: string }>();
+/** A provider endpoint: `path` is the base URL's path with the API's own after it, `query` the base URL's query string (or ''). */
+interface Endpoint {
+  origin: string;
+  path: string;
+  query: string;
+}
 
-/** The provider URL of a format, parsed once per base URL rather than per call. */
-function endpoint(base: string, format: WireFormat): { origin: string; path: string } {
-  const cacheKey = `${format} ${base}`;
+const endpoints = new Map<string, Endpoint>();
+
+/**
+ * `suffix` under a provider's base URL, parsed once per base URL rather than
+ * per call. The base URL's own query string (Azure's older `?api-version=`)
+ * stays on every request, after the path; the client's never reaches the
+ * provider (docs/security.md).
+ */
+export function providerEndpoint(base: string, suffix: string): Endpoint {
+  const cacheKey = `${suffix} ${base}`;
   let e = endpoints.get(cacheKey);
   if (!e) {
-    const url = new URL(`${base.replace(/\/+$/, '')}${PATHS[format]}`);
-    e = { origin: url.origin, path: url.pathname };
+    const url = new URL(base);
+    e = { origin: url.origin, path: `${url.pathname.replace(/\/+$/, '')}${suffix}`, query: url.search };
     endpoints.set(cacheKey, e);
   }
   return e;
@@ -96,7 +108,7 @@ const MESSAGES_VERSION = '2023-06-01';
  * model (and, for a streamed Chat Completions call, a request for the usage
  * chunk) when the provider speaks the client's format; translated otherwise.
  */
-export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig, search: string): UpstreamCall {
+export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig): UpstreamCall {
   const target = upstreamFormat(provider, format);
   let body: Buffer;
   let dropUsageChunk = false;
@@ -118,14 +130,12 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     body = jsonBytes(translated.request);
     translate = translated.answer;
     dropped = translated.dropped.map(safeDroppedName);
-    // The client's query string belongs to its own format's API.
-    search = '';
     if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
   }
-  const url = endpoint(baseUrlOf(provider, target)!, target);
+  const url = providerEndpoint(baseUrlOf(provider, target)!, PATHS[target]);
   return {
     origin: url.origin,
-    path: `${url.path}${search}`,
+    path: `${url.path}${url.query}`,
     body,
     authHeader: authHeaderOf(provider, target),
     dropUsageChunk,
@@ -154,10 +164,10 @@ export function countTokensCall(
   const base = baseUrlOf(provider, format);
   const countPath = COUNT_PATHS[format];
   if (base === undefined || countPath === undefined) return undefined;
-  const url = endpoint(base, format);
+  const url = providerEndpoint(base, `${PATHS[format]}${countPath}`);
   return {
     origin: url.origin,
-    path: `${url.path}${countPath}`,
+    path: `${url.path}${url.query}`,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
     authHeader: authHeaderOf(provider, format),
     format,

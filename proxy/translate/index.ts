@@ -46,6 +46,16 @@ export interface TranslatedCall extends Translation {
 }
 
 /**
+ * The answer translator alone, for a call whose request was translated in a
+ * body worker (proxy/body-work/): made from the call's top level, which is
+ * all an answer translator reads (the conversation of a `partial` call is
+ * empty here, so translating it again costs next to nothing).
+ */
+export function answerTranslator(client: WireFormat, provider: WireFormat, call: ParsedCall, model: ModelConfig): AnswerTranslator {
+  return translateCall(client, provider, call, model).answer;
+}
+
+/**
  * A client's call for a provider of another format, Chat being the pivot:
  * a Chat client uses the provider format's `fromChat`, a client on a Chat
  * provider its own `toChat`, and two other formats compose the client's

@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/errors.js';
-import { upstreamCall, type UpstreamCall } from '../../formats/index.js';
+import type { UpstreamCall } from '../../formats/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
@@ -50,11 +50,11 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
   );
 }
 
-/** The request for another deployment than the one the access step planned for, in its provider's format. */
-function planFor(s: CallState, d: DeploymentRef): UpstreamCall | AppError {
+/** The request for another deployment than the one the access step planned for, in its provider's format (a large body's in a worker). */
+async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
   if (d.model === s.model && d.provider === s.provider) return s.up!;
   try {
-    return upstreamCall(s.route.format, s.call!, d.model, d.provider, s.route.format === 'messages' ? s.search : '');
+    return await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;
@@ -86,9 +86,9 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
       clientGone: () => s.res.destroyed,
     },
     deps.routing,
-    (d, failover) => {
-      const up = planFor(s, d);
-      return up instanceof AppError ? Promise.resolve(up) : send(s, deps, up, d, failover);
+    async (d, failover) => {
+      const up = await planFor(s, deps, d);
+      return up instanceof AppError ? up : send(s, deps, up, d, failover);
     },
   );
   s.outcome = routed.outcome;

@@ -1,3 +1,4 @@
+import type { BodyWork } from '../../body-work/index.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'undici';
 import type { NowMs } from '../../../shared/clock.js';
@@ -30,6 +31,8 @@ export interface EdgeDeps {
   now: NowMs;
   /** Balancing, affinity and deployment health (proxy/routing/). */
   routing: Routing;
+  /** Parse, checks, translation and local counts of a body: in a worker thread when it is large (proxy/body-work/). */
+  bodies: BodyWork;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */
@@ -56,7 +59,6 @@ export interface CallState {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly route: Route;
-  readonly search: string;
   readonly requestId: string;
   /** The timing sink the key lookup and the upstream relay stamp as they go. */
   readonly obs: EdgeCall;
@@ -84,12 +86,11 @@ export interface CallState {
   accounted: boolean;
 }
 
-export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, search: string, obs: EdgeCall): CallState {
+export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, obs: EdgeCall): CallState {
   return {
     req,
     res,
     route,
-    search,
     requestId: obs.requestId,
     obs,
     startedMs: performance.now(),

@@ -63,6 +63,13 @@ export async function estimateCountTokens(call: ParsedCall, model: ModelConfig):
 
 /** The input tokens of a Chat Completions request (any format's call translated to Chat), estimated as above. */
 export async function estimateChatTokens(chat: Json): Promise<number> {
+  const { fixed, texts } = chatTexts(chat);
+  counter ??= createTokenCounter();
+  return fixed + (await counter.count(texts));
+}
+
+/** What a Chat Completions request puts before the model: the texts to count, and the tokens known without counting (framing, images). */
+export function chatTexts(chat: Json): { fixed: number; texts: string[] } {
   let fixed = REPLY_PRIMING;
   const texts: string[] = [];
   for (const m of chat.messages as Json[]) {
@@ -76,6 +83,5 @@ export async function estimateChatTokens(chat: Json): Promise<number> {
   }
   // Tool definitions reach the model as text too: count their JSON.
   if (Array.isArray(chat.tools)) texts.push(JSON.stringify(chat.tools));
-  counter ??= createTokenCounter();
-  return fixed + (await counter.count(texts));
+  return { fixed, texts };
 }

@@ -15,6 +15,7 @@ import { createEdgeObserver } from '../../../proxy/observe.js';
 import { openOutbox } from '../../../proxy/money/outbox.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createRouting } from '../../../proxy/routing/index.js';
+import { bodyWorkOf } from '../../../proxy/body-work/index.js';
 import { createLogger } from '../../../shared/logger.js';
 import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
@@ -63,6 +64,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     now: Date.now,
     observe: createEdgeObserver({}),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
+    bodies: bodyWorkOf(config.proxy),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,

@@ -176,10 +176,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const method = req.method ?? 'GET';
-      const path = pathOf(req.url ?? '/');
+      const url = req.url ?? '/';
+      const path = pathOf(url);
       record = {
         method,
         path,
+        query: url.slice(path.length),
         headers: req.headers,
         body: parseBody(chunks),
         aborted: false,

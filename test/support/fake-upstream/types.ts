@@ -2,6 +2,8 @@ export interface RecordedRequest {
   method: string;
   /** Path without the query string, e.g. '/v1/chat/completions', '/anthropic/v1/messages'. */
   path: string;
+  /** The query string as it arrived, with its `?` ('' when none). */
+  query: string;
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON, or the raw text if not JSON; undefined when the body was empty. */
   body: unknown;

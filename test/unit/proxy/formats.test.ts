@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats/index.js';
+import { countTokensCall, outputCeiling, parseCall, upstreamCall } from '../../../proxy/formats/index.js';
+import { embeddingsCall, parseEmbeddings } from '../../../proxy/formats/embeddings.js';
 import { testConfig } from '../../support/control-plane.js';
 import type { AppError } from '../../../shared/errors.js';
 
@@ -42,7 +43,7 @@ describe('proxy: request formats', () => {
 
   it('rewrites only the model, and asks for the usage chunk on a streamed Chat Completions call the client left without it', () => {
     const call = parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, temperature: 0.2 }), {});
-    const up = upstreamCall('chat', call, sonnet, provider, '');
+    const up = upstreamCall('chat', call, sonnet, provider);
     expect(JSON.parse(up.body.toString())).to.deep.equal({
       model: 'claude-sonnet-4-5',
       messages,
@@ -57,7 +58,6 @@ describe('proxy: request formats', () => {
       parseCall('chat', json({ model: 'tg/sonnet', messages, stream: true, stream_options: { include_usage: true } }), {}),
       sonnet,
       provider,
-      '',
     );
     expect(asked.dropUsageChunk).to.equal(false);
     const m = upstreamCall(
@@ -65,15 +65,34 @@ describe('proxy: request formats', () => {
       parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), { 'anthropic-version': 'x' }),
       sonnet,
       provider,
-      '?beta=true',
     );
-    expect(m.path).to.equal('/anthropic/v1/messages?beta=true');
+    expect(m.path).to.equal('/anthropic/v1/messages');
     expect(m.authHeader).to.equal('x-api-key');
+  });
+
+  it("keeps a provider base URL's own query string (Azure's api-version) after the API's path, for every format and for counts", () => {
+    const azure = {
+      ...provider,
+      chat_completions_base_url: 'https://r.example/openai/deployments/d/?api-version=2024-10-21',
+      messages_base_url: 'https://m.example/anthropic?tenant=t',
+      responses_base_url: 'https://r.example/openai?api-version=2025-04-01',
+    };
+    const v = { 'anthropic-version': '2023-06-01' };
+    const chat = upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet, azure);
+    expect(chat.path).to.equal('/openai/deployments/d/chat/completions?api-version=2024-10-21');
+    const m = upstreamCall('messages', parseCall('messages', json({ model: 'tg/sonnet', messages, max_tokens: 5 }), v), sonnet, azure);
+    expect(m.path).to.equal('/anthropic/v1/messages?tenant=t');
+    const r = upstreamCall('responses', parseCall('responses', json({ model: 'tg/sonnet', input: 'hi' }), {}), sonnet, azure);
+    expect(r.path).to.equal('/openai/responses?api-version=2025-04-01');
+    const count = countTokensCall('messages', parseCall('messages', json({ model: 'tg/sonnet', messages }), v, 'count'), sonnet, azure);
+    expect(count?.path).to.equal('/anthropic/v1/messages/count_tokens?tenant=t');
+    const embed = embeddingsCall(parseEmbeddings(json({ model: 'tg/sonnet', input: 'hi' })), sonnet, azure);
+    expect(embed.path).to.equal('/openai/deployments/d/embeddings?api-version=2024-10-21');
   });
 
   it("forwards the client's own bytes with only the model replaced: spacing, key order and escapes survive", () => {
     const raw = Buffer.from('{ "messages" : [{"role":"user","content":"caf\\u00e9 \\"model\\""}],\n  "model" :  "tg/sonnet", "temperature":0.20 }');
-    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider);
     expect(up.body.toString()).to.equal(
       '{ "messages" : [{"role":"user","content":"caf\\u00e9 \\"model\\""}],\n  "model" :  "claude-sonnet-4-5", "temperature":0.20 }',
     );
@@ -81,13 +100,13 @@ describe('proxy: request formats', () => {
 
   it('re-serializes a body whose "model" text occurs twice, replacing only the top-level model', () => {
     const raw = json({ model: 'tg/sonnet', messages, metadata: { model: 'tg/sonnet' } });
-    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider);
     expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages, metadata: { model: 'tg/sonnet' } });
   });
 
   it('re-serializes a body whose model alias is written with escapes', () => {
     const raw = Buffer.from('{"model":"tg\\/sonnet","messages":[{"role":"user","content":"hi"}]}');
-    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider, '');
+    const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider);
     expect(JSON.parse(up.body.toString())).to.deep.equal({ model: 'claude-sonnet-4-5', messages });
   });
 });

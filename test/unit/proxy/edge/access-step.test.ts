@@ -7,7 +7,7 @@ describe("edge step access: the provider's request, in the provider's format", (
   it('a Chat call to a Chat provider goes untranslated, the alias replaced by the upstream model', () => {
     const { deps } = fakeDeps();
     const s = stateAfter(deps, { body: { model: 'tg/gpt-direct', messages: [{ role: 'user', content: 'hi' }] } });
-    expect(planUpstream(s)).to.equal(undefined);
+    expect(planUpstream(s, deps)).to.equal(undefined);
     expect(s.up?.format).to.equal('chat');
     expect(s.up?.translate).to.equal(undefined);
     expect(JSON.parse(s.up!.body.toString()).model).to.equal('gpt-4o-mini');
@@ -16,28 +16,16 @@ describe("edge step access: the provider's request, in the provider's format", (
   it('a Chat call to a Messages-only provider is translated, and its answer will be too', () => {
     const { deps } = fakeDeps();
     const s = stateAfter(deps, { body: { model: 'tg/claude-direct', messages: [{ role: 'user', content: 'hi' }], max_tokens: 10 } });
-    planUpstream(s);
+    expect(planUpstream(s, deps), 'a small body is planned at once').to.equal(undefined);
     expect(s.up?.format).to.equal('messages');
     expect(s.up?.translate).to.not.equal(undefined);
     expect(s.up?.path).to.match(/\/v1\/messages$/);
   });
 
-  it("a Messages call keeps its query string; a Chat call's is not sent (the step passes it only for Messages)", () => {
-    const { deps } = fakeDeps();
-    const messages = stateAfter(deps, { format: 'messages', body: { model: 'tg/claude-direct', messages: [], max_tokens: 5 } });
-    (messages as { search: string }).search = '?beta=true';
-    planUpstream(messages);
-    expect(messages.up?.path).to.match(/\?beta=true$/);
-    const chat = stateAfter(deps, { body: { model: 'tg/gpt-direct', messages: [] } });
-    (chat as { search: string }).search = '?x=1';
-    planUpstream(chat);
-    expect(chat.up?.path).to.not.include('?');
-  });
-
   it('400 (thrown) for a call the translation cannot express, before anything is held', () => {
     const { deps, asked } = fakeDeps();
     const s = stateAfter(deps, { body: { model: 'tg/claude-direct', messages: [{ role: 'user', content: 'hi' }], n: 2 } });
-    expect(() => planUpstream(s))
+    expect(() => planUpstream(s, deps))
       .to.throw(AppError)
       .with.property('status', 400);
     expect(asked.holds).to.deep.equal([]);

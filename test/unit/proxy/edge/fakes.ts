@@ -15,6 +15,7 @@ import type { HeldCall, Metering } from '../../../../proxy/money/metering.js';
 import { newCall, type EdgeCall } from '../../../../proxy/observe.js';
 import type { LimitOutcome } from '../../../../proxy/rate-limits.js';
 import { createRouting } from '../../../../proxy/routing/index.js';
+import { bodyWorkOf } from '../../../../proxy/body-work/index.js';
 import { newCallState, type CallState, type EdgeDeps } from '../../../../proxy/edge/steps/step.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { resolvedKey as baseKey } from '../../../support/keys.js';
@@ -94,6 +95,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     config,
     logger,
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
+    bodies: bodyWorkOf(config.proxy),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {
@@ -131,7 +133,7 @@ export function stateAfter(
   const format = opts.format ?? 'chat';
   const headers = opts.headers ?? (format === 'messages' ? { 'anthropic-version': '2023-06-01' } : {});
   const req = fakeRequest(headers);
-  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, '', fakeTiming());
+  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, fakeTiming());
   const body = opts.body ?? { model: 'tg/sonnet', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
   s.call = parseCall(format, Buffer.from(JSON.stringify(body)), headers);
   s.key = opts.key ?? resolvedKey();

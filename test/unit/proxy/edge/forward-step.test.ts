@@ -66,7 +66,7 @@ describe("edge step forward: the provider's request sent, its answer relayed", (
     };
     const edge = createServer((req, res) => {
       const s = { ...stateAfter(withPool, { body: { model: 'tg/gpt-direct', messages: [] } }), req, res };
-      planUpstream(s);
+      expect(planUpstream(s, withPool)).to.equal(undefined);
       s.up = { ...s.up!, origin: upstream, path };
       s.limitHeaders = { 'x-request-id': 'req-1' };
       state = s;

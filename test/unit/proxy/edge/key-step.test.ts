@@ -11,7 +11,7 @@ const SECRET = generateSecret('apiKey');
 
 function run(headers: Record<string, string>, answers: FakeAnswers = {}, format: WireFormat = 'chat', slug = 'acme') {
   const { deps, asked } = fakeDeps(answers);
-  const s = newCallState(fakeRequest(headers), {} as ServerResponse, { format, slug, action: 'call' }, '', fakeTiming());
+  const s = newCallState(fakeRequest(headers), {} as ServerResponse, { format, slug, action: 'call' }, fakeTiming());
   return { s, asked, out: checkKey(s, deps) };
 }
 

@@ -9,7 +9,7 @@ import { fakeDeps, fakeRequest, fakeTiming } from './fakes.js';
 function parse(body: string, format: WireFormat = 'chat', headers: Record<string, string> = {}) {
   const { deps } = fakeDeps();
   const req = fakeRequest(headers);
-  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, '', fakeTiming());
+  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, fakeTiming());
   const out = parseBody(s, deps);
   req.end(body);
   return {
