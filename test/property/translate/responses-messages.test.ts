@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseCall } from '../../../proxy/formats/index.js';
 import { translateCall } from '../../../proxy/translate/index.js';
+import { effortOfBudget } from '../../../proxy/translate/reasoning.js';
 import { testConfig } from '../../support/control-plane.js';
 import { messageEvents, messageJson, messagesAnswer } from '../../support/messages-answers.js';
 import { responsesRequest } from '../../support/responses-arbitraries.js';
@@ -93,6 +94,10 @@ describe('property: Responses → Messages (via Chat) → Responses keeps every 
         expected.max_output_tokens ??= MODEL.max_output_tokens;
         // The reasoning effort reaches Messages only as a thinking budget that fits the output limit.
         if (there.dropped.includes('reasoning_effort')) delete expected.reasoning;
+        // Messages thinks in budgets, held to half the output limit ("minimal" is its smallest, as "low"):
+        // the effort comes back as the level of the budget it was given.
+        const thinking = there.request.thinking as { budget_tokens: number } | undefined;
+        if (thinking) expected.reasoning = { effort: effortOfBudget(thinking.budget_tokens) };
         expect(there.dropped.filter((d) => d !== 'reasoning_effort')).to.deep.equal([]);
         const got = normal(back.request);
         expect(got, JSON.stringify({ got, expected })).to.deep.equal(expected);
