@@ -4,6 +4,7 @@
  * tool input cut into random pieces.
  */
 import fc from 'fast-check';
+import type { AnswerTranslator } from '../../proxy/translate/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -90,4 +91,17 @@ export function messageEvents(a: Answer, cuts: number[]): string {
   out += ev('message_delta', { delta: { stop_reason: a.stop_reason, stop_sequence: null }, usage: { output_tokens: a.usage.output_tokens } });
   out += ev('message_stop', {});
   return out;
+}
+
+/** The answer's events fed to a translator in arbitrary pieces (some splitting a multi-byte character), then ended: all it wrote. */
+export function streamThrough(t: AnswerTranslator, a: Answer, cuts: number[]): string {
+  const bytes = Buffer.from(messageEvents(a, cuts));
+  let out = '';
+  let at = 0;
+  for (const c of cuts) {
+    const end = Math.min(bytes.length, at + 1 + c * 3);
+    out += t.push(bytes.subarray(at, end)).toString();
+    at = end;
+  }
+  return out + t.push(bytes.subarray(at)).toString() + t.end().toString();
 }

@@ -6,7 +6,7 @@ import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
 import { parseCall } from '../../../proxy/formats/index.js';
 import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
 import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages/request-to-chat.js';
-import { messageEvents, messageJson, messagesAnswer } from '../../support/messages-answers.js';
+import { messageJson, messagesAnswer, streamThrough } from '../../support/messages-answers.js';
 
 /**
  * A Chat Completions client on a Messages provider: random valid requests
@@ -437,17 +437,7 @@ describe('translation property: Messages answers → Chat Completions', () => {
             .json(Buffer.from(messageJson(a)))
             .toString(),
         ) as Json;
-        // Feed the provider's bytes in arbitrary pieces, some splitting a multi-byte character.
-        const bytes = Buffer.from(messageEvents(a, cuts));
-        let out = '';
-        let at = 0;
-        for (const c of cuts) {
-          const end = Math.min(bytes.length, at + 1 + c * 3);
-          out += t.push(bytes.subarray(at, end)).toString();
-          at = end;
-        }
-        out += t.push(bytes.subarray(at)).toString();
-        out += t.end().toString();
+        const out = streamThrough(t, a, cuts);
         const got = assemble(out);
         const choice = (whole.choices as Json[])[0]!;
         expect(got.message).to.deep.equal(choice.message);

@@ -4,7 +4,7 @@ import { parseCall } from '../../../proxy/formats/index.js';
 import { translateCall } from '../../../proxy/translate/index.js';
 import { effortOfBudget } from '../../../proxy/translate/reasoning.js';
 import { testConfig } from '../../support/control-plane.js';
-import { messageEvents, messageJson, messagesAnswer } from '../../support/messages-answers.js';
+import { messageJson, messagesAnswer, streamThrough } from '../../support/messages-answers.js';
 import { responsesRequest } from '../../support/responses-arbitraries.js';
 
 /**
@@ -155,18 +155,7 @@ describe('property: a streamed Messages answer, through Chat to Responses events
             .json(Buffer.from(messageJson(a)))
             .toString(),
         ) as Json;
-        const t = answerFor(true);
-        // The provider's bytes in arbitrary pieces, some splitting a multi-byte character.
-        const bytes = Buffer.from(messageEvents(a, cuts));
-        let out = '';
-        let at = 0;
-        for (const c of cuts) {
-          const end = Math.min(bytes.length, at + 1 + c * 3);
-          out += t.push(bytes.subarray(at, end)).toString();
-          at = end;
-        }
-        out += t.push(bytes.subarray(at)).toString() + t.end().toString();
-        const events = eventsOf(out);
+        const events = eventsOf(streamThrough(answerFor(true), a, cuts));
         expect(events.map((e) => e.sequence_number)).to.deep.equal(events.map((_, i) => i));
         expect(events[0]!.type).to.equal('response.created');
         const final = events.at(-1)!;
