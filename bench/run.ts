@@ -21,6 +21,7 @@ import { keyCacheScenario } from './scenarios/key-cache.js';
 import { ledgerScenario } from './scenarios/ledger.js';
 import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
+import { responsesScenario } from './scenarios/responses.js';
 import { scimScenario } from './scenarios/scim.js';
 import { settlementScenario } from './scenarios/settlement.js';
 import { soakScenario } from './scenarios/soak.js';
@@ -33,6 +34,7 @@ const SCENARIOS = [
   'overhead',
   'streaming',
   'translation',
+  'responses',
   'peer',
   'observability',
   'settlement',
@@ -139,6 +141,7 @@ async function main(): Promise<void> {
     await run('whole', () => wholeScenario(ctx));
     await run('streaming', () => streamingScenario(ctx));
     await run('translation', () => translationScenario(ctx));
+    await run('responses', () => responsesScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
     await run('ledger', () => ledgerScenario(ctx));

@@ -43,4 +43,16 @@ export function messagesBody(model: string, options: { stream?: boolean } = {}):
   );
 }
 
+export function responsesBody(model: string, options: { stream?: boolean } = {}): string {
+  return padTo(BODY_BYTES, (text) =>
+    JSON.stringify({
+      model,
+      instructions: 'You are a careful senior engineer.',
+      input: [{ role: 'user', content: [{ type: 'input_text', text }] }],
+      max_output_tokens: 256,
+      ...(options.stream ? { stream: true } : {}),
+    }),
+  );
+}
+
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ANTHROPIC_VERSION, chatBody, messagesBody } from './bodies.js';
+import { ANTHROPIC_VERSION, chatBody, messagesBody, responsesBody } from './bodies.js';
 import type { LoadTool } from './load.js';
 import { freePort, nodeArgs, readyWhenPrinted, startProcess, type Placement, type Proc } from './procs.js';
 import type { Report } from './report.js';
@@ -67,8 +67,8 @@ export const PROFILES: Record<Profile['name'], Profile> = {
   },
 };
 
-export type Format = 'chat' | 'messages';
-export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey' | 'translated' | 'whole';
+export type Format = 'chat' | 'messages' | 'responses';
+export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey' | 'translated' | 'two-hop' | 'whole';
 
 export interface RequestShape {
   url: string;
@@ -185,8 +185,9 @@ export class BenchContext {
     return {
       name: 'portkey',
       pid: this.portkeyProc.pid,
-      request: (format) =>
-        format === 'chat'
+      request: (format) => {
+        if (format === 'responses') throw new Error('the Portkey comparison is measured on Chat Completions and Messages only');
+        return format === 'chat'
           ? {
               url: `${url}/v1/chat/completions`,
               headers: {
@@ -207,7 +208,8 @@ export class BenchContext {
                 'x-portkey-custom-host': `${fast}/anthropic/v1`,
               },
               body: messagesBody('bench-model'),
-            },
+            };
+      },
     };
   }
 
@@ -268,6 +270,13 @@ export async function probe(req: RequestShape): Promise<string | undefined> {
 }
 
 export function upstreamRequest(origin: string, format: Format, model: string, stream: boolean): RequestShape {
+  if (format === 'responses') {
+    return {
+      url: `${origin}/v1/responses`,
+      headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}` },
+      body: responsesBody(model, { stream }),
+    };
+  }
   return format === 'chat'
     ? { url: `${origin}/v1/chat/completions`, headers: { ...JSON_TYPE, authorization: `Bearer ${UPSTREAM_KEY}` }, body: chatBody(model, { stream }) }
     : {
@@ -295,14 +304,23 @@ export function translatedSystem(tollgate: System): System {
   };
 }
 
-export function tollgateRequest(
-  edgeUrl: string,
-  slug: string,
-  key: string,
-  format: Format,
-  o: { stream?: boolean; paced?: boolean; translated?: boolean } = {},
-): RequestShape {
-  const alias = o.translated ? TRANSLATED_ALIASES[o.paced ? 'paced' : 'fast'][format] : o.paced ? PACED_ALIAS : FAST_ALIAS;
+export interface TollgateRequestOptions {
+  stream?: boolean;
+  paced?: boolean;
+  translated?: boolean;
+  /** Call this alias instead of the one `paced` and `translated` pick. */
+  alias?: string;
+}
+
+export function tollgateRequest(edgeUrl: string, slug: string, key: string, format: Format, o: TollgateRequestOptions = {}): RequestShape {
+  const alias = o.alias ?? (o.translated ? TRANSLATED_ALIASES[o.paced ? 'paced' : 'fast'][format] : o.paced ? PACED_ALIAS : FAST_ALIAS);
+  if (format === 'responses') {
+    return {
+      url: `${edgeUrl}/${slug}/v1/responses`,
+      headers: { ...JSON_TYPE, authorization: `Bearer ${key}` },
+      body: responsesBody(alias, { stream: o.stream }),
+    };
+  }
   return format === 'chat'
     ? {
         url: `${edgeUrl}/${slug}/v1/chat/completions`,

@@ -18,8 +18,8 @@ export const PACED_ALIAS = 'tg/bench-paced';
  * so calls to them are translated: key = the client's format.
  */
 export const TRANSLATED_ALIASES = {
-  fast: { chat: 'tg/bench-messages-only', messages: 'tg/bench-chat-only' },
-  paced: { chat: 'tg/bench-paced-messages-only', messages: 'tg/bench-paced-chat-only' },
+  fast: { chat: 'tg/bench-messages-only', messages: 'tg/bench-chat-only', responses: 'tg/bench-chat-only' },
+  paced: { chat: 'tg/bench-paced-messages-only', messages: 'tg/bench-paced-chat-only', responses: 'tg/bench-paced-chat-only' },
 } as const;
 
 /** Three deployments of the instant upstream, spread evenly: the routed path on every call (bench `deployments`). */
@@ -34,6 +34,7 @@ export function writeModelsFile(dir: string, fastUrl: string, pacedUrl: string):
   const provider = (url: string) => ({
     chat_completions_base_url: `${url}/v1`,
     messages_base_url: `${url}/anthropic`,
+    responses_base_url: `${url}/v1`,
     api_key_env: UPSTREAM_KEY_ENV,
   });
   const model = (alias: string, provider: string) => ({

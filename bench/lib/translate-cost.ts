@@ -8,7 +8,7 @@ import { createUsageTap } from '../../proxy/formats/usage-tap.js';
 import { modelFromEntry, type ModelConfig, type ProviderConfig } from '../../shared/models.js';
 import { chatBody } from './bodies.js';
 
-const MODEL: ModelConfig = modelFromEntry({
+export const MODEL: ModelConfig = modelFromEntry({
   alias: 'tg/bench',
   provider: 'p',
   upstream_model: 'bench-model',
@@ -16,12 +16,12 @@ const MODEL: ModelConfig = modelFromEntry({
   output_usd_per_mtok: 15,
   max_output_tokens: 64000,
 });
-const provider = (p: Partial<ProviderConfig>): ProviderConfig => ({ name: 'p', api_key: 'k', api_key_env: 'K', ...p });
+export const provider = (p: Partial<ProviderConfig>): ProviderConfig => ({ name: 'p', api_key: 'k', api_key_env: 'K', ...p });
 const BOTH = provider({ chat_completions_base_url: 'http://127.0.0.1:9/v1', messages_base_url: 'http://127.0.0.1:9/anthropic' });
-const MESSAGES_ONLY = provider({ messages_base_url: 'http://127.0.0.1:9/anthropic' });
+export const MESSAGES_ONLY = provider({ messages_base_url: 'http://127.0.0.1:9/anthropic' });
 
-const TEXT = 'tok1 tok2 tok3 tok4 tok5 tok6 tok7 tok8 tok9 tok10 tok11 tok12';
-const MESSAGE_ANSWER = Buffer.from(
+export const TEXT = 'tok1 tok2 tok3 tok4 tok5 tok6 tok7 tok8 tok9 tok10 tok11 tok12';
+export const MESSAGE_ANSWER = Buffer.from(
   JSON.stringify({
     id: 'msg_1',
     type: 'message',
@@ -33,15 +33,19 @@ const MESSAGE_ANSWER = Buffer.from(
     usage: { input_tokens: 250, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 12 },
   }),
 );
-const CHAT_EVENT = Buffer.from(
+export const CHAT_EVENT = Buffer.from(
   'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"bench-model","service_tier":"default","system_fingerprint":"fp_fake0001","choices":[{"index":0,"delta":{"content":" tok7"},"logprobs":null,"finish_reason":null}],"usage":null}\n\n',
 );
-const MESSAGE_EVENT = Buffer.from(
+export const MESSAGE_EVENT = Buffer.from(
   'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" tok7"}}\n\n',
 );
 
+export const MESSAGE_START = Buffer.from(
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1,"output_tokens":1}}}\n\n',
+);
+
 /** Mean CPU µs (user + system) per call of `fn`, after a tenth as many warm-up calls. */
-function cpuPerCall(fn: () => void, n: number): number {
+export function cpuPerCall(fn: () => void, n: number): number {
   for (let i = 0; i < n / 10; i++) fn();
   const start = process.cpuUsage();
   for (let i = 0; i < n; i++) fn();
@@ -74,9 +78,7 @@ export function measureTranslateCost(requests: number, events: number): Translat
     {},
   );
   const answer = upstreamCall('chat', streamed, MODEL, MESSAGES_ONLY).translate!;
-  answer.push(
-    Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":1,"output_tokens":1}}}\n\n'),
-  );
+  answer.push(MESSAGE_START);
   const passEvent = cpuPerCall(() => chatTap.feed(CHAT_EVENT), events);
   const translatedEvent = cpuPerCall(() => {
     messagesTap.feed(MESSAGE_EVENT);

@@ -1,7 +1,7 @@
 import { invalidInput } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
-import { createChatAnswer } from './answer-to-chat.js';
+import { createChatAnswer } from './stream-to-chat.js';
 import { budgetOfEffort, isChatEffort } from '../reasoning.js';
 import { type TranslateOptions, type Translation, type Translator } from '../types.js';
 import { MESSAGES_USER_MAX, cappedUserId } from '../user-id.js';

@@ -1,7 +1,7 @@
 import { invalidInput } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
-import { createChatAnswerTranslator } from './answer-from-chat.js';
+import { createChatAnswerTranslator } from './stream-from-chat.js';
 import { CHAT_HONOURED_BETAS, REASONING_BETAS } from '../betas.js';
 import { chatEffortOf, effortOfBudget } from '../reasoning.js';
 import { type TranslateOptions, type Translation, type Translator } from '../types.js';
@@ -11,7 +11,7 @@ import { isObject } from '../../../shared/json.js';
 /**
  * A Messages (Anthropic) client calling a provider that speaks only Chat
  * Completions: the request goes Messages → Chat here, the answer comes back
- * in answer-from-chat.ts. What has a Chat counterpart is translated;
+ * in answer-from-chat.ts and stream-from-chat.ts. What has a Chat counterpart is translated;
  * a hint the provider cannot honour (cache, context management, reasoning on
  * a model without it, Anthropic's own server tools, beta features) is dropped
  * and its name returned; only what would change the answer the client relies

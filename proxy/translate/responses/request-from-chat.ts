@@ -73,6 +73,12 @@ function parts(content: unknown, assistant: boolean, drop: DropList): Json[] | s
   return out;
 }
 
+function textParts(content: readonly unknown[]): Json[] {
+  const out: Json[] = [];
+  for (const p of content) if (isObject(p) && typeof p.text === 'string') out.push({ type: 'input_text', text: p.text });
+  return out;
+}
+
 function text(content: unknown): string {
   if (typeof content === 'string') return content;
   let out = '';
@@ -87,8 +93,11 @@ function items(messages: readonly unknown[], drop: DropList): Json[] {
     switch (m.role) {
       case 'system':
       case 'developer':
+        // Several system texts (Messages' system blocks, reached through Chat) stay apart as parts; joined, their boundary would be lost.
+        out.push({ type: 'message', role: m.role, content: Array.isArray(m.content) ? textParts(m.content) : text(m.content) });
+        break;
       case 'user':
-        out.push({ type: 'message', role: m.role, content: m.role === 'user' ? parts(m.content, false, drop) : text(m.content) });
+        out.push({ type: 'message', role: m.role, content: parts(m.content, false, drop) });
         break;
       case 'assistant': {
         const content = parts(m.content, true, drop);

@@ -241,7 +241,7 @@ describeEachStore('web console', (store) => {
     await shots('05-team');
   });
 
-  it('adds credits and shows copyable SDK snippets with the workspace’s real base URLs', async () => {
+  it('adds credits and shows copyable SDK snippets (Codex config.toml, AI SDK and Agents SDK among them) with the workspace’s real base URLs', async () => {
     await nav(page, 'Workspace').click();
     await page.getByLabel('Add credits (USD)').fill('25');
     await page.getByRole('button', { name: 'Add credits' }).click();
@@ -256,6 +256,21 @@ describeEachStore('web console', (store) => {
     expect(await page.locator('pre').textContent())
       .to.include('anthropic-version: 2023-06-01')
       .and.include('x-api-key');
+    // The Responses API clients: Codex's config.toml, and the AI SDK and Agents SDK on the same base URL.
+    await page.getByRole('button', { name: 'Codex CLI' }).click();
+    expect(await page.locator('pre').textContent())
+      .to.include('config.toml')
+      .and.include(`base_url = "${ws.body.chat_completions_base_url}"`)
+      .and.include('wire_api = "responses"');
+    for (const [label, module] of [
+      ['TypeScript · AI SDK', '@ai-sdk/openai'],
+      ['TypeScript · Agents SDK', '@openai/agents'],
+    ]) {
+      await page.getByRole('button', { name: label }).click();
+      expect(await page.locator('pre').textContent())
+        .to.include(module)
+        .and.include(`baseURL: "${ws.body.chat_completions_base_url}"`);
+    }
     await shots('06-workspace');
   });
 

@@ -49,10 +49,10 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     token = acme.boot.console_token;
     usageUrl = `${dp.cp.url}/v1/workspaces/${acme.boot.workspace_id}/usage`;
     requestsUrl = `${usageUrl}/requests`;
-    // Real traffic on both formats: three billed calls on the personal key, one on the team key, one the provider refuses.
+    // Real traffic on all three formats: three billed calls on the personal key, one on the team key, one the provider refuses.
     expect(await callModel(dp, acme, acme.personal.key, 'chat', 'tg/sonnet')).to.equal(200);
     expect(await callModel(dp, acme, acme.personal.key, 'messages', 'tg/sonnet')).to.equal(200);
-    expect(await callModel(dp, acme, acme.personal.key, 'chat', 'tg/haiku')).to.equal(200);
+    expect(await callModel(dp, acme, acme.personal.key, 'responses', 'tg/haiku')).to.equal(200);
     expect(await callModel(dp, acme, acme.team.key, 'messages', 'tg/haiku')).to.equal(200);
     dp.fake.enqueue({ kind: 'error', status: 529 });
     expect(await callModel(dp, acme, acme.team.key, 'chat', 'tg/sonnet')).to.equal(529);
@@ -163,7 +163,7 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(new Set(seen.map((r) => r.request_id)).size).to.equal(5);
     const times = seen.map((r) => r.time);
     expect([...times].sort().reverse()).to.deep.equal(times);
-    expect(seen.map((r) => r.format).sort()).to.deep.equal(['chat', 'chat', 'chat', 'messages', 'messages']);
+    expect(seen.map((r) => r.format).sort()).to.deep.equal(['chat', 'chat', 'messages', 'messages', 'responses']);
     expect(seen.map((r) => r.status).sort()).to.deep.equal([200, 200, 200, 200, 529]);
     for (const r of seen) {
       expect(r.latency_ms).to.be.a('number').and.at.least(0);

@@ -117,17 +117,20 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
     expect(total(proxy, 'tollgate_proxy_refusals_total', { format: 'chat', reason: 'rate_limited_requests' })).to.equal(1);
   });
 
+  // Two answered calls (streamed and not) per format, and the rpm key's first call.
+  const SETTLED = FORMATS.length * 2 + 1;
+
   it('tokens and spend add up to what the ledger recorded', async () => {
     const money = await moneyOf(dp.cp.deps, key);
     const slowMoney = await moneyOf(dp.cp.deps, slow);
     const spentMicros = Math.round((money.spend + slowMoney.spend) * 1_000_000);
     expect(total(proxy, 'tollgate_proxy_spend_micros_total')).to.equal(spentMicros);
-    expect(total(proxy, 'tollgate_proxy_tokens_total', { direction: 'output' })).to.equal(12 * 5);
+    expect(total(proxy, 'tollgate_proxy_tokens_total', { direction: 'output' })).to.equal(12 * SETTLED);
     expect(total(proxy, 'tollgate_proxy_tokens_total', { direction: 'input' })).to.be.greaterThan(0);
   });
 
   it('follows settlement to the ledger: lag per settled call, nothing queued, no hold outstanding', () => {
-    expect(total(proxy, 'tollgate_proxy_settlement_lag_seconds_count')).to.equal(5);
+    expect(total(proxy, 'tollgate_proxy_settlement_lag_seconds_count')).to.equal(SETTLED);
     expect(total(proxy, 'tollgate_proxy_settlement_queue_depth')).to.equal(0);
     expect(total(proxy, 'tollgate_proxy_holds_outstanding')).to.equal(0);
     expect(total(proxy, 'tollgate_proxy_control_plane_up')).to.equal(1);

@@ -11,7 +11,7 @@ import {
   UPSTREAM_SECRET,
   type DataPlane,
 } from '../../support/data-plane.js';
-import { edgeCall, errorType, FORMATS, modelBody, type EdgeAnswer } from '../../support/edge-calls.js';
+import { answerText, edgeCall, errorType, FORMATS, modelBody, VARIANTS, type EdgeAnswer } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 import { generateSecret } from '../../../shared/secrets.js';
 
@@ -33,7 +33,7 @@ function expectOutcome(format: WireFormat, a: EdgeAnswer, status: keyof typeof T
   expect(a.headers.get('content-type')).to.include('application/json');
   expect(a.headers.get('x-request-id')).to.match(/^req_/);
   expect(errorType(format, a), a.text).to.equal(TYPES[status][format]);
-  if (format === 'chat' && code) expect(a.body.error.code).to.equal(code);
+  if (format !== 'messages' && code) expect(a.body.error.code).to.equal(code);
   if (format === 'messages') expect(a.body.type).to.equal('error');
 }
 
@@ -53,17 +53,18 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
   beforeEach(() => dp.fake.reset());
   after(() => dp.close());
 
-  for (const format of FORMATS) {
-    describe(format === 'chat' ? 'Chat Completions' : 'Messages', () => {
+  for (const { format, stream, name } of VARIANTS) {
+    // Enforcement answers before anything streams: a streamed call is refused in the same JSON as an unstreamed one.
+    const bodyOf = (extra: Record<string, unknown> = {}) => modelBody(format, { ...(stream ? { stream: true } : {}), ...extra });
+    describe(name, () => {
       it('200 with the upstream answer; the provider key, not the client key, reaches the provider', async () => {
         const k = await seedKey(dp.cp.deps);
-        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf());
         expect(a.status, a.text).to.equal(200);
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
-        if (format === 'chat') expect(a.body.choices[0].message.content).to.match(/^tok1/);
-        else expect(a.body.content[0].text).to.match(/^tok1/);
+        expect(answerText(format, a)).to.match(/^tok1/);
         const seen = dp.fake.requests.at(-1)!;
-        expect(seen.credential).to.deep.equal({ header: format === 'chat' ? 'authorization' : 'x-api-key', key: UPSTREAM_SECRET });
+        expect(seen.credential).to.deep.equal({ header: format === 'messages' ? 'x-api-key' : 'authorization', key: UPSTREAM_SECRET });
         expect(JSON.stringify(seen.headers)).not.to.include(k.secret);
         expect((seen.body as { model: string }).model).to.equal('claude-sonnet-4-5');
         if (format === 'messages') expect(seen.headers['anthropic-version']).to.equal('2023-06-01');
@@ -71,8 +72,8 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it('200 with the key in the other header the format accepts', async () => {
         const k = await seedKey(dp.cp.deps);
-        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
-          keyHeader: format === 'chat' ? 'x-api-key' : 'authorization',
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf(), {
+          keyHeader: format === 'messages' ? 'authorization' : 'x-api-key',
         });
         expect(a.status, a.text).to.equal(200);
       });
@@ -86,7 +87,7 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
         const unknown = generateSecret('apiKey');
         const malformed = `${k.secret.slice(0, -1)}${k.secret.endsWith('A') ? 'B' : 'A'}`;
         for (const key of [undefined, 'sk-not-ours', malformed, unknown, revoked.secret, expired.secret, other.secret]) {
-          const a = await edgeCall(dp.proxy.url, format, k.slug, key, modelBody(format));
+          const a = await edgeCall(dp.proxy.url, format, k.slug, key, bodyOf());
           expectOutcome(format, a, 401, 'invalid_api_key');
           // Another workspace's live key is told the key does not fit this workspace; every other bad key gets one answer.
           expect(a.body.error.message).to.equal(
@@ -94,15 +95,16 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
           );
         }
         // The answer at a slug that exists and at one that does not is the same: no slug is revealed.
-        const nowhere = await edgeCall(dp.proxy.url, format, 'no-such-workspace', other.secret, modelBody(format));
-        expect(nowhere.body).to.deep.equal((await edgeCall(dp.proxy.url, format, k.slug, other.secret, modelBody(format))).body);
+        const nowhere = await edgeCall(dp.proxy.url, format, 'no-such-workspace', other.secret, bodyOf());
+        expect(nowhere.body).to.deep.equal((await edgeCall(dp.proxy.url, format, k.slug, other.secret, bodyOf())).body);
         expectOutcome(format, nowhere, 401, 'invalid_api_key');
         expect(dp.fake.requests).to.have.length(0);
       });
 
       it('400 for a body that is not JSON or lacks model or messages', async () => {
         const k = await seedKey(dp.cp.deps);
-        for (const body of ['{not json', JSON.stringify({ messages: [] }), JSON.stringify({ ...modelBody(format), messages: undefined }), '[]']) {
+        const withoutInput = { ...bodyOf(), messages: undefined, input: undefined };
+        for (const body of ['{not json', JSON.stringify({ messages: [] }), JSON.stringify(withoutInput), '[]']) {
           expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, body), 400);
         }
         expect(dp.fake.requests).to.have.length(0);
@@ -110,39 +112,34 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it('404 for an unknown model alias', async () => {
         const k = await seedKey(dp.cp.deps);
-        expectOutcome(
-          format,
-          await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { model: 'tg/nope' })),
-          404,
-          'model_not_found',
-        );
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf({ model: 'tg/nope' })), 404, 'model_not_found');
       });
 
       it("403 for a model that is not on the key's team list", async () => {
         const k = await seedKey(dp.cp.deps, { models: ['tg/haiku'] });
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format)), 403);
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf()), 403);
       });
 
       it('402 when the workspace balance is not positive, and when the key budget is used up', async () => {
         const broke = await seedKey(dp.cp.deps, { balanceUsd: 0 });
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, broke.slug, broke.secret, modelBody(format)), 402, 'insufficient_quota');
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, broke.slug, broke.secret, bodyOf()), 402, 'insufficient_quota');
         const spent = await seedKey(dp.cp.deps, { budgetUsd: 0 });
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, spent.slug, spent.secret, modelBody(format)), 402, 'insufficient_quota');
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, spent.slug, spent.secret, bodyOf()), 402, 'insufficient_quota');
         // A budget too small for the worst case of this call is refused before forwarding, too.
         const small = await seedKey(dp.cp.deps, { budgetUsd: 0.0001 });
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, small.slug, small.secret, modelBody(format, { max_tokens: 1000 })), 402);
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, small.slug, small.secret, bodyOf({ max_tokens: 1000 })), 402);
         expect(dp.fake.requests).to.have.length(0);
       });
 
       it('429 with retry-after and x-ratelimit-* once the requests per minute are used', async () => {
         const k = await seedKey(dp.cp.deps, { rpm: 2 });
-        const ok = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
+        const ok = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf());
         expect(ok.status).to.equal(200);
         expect(ok.headers.get('x-ratelimit-limit-requests')).to.equal('2');
         expect(ok.headers.get('x-ratelimit-remaining-requests')).to.equal('1');
         expect(ok.headers.get('x-ratelimit-reset-requests')).to.match(/^\d+s$/);
-        expect((await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format))).status).to.equal(200);
-        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
+        expect((await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf())).status).to.equal(200);
+        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf());
         expectOutcome(format, limited, 429);
         expect(Number(limited.headers.get('retry-after'))).to.be.within(1, 60);
         expect(limited.headers.get('x-ratelimit-remaining-requests')).to.equal('0');
@@ -150,18 +147,18 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it('429 once the tokens per minute are used, with the -tokens headers', async () => {
         const k = await seedKey(dp.cp.deps, { tpm: 40 });
-        const first = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
+        const first = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf({ max_tokens: 5 }));
         expect(first.status, first.text).to.equal(200);
         expect(first.headers.get('x-ratelimit-limit-tokens')).to.equal('40');
         await dp.proxy.drain();
-        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 5 }));
+        const limited = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf({ max_tokens: 5 }));
         expectOutcome(format, limited, 429);
         expect(limited.headers.get('retry-after')).to.match(/^\d+$/);
       });
 
       it('413 for a body over the limit', async () => {
         const k = await seedKey(dp.cp.deps);
-        const big = modelBody(format, { messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
+        const big = bodyOf({ messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
         expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, big), 413);
         expect(dp.fake.requests).to.have.length(0);
       });
@@ -169,11 +166,11 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
       it("the upstream's own error answer passes through with its status and body, and is not billed", async () => {
         const k = await seedKey(dp.cp.deps);
         const body =
-          format === 'chat'
+          format !== 'messages'
             ? { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } }
             : { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } };
         dp.fake.enqueue({ kind: 'error', status: 529, body });
-        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf());
         expect(a.status).to.equal(529);
         expect(a.body).to.deep.equal(body);
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
@@ -184,28 +181,30 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
       it('504 when the upstream sends no headers in time, and the upstream request is aborted', async () => {
         const k = await seedKey(dp.cp.deps);
         dp.fake.enqueue({ kind: 'stall', when: 'before-headers' });
-        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format)), 504);
+        expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf()), 504);
         await dp.fake.idle();
         expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
         await dp.proxy.drain();
         expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       });
 
-      it('GET models lists the aliases this key may call, in the provider list shape', async () => {
-        const k = await seedKey(dp.cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
-        const path = format === 'chat' ? `/${k.slug}/v1/models` : `/${k.slug}/anthropic/v1/models`;
-        const headers: Record<string, string> =
-          format === 'chat' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' };
-        const res = await fetch(`${dp.proxy.url}${path}`, { headers });
-        expect(res.status).to.equal(200);
-        expect(res.headers.get('x-request-id')).to.match(/^req_/);
-        const body = (await res.json()) as { data: { id: string; object?: string; type?: string }[]; object?: string };
-        expect(body.data.map((m) => m.id)).to.deep.equal(['tg/haiku', 'tg/sonnet']);
-        if (format === 'chat') expect(body.object).to.equal('list');
-        else expect(body.data[0]!.type).to.equal('model');
-        const refused = await fetch(`${dp.proxy.url}${path}`, { headers: { authorization: 'Bearer nope' } });
-        expect(refused.status).to.equal(401);
-      });
+      // A list is never streamed: the unstreamed Responses case covers the Responses clients' list.
+      if (!stream)
+        it('GET models lists the aliases this key may call, in the provider list shape', async () => {
+          const k = await seedKey(dp.cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
+          const path = format === 'messages' ? `/${k.slug}/anthropic/v1/models` : `/${k.slug}/v1/models`;
+          const headers: Record<string, string> =
+            format === 'messages' ? { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${k.secret}` };
+          const res = await fetch(`${dp.proxy.url}${path}`, { headers });
+          expect(res.status).to.equal(200);
+          expect(res.headers.get('x-request-id')).to.match(/^req_/);
+          const body = (await res.json()) as { data: { id: string; object?: string; type?: string }[]; object?: string };
+          expect(body.data.map((m) => m.id)).to.deep.equal(['tg/haiku', 'tg/sonnet']);
+          if (format === 'messages') expect(body.data[0]!.type).to.equal('model');
+          else expect(body.object).to.equal('list');
+          const refused = await fetch(`${dp.proxy.url}${path}`, { headers: { authorization: 'Bearer nope' } });
+          expect(refused.status).to.equal(401);
+        });
     });
   }
 

@@ -43,7 +43,7 @@ function upload(
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = {
       'content-type': 'application/json',
-      ...(format === 'chat' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' }),
+      ...(format === 'messages' ? { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${k.secret}` }),
     };
     if (declare) headers['content-length'] = bytes;
     const req = request(`${url}${edgePath(format, k.slug)}`, { method: 'POST', headers }, (res) => {
@@ -98,11 +98,11 @@ describeEachStore('proxy: edge input hardening', (store) => {
     const other = await seedAnotherKey(dp.cp.deps, k);
     for (const format of FORMATS) {
       const mixed = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
-        headers: format === 'chat' ? { 'x-api-key': other.secret } : { authorization: `Bearer ${other.secret}` },
+        headers: format === 'messages' ? { authorization: `Bearer ${other.secret}` } : { 'x-api-key': other.secret },
       });
       expect(mixed.status, mixed.text).to.equal(401);
       const same = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
-        headers: format === 'chat' ? { 'x-api-key': k.secret } : { authorization: `Bearer ${k.secret}` },
+        headers: format === 'messages' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret },
       });
       expect(same.status, same.text).to.equal(200);
     }
@@ -122,7 +122,7 @@ describeEachStore('proxy: edge input hardening', (store) => {
         expect(a.error, JSON.stringify(a)).to.equal(undefined);
         expect(a.status).to.equal(413);
         const body = JSON.parse(a.body!) as { type?: string; error: { type: string } };
-        expect(body.error.type).to.equal(format === 'chat' ? 'invalid_request_error' : 'request_too_large');
+        expect(body.error.type).to.equal(format === 'messages' ? 'request_too_large' : 'invalid_request_error');
       }
     });
   }

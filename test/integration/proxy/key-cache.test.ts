@@ -87,7 +87,7 @@ describeEachStore('proxy: control plane unreachable', (store) => {
       expect((await edgeCall(dp.proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
       const refused = await edgeCall(dp.proxy.url, format, neverSeen.slug, neverSeen.secret, modelBody(format));
       expect(refused.status).to.equal(503);
-      expect(errorType(format as WireFormat, refused)).to.equal(format === 'chat' ? 'api_error' : 'overloaded_error');
+      expect(errorType(format as WireFormat, refused)).to.equal(format === 'messages' ? 'overloaded_error' : 'api_error');
     }
     await sleep(4100);
     expect((await edgeCall(dp.proxy.url, 'chat', known.slug, known.secret, modelBody('chat'))).status).to.equal(503);

@@ -51,7 +51,7 @@ describeEachStore('proxy: Redis outage policy', (store) => {
     for (const format of FORMATS) {
       const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
       expect(a.status, a.text).to.equal(503);
-      expect(errorType(format, a)).to.equal(format === 'chat' ? 'api_error' : 'overloaded_error');
+      expect(errorType(format, a)).to.equal(format === 'messages' ? 'overloaded_error' : 'api_error');
       // The rate limit still answered (from the per-process fallback): its headers are there.
       expect(a.headers.get('x-ratelimit-limit-requests')).to.equal('100');
     }

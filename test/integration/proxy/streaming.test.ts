@@ -14,6 +14,26 @@ function frames(text: string): string[] {
   return text.split('\n\n').filter((f) => f.trim() !== '');
 }
 
+/** The first event each format's stream opens with. */
+const FIRST_EVENT: Record<WireFormat, string> = { chat: 'data: ', messages: 'event: message_start', responses: 'event: response.created' };
+
+/**
+ * tg/sonnet's provider speaks Chat and Messages, not Responses: a Responses stream is translated, and a
+ * translated stream that breaks ends on the client format's failure event (its SDK raises it) rather than a cut.
+ */
+async function streamBroken(format: WireFormat, res: Response): Promise<boolean> {
+  if (format !== 'responses') return readingFails(res);
+  const last = frames(await res.text()).at(-1) ?? '';
+  return last.startsWith('event: response.failed\n');
+}
+
+/** tg/sonnet's upstream error on each format: on a translated Responses call it comes back in the OpenAI shape it already has. */
+const UPSTREAM_SAYS_NO: Record<WireFormat, unknown> = {
+  chat: { marker: 'upstream said no' },
+  messages: { marker: 'upstream said no' },
+  responses: { error: { message: 'upstream said no', type: 'invalid_request_error', param: null, code: null } },
+};
+
 /** Whether reading the whole body throws, as it does when the proxy breaks the client's stream. */
 async function readingFails(res: Response): Promise<boolean> {
   try {
@@ -26,8 +46,8 @@ async function readingFails(res: Response): Promise<boolean> {
 
 async function openStream(proxyUrl: string, format: WireFormat, slug: string, key: string, body: unknown, signal?: AbortSignal) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (format === 'chat') headers.authorization = `Bearer ${key}`;
-  else Object.assign(headers, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+  if (format === 'messages') Object.assign(headers, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+  else headers.authorization = `Bearer ${key}`;
   return fetch(`${proxyUrl}${edgePath(format, slug)}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
 }
 
@@ -111,7 +131,7 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
       expect(res.status).to.equal(200);
       const reader = res.body!.getReader();
       const first = await reader.read();
-      expect(Buffer.from(first.value!).toString()).to.include(format === 'chat' ? 'data: ' : 'event: message_start');
+      expect(Buffer.from(first.value!).toString()).to.include(FIRST_EVENT[format]);
       abort.abort();
       await dp.fake.idle();
       expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
@@ -125,7 +145,7 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
       const k = await seedKey(dp.cp.deps);
       dp.fake.enqueue({ kind: 'reset', afterEvents: 3 });
       const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
-      expect(await readingFails(res)).to.equal(true);
+      expect(await streamBroken(format, res)).to.equal(true);
       await dp.proxy.drain();
       const m = await moneyOf(dp.cp.deps, k);
       expect(m.entries).to.equal(1);
@@ -136,7 +156,7 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
       const k = await seedKey(dp.cp.deps);
       dp.fake.enqueue({ kind: 'stall', when: 'after-first-event' });
       const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }));
-      expect(await readingFails(res)).to.equal(true);
+      expect(await streamBroken(format, res)).to.equal(true);
       await dp.fake.idle();
       expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
       await dp.proxy.drain();
@@ -145,10 +165,10 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
 
     it(`${format}: an upstream error on a stream request passes through unchanged and releases the hold`, async () => {
       const k = await seedKey(dp.cp.deps, { budgetUsd: 2 });
-      dp.fake.enqueue({ kind: 'error', status: 400, body: { marker: 'upstream said no' } });
+      dp.fake.enqueue({ kind: 'error', status: 400, body: UPSTREAM_SAYS_NO[format] });
       const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true, max_tokens: 60000 }));
       expect(res.status).to.equal(400);
-      expect(await res.json()).to.deep.equal({ marker: 'upstream said no' });
+      expect(await res.json()).to.deep.equal(UPSTREAM_SAYS_NO[format]);
       await dp.proxy.drain();
       expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       // The ~$0.90 hold is gone: a second call of the same size is admitted.

@@ -6,6 +6,7 @@ import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
 import { parseCall } from '../../../proxy/formats/index.js';
 import { chatToMessages } from '../../../proxy/translate/messages/request-from-chat.js';
 import { chatRequest as messagesRequestToChat } from '../../../proxy/translate/messages/request-to-chat.js';
+import { messageJson, messagesAnswer, streamThrough } from '../../support/messages-answers.js';
 
 /**
  * A Chat Completions client on a Messages provider: random valid requests
@@ -357,87 +358,6 @@ describe('translation property: Chat Completions requests → Messages → back'
 
 /* ---- answers ---- */
 
-const stopReason = fc.constantFrom('end_turn', 'stop_sequence', 'max_tokens', 'tool_use');
-const usage = fc.record({
-  input_tokens: fc.nat(100000),
-  cache_creation_input_tokens: fc.nat(1000),
-  cache_read_input_tokens: fc.nat(1000),
-  output_tokens: fc.nat(100000),
-});
-const messagesAnswer = fc.record({
-  id: id.map((s) => `msg_${s}`),
-  // A provider's text block is never empty (an empty one would stream no delta at all).
-  text: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }),
-  tools: fc.array(fc.record({ id: id.map((s) => `toolu_${s}`), name, input: jsonObject }), { maxLength: 3 }),
-  stop_reason: stopReason,
-  usage,
-});
-type Answer = typeof messagesAnswer extends fc.Arbitrary<infer T> ? T : never;
-
-function contentOf(a: Answer): Json[] {
-  return [
-    ...(a.text === undefined ? [] : [{ type: 'text', text: a.text }]),
-    ...a.tools.map((t) => ({ type: 'tool_use', id: t.id, name: t.name, input: t.input })),
-  ];
-}
-
-function messageJson(a: Answer): string {
-  return JSON.stringify({
-    id: a.id,
-    type: 'message',
-    role: 'assistant',
-    model: 'claude-sonnet-4-5',
-    content: contentOf(a),
-    stop_reason: a.stop_reason,
-    stop_sequence: null,
-    usage: a.usage,
-  });
-}
-
-/** The events a Messages provider streams for this answer, text and tool input split into random pieces. */
-function messageEvents(a: Answer, cuts: number[]): string {
-  const ev = (type: string, data: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-  const pieces = (s: string) => {
-    const out: string[] = [];
-    let at = 0;
-    for (const c of cuts) {
-      const end = Math.min(s.length, at + 1 + (c % 7));
-      out.push(s.slice(at, end));
-      at = end;
-      if (at >= s.length) break;
-    }
-    if (at < s.length) out.push(s.slice(at));
-    return out;
-  };
-  let out = ev('message_start', {
-    message: {
-      id: a.id,
-      type: 'message',
-      role: 'assistant',
-      model: 'claude-sonnet-4-5',
-      content: [],
-      stop_reason: null,
-      stop_sequence: null,
-      usage: { ...a.usage, output_tokens: 1 },
-    },
-  });
-  out += ev('ping', {});
-  contentOf(a).forEach((block, index) => {
-    if (block.type === 'text') {
-      out += ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const p of pieces(block.text as string)) out += ev('content_block_delta', { index, delta: { type: 'text_delta', text: p } });
-    } else {
-      out += ev('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-      for (const p of ['', ...pieces(JSON.stringify(block.input))])
-        out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } });
-    }
-    out += ev('content_block_stop', { index });
-  });
-  out += ev('message_delta', { delta: { stop_reason: a.stop_reason, stop_sequence: null }, usage: { output_tokens: a.usage.output_tokens } });
-  out += ev('message_stop', {});
-  return out;
-}
-
 /** Chat chunks → one completion, as the openai SDK's stream helper assembles them. */
 function assemble(sse: string): { message: Json; finish: unknown; usage: unknown; done: boolean; ids: Set<unknown> } {
   let content: string | null = null;
@@ -517,17 +437,7 @@ describe('translation property: Messages answers → Chat Completions', () => {
             .json(Buffer.from(messageJson(a)))
             .toString(),
         ) as Json;
-        // Feed the provider's bytes in arbitrary pieces, some splitting a multi-byte character.
-        const bytes = Buffer.from(messageEvents(a, cuts));
-        let out = '';
-        let at = 0;
-        for (const c of cuts) {
-          const end = Math.min(bytes.length, at + 1 + c * 3);
-          out += t.push(bytes.subarray(at, end)).toString();
-          at = end;
-        }
-        out += t.push(bytes.subarray(at)).toString();
-        out += t.end().toString();
+        const out = streamThrough(t, a, cuts);
         const got = assemble(out);
         const choice = (whole.choices as Json[])[0]!;
         expect(got.message).to.deep.equal(choice.message);

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { luaString, wrkScript } from '../../../bench/lib/load.js';
 import { statCpuTicks } from '../../../bench/lib/procs.js';
 import { latencyOf } from '../../../bench/lib/stats.js';
-import { chatBody, messagesBody, BODY_BYTES } from '../../../bench/lib/bodies.js';
+import { chatBody, messagesBody, responsesBody, BODY_BYTES } from '../../../bench/lib/bodies.js';
+import { measureResponsesCost, RESPONSES_ROUTES } from '../../../bench/lib/responses-cost.js';
 
 describe('bench harness helpers', () => {
   it('reads utime + stime from a /proc stat line whose command name holds spaces and parentheses', () => {
@@ -47,10 +48,19 @@ describe('bench harness helpers', () => {
   });
 
   it('builds request bodies of about 1 KB that parse as JSON', () => {
-    for (const body of [chatBody('tg/bench'), messagesBody('tg/bench'), chatBody('tg/bench', { stream: true })]) {
+    for (const body of [chatBody('tg/bench'), messagesBody('tg/bench'), chatBody('tg/bench', { stream: true }), responsesBody('tg/bench')]) {
       expect(body.length).to.be.within(BODY_BYTES - 64, BODY_BYTES);
       expect(() => JSON.parse(body) as unknown).to.not.throw();
     }
     expect((JSON.parse(messagesBody('m')) as { max_tokens: number }).max_tokens).to.be.a('number');
+  });
+
+  it('measures a Responses call on each route in the provider format that route names (pass-through, Chat, Messages)', () => {
+    // measureResponsesCost throws when a route's provider is called in another format than it claims.
+    const cost = measureResponsesCost(50, 500);
+    for (const route of RESPONSES_ROUTES) {
+      expect(cost.requestUs[route], route).to.be.greaterThan(0);
+      expect(cost.eventUs[route], route).to.be.greaterThan(0);
+    }
   });
 });

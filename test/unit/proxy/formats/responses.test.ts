@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { responsesErrorBody, toOpenAIErrorBody } from '../../../../proxy/formats/responses/errors.js';
+import { responsesOutputLimits } from '../../../../proxy/formats/responses/parse.js';
 import { parseResponsesRequest } from '../../../../proxy/formats/responses/schema.js';
 import { ResponsesStreamUsage, usageFromEvent, usageFromResponse } from '../../../../proxy/formats/responses/usage.js';
 import type { AppError } from '../../../../shared/errors.js';
@@ -67,6 +68,22 @@ describe('Responses format: request checks', () => {
       expect(err.message).to.include(field);
     });
   }
+
+  it('refuses a call with no input and nothing else that carries the conversation, as a missing `messages` is refused', () => {
+    let err: AppError | undefined;
+    try {
+      responsesOutputLimits({ model: 'm', max_output_tokens: 10 });
+    } catch (e) {
+      err = e as AppError;
+    }
+    expect(err?.status).to.equal(400);
+    expect(err?.message).to.match(/^input: required/);
+    // An earlier response, a stored prompt or a conversation supplies the input: the provider resolves them.
+    for (const carrier of [{ previous_response_id: 'resp_1' }, { prompt: { id: 'pmpt_1' } }, { conversation: 'conv_1' }]) {
+      expect(responsesOutputLimits({ model: 'm', ...carrier }).maxTokens).to.equal(undefined);
+    }
+    expect(responsesOutputLimits({ model: 'm', input: 'hi', max_output_tokens: 10 }).maxTokens).to.equal(10);
+  });
 });
 
 describe('Responses format: errors', () => {

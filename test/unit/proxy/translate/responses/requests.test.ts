@@ -235,6 +235,33 @@ describe('Chat → Responses request', () => {
     expect(dropped).to.deep.equal(['reasoning_effort']);
   });
 
+  it('keeps a system message of several texts as several parts (Messages system blocks reach it this way), a plain one as a string', () => {
+    const chat = {
+      model: 'x',
+      messages: [
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Be brief.' },
+            { type: 'text', text: 'Use British spelling.' },
+          ],
+        },
+        { role: 'developer', content: 'Sandbox on.' },
+        { role: 'user', content: 'hi' },
+      ],
+    };
+    const input = requestFromChat(chat, 'm', ALL).request.input as Record<string, unknown>[];
+    expect(input[0]).to.deep.equal({
+      type: 'message',
+      role: 'system',
+      content: [
+        { type: 'input_text', text: 'Be brief.' },
+        { type: 'input_text', text: 'Use British spelling.' },
+      ],
+    });
+    expect(input[1]).to.deep.equal({ type: 'message', role: 'developer', content: 'Sandbox on.' });
+  });
+
   it('refuses n > 1 and logprobs', () => {
     expect(refusal(() => requestFromChat({ model: 'x', messages: [], n: 2 }, 'm', ALL)).message).to.include('n:');
     expect(refusal(() => requestFromChat({ model: 'x', messages: [], logprobs: true }, 'm', ALL)).message).to.include('logprobs');
