@@ -9,6 +9,7 @@ import { createMetricsRegistry } from '../shared/metrics.js';
 import { restrictUmask } from '../control-plane/db/data-dir-mode.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 import { startControlPlane, type RunningControlPlane } from '../control-plane/runtime.js';
+import { createEmbeddedStore } from '../control-plane/db/first-start.js';
 import type { FromChild, ToChild } from './control-plane-process.js';
 
 const send = (message: FromChild) => process.send!(message);
@@ -24,8 +25,14 @@ const logger = createLogger(config.logLevel, 'tollgate-all');
 // Its own process metrics under tollgate_cp_, so the parent can serve both halves' text on one listener.
 const registry = config.ops.metricsEnabled ? createMetricsRegistry('tollgate_cp_') : undefined;
 
+/** `--create-store`: only create the embedded store and exit (see first-start.ts). */
+const createOnly = process.argv.includes('--create-store');
 let controlPlane: RunningControlPlane;
 try {
+  if (createOnly) {
+    await createEmbeddedStore(config.dataDir, logger);
+    process.exit(0);
+  }
   controlPlane = await startControlPlane(config, logger, { registry });
 } catch (err) {
   const e = err as NodeJS.ErrnoException & { port?: number; address?: string };
