@@ -74,7 +74,7 @@ describe('npm start: the embedded store works outside the proxy’s event loop',
       HOST: '127.0.0.1',
       CONTROL_PLANE_PORT: String(await freePort()),
       PROXY_PORT: String(await freePort()),
-      METRICS_ENABLED: 'false',
+      METRICS_PORT: String(await freePort()),
       MODELS_FILE: TEST_MODELS_FILE,
       SECRETS_KEY: TEST_SECRETS_KEY,
       DATA_PLANE_TOKEN: randomBytes(32).toString('base64url'),
@@ -101,6 +101,14 @@ describe('npm start: the embedded store works outside the proxy’s event loop',
     const holder = (JSON.parse(readFileSync(lockPath(env.DATA_DIR!), 'utf8')) as { pid: number }).pid;
     expect(holder).to.be.a('number');
     expect(holder, 'the DATA_DIR lock names the process that opened the store').not.to.equal(child!.pid);
+  });
+
+  it('one /metrics serves both processes: the proxy’s and the control plane’s, each process’s own figures under its prefix', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${env.METRICS_PORT}/metrics`)).text();
+    expect(text).to.match(/^# TYPE tollgate_proxy_requests_total counter/m);
+    expect(text).to.match(/^# TYPE tollgate_cp_http_requests_total counter/m);
+    expect(text).to.match(/^tollgate_process_resident_memory_bytes /m);
+    expect(text).to.match(/^tollgate_cp_process_resident_memory_bytes /m);
   });
 
   it('while the store settles large batches, the proxy answers within a fraction of one batch’s time', async () => {
@@ -133,5 +141,13 @@ describe('npm start: the embedded store works outside the proxy’s event loop',
     expect(median(rounds.map((r) => r.batch).sort((a, b) => a - b)), `slowest probe/batch: ${figures}`).to.be.above(40);
     // On the proxy's loop the store holds a probe for about a whole batch's statement (a ratio near 1).
     expect(median(ratios), `slowest probe/batch: ${figures}`).to.be.below(0.4);
+  });
+
+  it('a control plane that dies takes the whole service down, loudly, rather than leave a proxy without it', async () => {
+    const holder = (JSON.parse(readFileSync(lockPath(env.DATA_DIR!), 'utf8')) as { pid: number }).pid;
+    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    process.kill(holder, 'SIGKILL');
+    expect(await exited).to.equal(1);
+    expect(output).to.include('the control plane process ended unexpectedly');
   });
 });
