@@ -9,7 +9,7 @@ export interface Running {
   /** Stops taking connections and lets work in flight finish for up to `graceMs`. */
   close(graceMs: number): Promise<void>;
   /** Metrics text of another process of the service (`npm start`'s control plane), served with this one's. */
-  moreMetrics?(): Promise<string>;
+  moreMetrics?: () => Promise<string>;
 }
 
 /** The metrics listener; a default port already taken only costs the listener, an explicit one is fatal. */
