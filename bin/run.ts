@@ -8,13 +8,15 @@ import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 export interface Running {
   /** Stops taking connections and lets work in flight finish for up to `graceMs`. */
   close(graceMs: number): Promise<void>;
+  /** Metrics text of another process of the service (`npm start`'s control plane), served with this one's. */
+  moreMetrics?: () => Promise<string>;
 }
 
 /** The metrics listener; a default port already taken only costs the listener, an explicit one is fatal. */
-async function serveMetrics(config: Config, logger: Logger, registry: Registry): Promise<MetricsServer | undefined> {
+async function serveMetrics(config: Config, logger: Logger, registry: Registry, more: Running['moreMetrics']): Promise<MetricsServer | undefined> {
   const { metricsHost: host, metricsPort: port, metricsToken: token } = config.ops;
   try {
-    const server = await startMetricsServer(registry, { host, port, token });
+    const server = await startMetricsServer(registry, { host, port, token }, more);
     logger.info({ host, port: server.port }, 'metrics listening');
     return server;
   } catch (err) {
@@ -69,7 +71,7 @@ export async function run(
   try {
     const registry = config.ops.metricsEnabled ? createMetricsRegistry() : undefined;
     running = await start(config, logger, registry);
-    if (registry) metricsServer = await serveMetrics(config, logger, registry);
+    if (registry) metricsServer = await serveMetrics(config, logger, registry, running.moreMetrics);
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);

@@ -6,12 +6,13 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 export { Registry };
 
 /**
- * One registry per process (both halves register into it under their own
- * prefix when `npm start` runs them together), with Node's process metrics.
+ * One registry per process, with Node's process metrics under `prefix`
+ * (`npm start`'s control-plane child uses `tollgate_cp_`, so its text and
+ * the proxy's can be served together on one listener).
  */
-export function createMetricsRegistry(): Registry {
+export function createMetricsRegistry(prefix = 'tollgate_'): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'tollgate_' });
+  collectDefaultMetrics({ register: registry, prefix });
   return registry;
 }
 
@@ -55,7 +56,12 @@ function bearerMatches(header: string | undefined, token: string): boolean {
  * default on loopback, so only the host (or a pod's sidecar) can read it;
  * bind it wider only together with METRICS_TOKEN or a network policy.
  */
-export async function startMetricsServer(registry: Registry, options: MetricsServerOptions): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  options: MetricsServerOptions,
+  /** Metrics text from elsewhere served after this registry's (`npm start`'s control-plane process). */
+  more?: () => Promise<string>,
+): Promise<MetricsServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/metrics') {
@@ -70,10 +76,12 @@ export async function startMetricsServer(registry: Registry, options: MetricsSer
       res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('metrics need the bearer token\n');
       return;
     }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
-      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
-    );
+    Promise.all([registry.metrics(), more?.() ?? ''])
+      .then(([own, other]) => (own.endsWith('\n') || !other ? own + other : `${own}\n${other}`))
+      .then(
+        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics collection failed\n'),
+      );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

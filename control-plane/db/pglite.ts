@@ -3,12 +3,25 @@ import { PGlite, parse, protocol } from '@electric-sql/pglite';
 import type { Database, Queryable } from './database.js';
 
 /**
+ * PostgreSQL's settings for the embedded store, passed at each start (not
+ * written to the data directory's postgresql.conf). PGlite is one backend in
+ * one WebAssembly memory, and PostgreSQL zeroes its shared memory at start,
+ * so every megabyte of shared_buffers is a resident megabyte from the first
+ * second: initdb's default of 128 MB was over half of `npm start`'s idle
+ * memory. 16 MB holds the hot pages of the tables the proxy's calls touch
+ * (keys, balances, the ledger's newest pages); colder pages come from the
+ * operating system's file cache, not the disk.
+ */
+export const PGLITE_SETTINGS = ['shared_buffers=16MB', 'max_connections=8'];
+
+/**
  * PGlite is one connection in this process: it queues concurrent queries and
  * transactions itself, so transactions serialize exactly as on a locked row.
  */
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
+  const startParams = [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ['-c', setting])];
+  const db = await PGlite.create(dataDir, { startParams });
   const runNamed = namedStatements(db);
   return {
     kind: 'pglite',
