@@ -1,0 +1,193 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
+import { migrate } from '../../../control-plane/db/migrate.js';
+import { openPostgres } from '../../../control-plane/db/postgres.js';
+import { systemClock } from '../../../shared/clock.js';
+import { createLogger } from '../../../shared/logger.js';
+import { startCluster, type Cluster } from '../../support/cluster.js';
+import { addMember } from '../../support/console.js';
+import { call, testConfig } from '../../support/control-plane.js';
+import { seedKey, type SeededKey } from '../../support/data-plane.js';
+import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
+import { postgresBinaries, startPrivatePostgres, type PrivatePostgres } from '../../support/private-postgres.js';
+import { eventually, haveRedisServer, modelsFileFor, startOwnRedis } from '../../support/processes.js';
+import { userBody } from '../../support/scim.js';
+import { skipped } from '../../support/skips.js';
+import { startTraffic, tally, type Outcome } from '../../support/traffic.js';
+
+/*
+ * The cluster deploy/kubernetes/ describes, under faults: two control planes
+ * on one PostgreSQL, three proxies sharing one Redis, the proxies reaching
+ * the control planes through a TCP balancer as pods reach a Service
+ * (test/support/cluster.ts). Each fault starts a cluster of its own on a
+ * fresh database, so no fault inherits another's state (a spent stale
+ * window, a drained budget, a backend left down) and their order is free.
+ *
+ * PostgreSQL only: several control planes need a database several
+ * processes share, which the embedded store is not (it is one process's
+ * directory, locked). The server is the test's own (private-postgres.ts),
+ * since fault 2 restarts and stops it.
+ */
+
+const config = testConfig();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface World {
+  cluster: Cluster;
+  deps: ControlPlaneDeps;
+  key: SeededKey;
+  /** An owner's console token for the key's org. */
+  console: string;
+}
+
+describe('faults: a cluster of two control planes and three proxies [postgres]', function () {
+  this.timeout(120_000);
+  let server: PrivatePostgres | undefined;
+  let redis: Awaited<ReturnType<typeof startOwnRedis>> | undefined;
+  let fake: FakeUpstream;
+  let modelsFile: string;
+  const open: World[] = [];
+
+  before(async function () {
+    const bin = postgresBinaries();
+    if (!bin || !haveRedisServer()) {
+      if (process.env.CI) throw new Error('the cluster faults need PostgreSQL server binaries (initdb, pg_ctl) and redis-server in CI');
+      skipped('cluster fault tests', 'no PostgreSQL server binaries or redis-server');
+      return this.skip();
+    }
+    server = await startPrivatePostgres(bin);
+    redis = await startOwnRedis();
+    fake = await startFakeUpstream();
+    modelsFile = modelsFileFor(fake);
+  });
+  afterEach(async () => {
+    for (const w of open.splice(0)) {
+      await w.cluster.close();
+      await w.deps.db.close();
+    }
+  });
+  after(async () => {
+    await fake?.close();
+    await redis?.kill();
+    await server?.close();
+  });
+
+  /** A fresh database, migrated and seeded with one org, key and owner, and a cluster on it. */
+  async function world(proxyEnv: NodeJS.ProcessEnv = {}, seed: { budgetUsd?: number; balanceUsd?: number } = {}): Promise<World> {
+    const url = await server!.createDatabase(`cluster_${randomBytes(4).toString('hex')}`);
+    const db = await openPostgres(url);
+    await migrate(db);
+    const deps: ControlPlaneDeps = { db, config, clock: systemClock, logger: createLogger('silent', 'cluster-seed') };
+    const key = await seedKey(deps, seed);
+    const owner = await addMember(deps, key.orgId, { role: 'owner' });
+    const cluster = await startCluster({ databaseUrl: url, redisUrl: redis!.url, modelsFile, proxyEnv: { PROXY_VERSION_POLL_MS: '250', ...proxyEnv } });
+    const w = { cluster, deps, key, console: owner.token };
+    open.push(w);
+    return w;
+  }
+
+  const proxyUrls = (w: World) => [...w.cluster.proxies.values()];
+
+  /** Every call answered 200 is in the ledger exactly once, billed; nothing else is billed. */
+  async function billedOnce(w: World, outcomes: Outcome[], keyId = w.key.keyId, within = 15_000): Promise<void> {
+    const served = new Set(outcomes.filter((o) => o.status === 200).map((o) => o.requestId!));
+    const rows = await eventually(
+      'every served call in the ledger',
+      within,
+      () =>
+        w.deps.db.query<{ request_id: string; n: number; billed: boolean }>(
+          `SELECT request_id, count(*)::int AS n, bool_and(amount_usd <> 0) AS billed FROM ledger_entries WHERE key_id = $1 AND kind = 'usage' GROUP BY request_id`,
+          [keyId],
+        ),
+      (r) => [...served].every((id) => r.some((x) => x.request_id === id)),
+    ).catch((err: Error) => {
+      throw new Error(`${err.message.slice(0, 300)}\n${w.cluster.logs()}`);
+    });
+    const billed = rows.filter((r) => r.billed);
+    expect(
+      rows.filter((r) => r.n !== 1),
+      'ledger rows per request id',
+    ).to.deep.equal([]);
+    expect(billed.map((r) => r.request_id).sort(), 'billed calls = served calls').to.deep.equal([...served].sort());
+  }
+
+  it('1. a control plane SIGKILLed under load: calls keep being served and billed once, a revocation on the survivor stops every proxy within 2 s, retried SCIM and console calls succeed', async () => {
+    const w = await world();
+    const { cluster, key } = w;
+    const proxies = proxyUrls(w);
+    const victim = await seedKey(w.deps);
+    for (const p of proxies) expect((await edgeCall(p, 'chat', victim.slug, victim.secret, modelBody('chat'))).status).to.equal(200);
+    const scim = await enableScim(w);
+    const traffic = startTraffic({ target: (i) => proxies[i % proxies.length]!, slug: key.slug, secret: key.secret, workers: 3 });
+    await sleep(1500);
+    // SCIM and console calls through the Service while the replica dies; the client retries once what failed.
+    const clients = Promise.all(
+      Array.from({ length: 6 }, async (_, i) => {
+        await sleep(i * 150);
+        const created = await retryOnce(() => scim('POST', '/Users', userBody(`killed-${i}@example.test`)));
+        const listed = await retryOnce(() => call(`${cluster.publicUrl}/v1/orgs/${key.orgId}/workspaces`, { token: w.console }));
+        return [created.status, listed.status];
+      }),
+    );
+    await sleep(300);
+    await cluster.stopControlPlane(0, 'SIGKILL');
+    expect(await clients).to.deep.equal(Array.from({ length: 6 }, () => [201, 200]));
+    await sleep(1500);
+
+    const victimAdmin = await addMember(w.deps, victim.orgId, { role: 'owner' });
+    const revoked = await call(`${cluster.controlPlanes[1]}/v1/keys/${victim.keyId}`, { method: 'DELETE', token: victimAdmin.token });
+    expect(revoked.status, JSON.stringify(revoked.body)).to.equal(204);
+    const at = Date.now();
+    const stopped = await Promise.all(
+      proxies.map(async (p) => {
+        await eventually(
+          'the revoked key refused',
+          5_000,
+          () => edgeCall(p, 'chat', victim.slug, victim.secret, modelBody('chat')),
+          (a) => a.status === 401,
+        );
+        return Date.now() - at;
+      }),
+    );
+    await sleep(1000);
+    const outcomes = await traffic.stop();
+    expect(Math.max(...stopped), `revocation reached the proxies after ${stopped.join(', ')} ms`).to.be.below(2000);
+    expect(tally(outcomes), cluster.logs()).to.deep.equal({ 200: outcomes.length });
+    expect(outcomes.every((o) => o.complete)).to.equal(true);
+    await billedOnce(w, outcomes);
+  });
+
+  async function enableScim(w: World) {
+    const settings = `${w.cluster.publicUrl}/v1/orgs/${w.key.orgId}/scim`;
+    expect((await call(settings, { method: 'PUT', token: w.console, body: { enabled: true } })).status).to.equal(200);
+    const generated = await call(`${settings}/token`, { method: 'POST', token: w.console });
+    expect(generated.status).to.equal(201);
+    let token = generated.body.token as string;
+    const scim = (method: string, path: string, body?: unknown, base = w.cluster.publicUrl, tok = token) =>
+      call(`${base}/v1/scim/v2/orgs/${w.key.orgId}${path}`, {
+        method,
+        token: tok,
+        body,
+        headers: body === undefined ? {} : { 'content-type': 'application/scim+json' },
+      });
+    return Object.assign(scim, {
+      regenerate: async (base: string) => {
+        const r = await call(`${base}/v1/orgs/${w.key.orgId}/scim/token`, { method: 'POST', token: w.console });
+        expect(r.status).to.equal(201);
+        const old = token;
+        token = r.body.token as string;
+        return old;
+      },
+    });
+  }
+});
+
+/** A client's one retry: an answer of 502–504 or no answer at all is tried again once. */
+async function retryOnce<T extends { status: number }>(send: () => Promise<T>): Promise<T> {
+  const first = await send().catch(() => undefined);
+  if (first && first.status < 502) return first;
+  await sleep(200);
+  return send();
+}
