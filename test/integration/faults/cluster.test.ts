@@ -75,14 +75,21 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
   });
 
   /** A fresh database, migrated and seeded with one org, key and owner, and a cluster on it. */
-  async function world(proxyEnv: NodeJS.ProcessEnv = {}, seed: { budgetUsd?: number; balanceUsd?: number } = {}): Promise<World> {
+  async function world(
+    proxyEnv: NodeJS.ProcessEnv = {},
+    seed: { budgetUsd?: number; balanceUsd?: number } = {},
+    shape: { proxyNames?: string[]; dataDirs?: Record<string, string> } = {},
+  ): Promise<World> {
     const url = await server!.createDatabase(`cluster_${randomBytes(4).toString('hex')}`);
     const db = await openPostgres(url);
     await migrate(db);
     const deps: ControlPlaneDeps = { db, config, clock: systemClock, logger: createLogger('silent', 'cluster-seed') };
     const key = await seedKey(deps, seed);
     const owner = await addMember(deps, key.orgId, { role: 'owner' });
-    const cluster = await startCluster({ databaseUrl: url, redisUrl: redis!.url, modelsFile, proxyEnv: { PROXY_VERSION_POLL_MS: '250', ...proxyEnv } });
+    const cluster = await startCluster({ databaseUrl: url, redisUrl: redis!.url, modelsFile,
+      proxyEnv: { PROXY_VERSION_POLL_MS: '250', ...proxyEnv },
+      ...shape,
+    });
     const w = { cluster, deps, key, console: owner.token };
     open.push(w);
     return w;
@@ -159,6 +166,104 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     await billedOnce(w, outcomes);
   });
 
+  it('2. PostgreSQL restarted, then stopped 20 s, under load: proxies serve known keys, control planes answer 503 in each dialect and reconnect alone, every served call billed once, no acknowledged write lost', async () => {
+    const w = await world();
+    const { cluster, key } = w;
+    const proxies = proxyUrls(w);
+    const scim = await enableScim(w);
+    const traffic = startTraffic({ target: (i) => proxies[i % proxies.length]!, slug: key.slug, secret: key.secret, workers: 3 });
+    // Console and SCIM writes all along; each one acknowledged must be there afterwards.
+    const acked = { users: [] as string[], credits: 0 };
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const userName = `outage-${i}@example.test`;
+        const [created, credited] = await Promise.all([
+          scim('POST', '/Users', userBody(userName)).catch(() => undefined),
+          call(`${cluster.publicUrl}/v1/workspaces/${key.workspaceId}/credits`, { method: 'POST', token: w.console, body: { amount_usd: 1 } }).catch(
+            () => undefined,
+          ),
+        ]);
+        if (created?.status === 201) acked.users.push(userName);
+        if (credited?.status === 200) acked.credits++;
+        await sleep(100);
+      }
+    })();
+    await sleep(1500);
+    await server!.restart();
+    await sleep(2000);
+    await server!.stop();
+    const stoppedAt = Date.now();
+    await sleep(1000);
+    // Each dialect answers at once, 503 with retry-after: the SCIM error schema, problem+json on the console and the proxies' API.
+    const [asScim, asConsole, asInternal] = await Promise.all([
+      scim('GET', '/Users?count=1', undefined, cluster.controlPlanes[0]),
+      call(`${cluster.controlPlanes[1]}/v1/orgs/${key.orgId}/workspaces`, { token: w.console }),
+      call(`${cluster.controlPlanes[0]}/internal/keys/${'0'.repeat(64)}`, { token: cluster.token }),
+    ]);
+    expect([asScim.status, asConsole.status, asInternal.status], cluster.logs()).to.deep.equal([503, 503, 503]);
+    expect(asScim.body.schemas).to.deep.equal(['urn:ietf:params:scim:api:messages:2.0:Error']);
+    expect(asConsole.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    expect(asInternal.headers.get('content-type')).to.match(/^application\/problem\+json/);
+    for (const r of [asScim, asConsole, asInternal]) expect(r.headers.get('retry-after')).to.equal('2');
+    await sleep(Math.max(0, stoppedAt + 20_000 - Date.now()));
+    await server!.start();
+    const back = Date.now();
+    await Promise.all(
+      cluster.controlPlanes.map((cp) =>
+        eventually(
+          'the control plane ready again',
+          10_000,
+          () => fetch(`${cp}/readyz`).then((r) => r.status),
+          (st) => st === 200,
+        ),
+      ),
+    );
+    figure('fault 2: control planes ready after PostgreSQL returned (ms)', Date.now() - back);
+    await sleep(1500);
+    writing = false;
+    await writer;
+    const outcomes = await traffic.stop();
+    expect(tally(outcomes), cluster.logs()).to.deep.equal({ 200: outcomes.length });
+    await billedOnce(w, outcomes, key.keyId, 30_000);
+    figure('fault 2: every served call billed after PostgreSQL returned (ms)', Date.now() - back);
+    const users = await w.deps.db.query<{ user_name: string }>('SELECT user_name FROM users WHERE org_id = $1', [key.orgId]);
+    expect(users.map((u) => u.user_name)).to.include.members(acked.users);
+    const [credits] = await w.deps.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ledger_entries WHERE workspace_id = $1 AND kind = 'credit' AND amount_usd = 1`,
+      [key.workspaceId],
+    );
+    expect(credits!.n, 'acknowledged credits in the ledger').to.be.at.least(acked.credits);
+    expect(acked.users.length, 'SCIM writes acknowledged around the outage').to.be.greaterThan(5);
+  });
+
+  it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
+    const w = await world({}, { balanceUsd: 100 }, { proxyNames: [] });
+    const [a, b] = w.cluster.controlPlanes as [string, string];
+    const scim = await enableScim(w);
+    for (let i = 0; i < 5; i++) {
+      const both = await Promise.all([a, b].map((base) => scim('POST', '/Users', userBody(`same-${i}@example.test`), base)));
+      expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.body))).to.deep.equal([201, 409]);
+      expect(both.find((r) => r.status === 409)!.body.scimType).to.equal('uniqueness');
+    }
+    const credits = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call(`${i % 2 ? a : b}/v1/workspaces/${w.key.workspaceId}/credits`, { method: 'POST', token: w.console, body: { amount_usd: 1.25 } }),
+      ),
+    );
+    expect(credits.map((r) => r.status)).to.deep.equal(Array.from({ length: 10 }, () => 200));
+    const [row] = await w.deps.db.query<{ balance: number }>('SELECT balance_usd::float8 AS balance FROM workspaces WHERE id = $1', [w.key.workspaceId]);
+    expect(row!.balance).to.equal(100 + 10 * 1.25);
+    for (const [here, there] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const old = await scim.regenerate(here);
+      const [withOld, withNew] = await Promise.all([scim('GET', '/Users?count=1', undefined, there, old), scim('GET', '/Users?count=1', undefined, there)]);
+      expect([withOld.status, withNew.status]).to.deep.equal([401, 200]);
+    }
+  });
+
   async function enableScim(w: World) {
     const settings = `${w.cluster.publicUrl}/v1/orgs/${w.key.orgId}/scim`;
     expect((await call(settings, { method: 'PUT', token: w.console, body: { enabled: true } })).status).to.equal(200);
@@ -183,6 +288,11 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     });
   }
 });
+
+/** A figure for the operations table, printed when CLUSTER_FIGURES is set. */
+function figure(what: string, value: number | string): void {
+  if (process.env.CLUSTER_FIGURES) process.stdout.write(`      figure: ${what}: ${value}\n`);
+}
 
 /** A client's one retry: an answer of 502–504 or no answer at all is tried again once. */
 async function retryOnce<T extends { status: number }>(send: () => Promise<T>): Promise<T> {
