@@ -34,6 +34,8 @@ export interface TrafficOptions {
 
 export interface Traffic {
   readonly outcomes: Outcome[];
+  /** When it started (epoch ms): `sentAt` and `endedAt` count from here. */
+  readonly startedAt: number;
   /** Stops sending and resolves once every call in flight has ended. */
   stop(): Promise<Outcome[]>;
 }
@@ -97,6 +99,7 @@ export function startTraffic(options: TrafficOptions): Traffic {
   const workers = Array.from({ length: options.workers ?? 3 }, () => worker());
   return {
     outcomes,
+    startedAt: t0,
     async stop() {
       running = false;
       await Promise.all(workers);

@@ -33,6 +33,9 @@ import { startTraffic, tally, type Outcome } from '../../support/traffic.js';
 
 const config = testConfig();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Fault 4's shortened windows: how long a proxy cut off serves known keys, and how long the cut lasts. */
+const STALE_MS = 5_000;
+const CUT_MS = 9_000;
 
 interface World {
   cluster: Cluster;
@@ -98,7 +101,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
   const proxyUrls = (w: World) => [...w.cluster.proxies.values()];
 
   /** Every call answered 200 is in the ledger exactly once, billed; nothing else is billed. */
-  async function billedOnce(w: World, outcomes: Outcome[], keyId = w.key.keyId, within = 15_000): Promise<void> {
+  async function billedOnce(w: World, outcomes: Pick<Outcome, 'status' | 'requestId'>[], keyId = w.key.keyId, within = 15_000): Promise<void> {
     const served = new Set(outcomes.filter((o) => o.status === 200).map((o) => o.requestId!));
     const rows = await eventually(
       'every served call in the ledger',
@@ -237,6 +240,61 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     expect(acked.users.length, 'SCIM writes acknowledged around the outage').to.be.greaterThan(5);
   });
 
+  it('4. a proxy cut off from every control plane: fail-static within its window, 503 after, its calls billed when the link returns, a small budget not overspent by all proxies together', async () => {
+    // Shortened windows (the defaults are a 15 min stale window and 60 s freshness): the meaning is the same, the test 20 s shorter.
+    const w = await world({ PROXY_KEY_STALE_MS: String(STALE_MS), PROXY_KEY_FRESH_MS: '2000', PROXY_SETTLE_RETRY_MAX_MS: '1000' });
+    const { cluster, key } = w;
+    const [cut, ...others] = [...cluster.proxies.keys()] as [string, ...string[]];
+    const cutUrl = cluster.proxies.get(cut)!;
+    const small = await seedKey(w.deps, { budgetUsd: 0.03 });
+    const warm = await warmUp(proxyUrls(w), small);
+    // Key A on the cut proxy alone, to time its window; key B's small budget spent on every proxy at once.
+    const timeline = startTraffic({ target: () => cutUrl, slug: key.slug, secret: key.secret, workers: 1, pauseMs: 100 });
+    await sleep(1500);
+    await cluster.link(cut).stop();
+    const cutAt = Date.now();
+    const spend = startTraffic({
+      target: (i) => (i % 3 === 0 ? cutUrl : cluster.proxies.get(others[i % others.length]!)!),
+      slug: small.slug,
+      secret: small.secret,
+      workers: 3,
+    });
+    await sleep(CUT_MS);
+    await cluster.link(cut).start();
+    const backAt = Date.now();
+    const firstServedAgain = await eventually(
+      'the cut proxy serving again',
+      10_000,
+      () => edgeCall(cutUrl, 'chat', key.slug, key.secret, modelBody('chat')),
+      (a) => a.status === 200,
+    );
+    figure('fault 4: the cut proxy serving again after the link returned (ms)', Date.now() - backAt);
+    const [timed, spent] = await Promise.all([timeline.stop(), spend.stop()]);
+    const rel = (o: Outcome) => timeline.startedAt + o.sentAt - cutAt;
+    const duringCut = timed.filter((o) => rel(o) >= 0 && timeline.startedAt + o.endedAt < backAt);
+    const lastServed = Math.max(...duringCut.filter((o) => o.status === 200).map(rel));
+    const first503 = Math.min(...duringCut.filter((o) => o.status === 503).map(rel));
+    figure('fault 4: last call served from the cache after the cut (ms)', lastServed);
+    figure('fault 4: first 503 after the cut (ms)', first503);
+    expect(Object.keys(tally(duringCut)).sort(), cluster.logs()).to.deep.equal(['200', '503']);
+    // Served from the cache through its window (last confirmed at most half the 2 s freshness before the cut), refused after it.
+    expect(lastServed).to.be.within(STALE_MS - 1500, STALE_MS + 500);
+    expect(first503).to.be.greaterThan(lastServed);
+    expect(duringCut.filter((o) => o.status === 503).every((o) => rel(o) > STALE_MS - 1500)).to.equal(true);
+    expect(firstServedAgain.status).to.equal(200);
+    await billedOnce(w, [...timed, { status: 200, requestId: firstServedAgain.headers.get('x-request-id') ?? undefined }]);
+    // Every call of key B served anywhere is billed, and all of them together stay within its budget.
+    expect(Object.keys(tally(spent)).every((st) => ['200', '402', '503'].includes(st)), JSON.stringify(tally(spent))).to.equal(true);
+    expect(tally(spent)['402'], 'the budget ran out during the cut').to.be.greaterThan(0);
+    await billedOnce(w, [...spent, ...warm], small.keyId);
+    const [money] = await w.deps.db.query<{ spend: number; budget: number }>(
+      'SELECT spend_usd::float8 AS spend, budget_usd::float8 AS budget FROM api_keys WHERE id = $1',
+      [small.keyId],
+    );
+    figure('fault 4: key B spend / budget (USD)', `${money!.spend} / ${money!.budget}`);
+    expect(money!.spend).to.be.at.most(money!.budget);
+  });
+
   it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
     const w = await world({}, { balanceUsd: 100 }, { proxyNames: [] });
     const [a, b] = w.cluster.controlPlanes as [string, string];
@@ -263,6 +321,13 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
       expect([withOld.status, withNew.status]).to.deep.equal([401, 200]);
     }
   });
+
+  /** One call per proxy, so each knows the key; what they answered, to be found in the ledger too. */
+  async function warmUp(proxies: string[], k: SeededKey): Promise<Pick<Outcome, 'status' | 'requestId'>[]> {
+    const answers = await Promise.all(proxies.map((p) => edgeCall(p, 'chat', k.slug, k.secret, modelBody('chat', { max_tokens: 50 }))));
+    expect(answers.map((a) => a.status)).to.deep.equal(proxies.map(() => 200));
+    return answers.map((a) => ({ status: a.status, requestId: a.headers.get('x-request-id') ?? undefined }));
+  }
 
   async function enableScim(w: World) {
     const settings = `${w.cluster.publicUrl}/v1/orgs/${w.key.orgId}/scim`;
