@@ -44,7 +44,12 @@ export interface MeteringDeps {
   retryMaxMs: number;
   /** Unacknowledged settlements at which new calls are refused (503) rather than served unbilled. */
   maxPending: number;
+  /** How often a disk that refused an outbox write is tried again (default 250 ms). */
+  diskProbeMs?: number;
 }
+
+/** A probe write about a large batch's size: a disk that takes it takes the next batch. */
+const PROBE_BYTES = 128 * 1024;
 
 /**
  * Settles held calls: bill once, then release. Reports go to the control
@@ -74,7 +79,11 @@ export interface Metering {
   settle(call: HeldCall, usage: Usage, format: WireFormat, status?: number): number;
   /** Not billed (`status` is what the client got): the hold goes now; the call is recorded at no cost. */
   release(call: HeldCall, status: number): void;
-  /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
+  /**
+   * Usage cannot be recorded safely: too many settlements wait for the
+   * control plane, or the outbox's disk refused a write (full). New calls
+   * are refused rather than served unbilled.
+   */
   full(): boolean;
   /** The control plane is reachable again: retry now, and start the backoff over. */
   wake(): void;
@@ -120,8 +129,31 @@ export function createMetering(deps: MeteringDeps): Metering {
     }
   }
 
+  /** The outbox's disk refused a write: no admissions until a probe write succeeds (or a later batch's does). */
+  let diskRefused = false;
+  let probing: NodeJS.Timeout | undefined;
+  function stored(ok: boolean): void {
+    if (ok) {
+      diskRefused = false;
+      return;
+    }
+    diskRefused = true;
+    probing ??= setInterval(() => void probeDisk(), deps.diskProbeMs ?? 250).unref();
+  }
+  async function probeDisk(): Promise<void> {
+    try {
+      await outbox.probe(PROBE_BYTES);
+    } catch {
+      return;
+    }
+    clearInterval(probing);
+    probing = undefined;
+    if (diskRefused) logger.warn('settlement outbox writable again: taking calls');
+    diskRefused = false;
+  }
+
   const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
-  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch) });
+  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored });
 
   /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
   function tokenWindowNotCorrected(call: HeldCall) {
@@ -211,8 +243,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
-    /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
-    full: (): boolean => owed >= deps.maxPending,
+    full: (): boolean => diskRefused || owed >= deps.maxPending,
     /** The control plane is reachable again: retry now, and start the backoff over. */
     wake: () => reporter.wake(),
     async drain(): Promise<void> {
@@ -235,6 +266,7 @@ export function createMetering(deps: MeteringDeps): Metering {
      * outbox for the next start.
      */
     async close(ms: number): Promise<void> {
+      clearInterval(probing);
       reporter.hurry(true);
       batcher.flush();
       reporter.pump();

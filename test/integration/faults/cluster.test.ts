@@ -1,5 +1,10 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
 import { migrate } from '../../../control-plane/db/migrate.js';
 import { openPostgres } from '../../../control-plane/db/postgres.js';
@@ -65,12 +70,13 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     fake = await startFakeUpstream();
     modelsFile = modelsFileFor(fake);
   });
-  afterEach(async () => {
+  async function closeWorlds(): Promise<void> {
     for (const w of open.splice(0)) {
       await w.cluster.close();
       await w.deps.db.close();
     }
-  });
+  }
+  afterEach(closeWorlds);
   after(async () => {
     await fake?.close();
     await redis?.kill();
@@ -295,6 +301,45 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     expect(money!.spend).to.be.at.most(money!.budget);
   });
 
+  it('5. a proxy whose outbox disk is full refuses new calls with a clear 503 instead of serving them unbilled, loses nothing it recorded, and recovers when space returns', async () => {
+    const disk = mountSmallDisk();
+    try {
+      const w = await world({ PROXY_SETTLE_RETRY_MAX_MS: '500' }, {}, { proxyNames: ['full', 'p2'], dataDirs: { full: disk.dir } });
+      const { cluster, key } = w;
+      const url = cluster.proxies.get('full')!;
+      const traffic = startTraffic({ target: () => url, slug: key.slug, secret: key.secret, workers: 2, pauseMs: 20 });
+      await sleep(1000);
+      // Usage waits in the outbox on this disk (the link is cut), then the disk fills.
+      await cluster.link('full').stop();
+      await sleep(1000);
+      await disk.fill();
+      const fullAt = Date.now();
+      await sleep(2500);
+      const refused = traffic.outcomes.filter((o) => traffic.startedAt + o.sentAt > fullAt + 1000);
+      expect(tally(refused), cluster.logs()).to.deep.equal({ 503: refused.length });
+      expect(refused[0]!.detail).to.include('Usage cannot be recorded right now');
+      await cluster.link('full').start();
+      await disk.free();
+      const freedAt = Date.now();
+      await eventually(
+        'calls served again',
+        5_000,
+        async () => traffic.outcomes.some((o) => o.status === 200 && traffic.startedAt + o.sentAt > freedAt),
+        (ok) => ok,
+      );
+      const firstServed = Math.min(...traffic.outcomes.filter((o) => o.status === 200 && traffic.startedAt + o.sentAt > freedAt).map((o) => traffic.startedAt + o.endedAt));
+      figure('fault 5: first call served after space returned (ms)', firstServed - freedAt);
+      await sleep(500);
+      const outcomes = await traffic.stop();
+      figure('fault 5: outcomes', JSON.stringify(tally(outcomes)));
+      expect(Object.keys(tally(outcomes)).sort()).to.deep.equal(['200', '503']);
+      await billedOnce(w, outcomes);
+    } finally {
+      await closeWorlds();
+      disk.unmount();
+    }
+  });
+
   it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
     const w = await world({}, { balanceUsd: 100 }, { proxyNames: [] });
     const [a, b] = w.cluster.controlPlanes as [string, string];
@@ -353,6 +398,36 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     });
   }
 });
+
+/**
+ * A 2 MiB tmpfs for one proxy's PROXY_DATA_DIR, and a file that fills it:
+ * a disk really out of space, as the proxy's writes see it. Mounting needs
+ * root (CI runs as root); elsewhere the test fails saying so.
+ */
+function mountSmallDisk() {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-full-disk-'));
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { encoding: 'utf8' });
+  if (mounted.status !== 0) throw new Error(`fault 5 mounts a small tmpfs and needs root: ${mounted.stderr}`);
+  const filler = join(dir, 'filler');
+  return {
+    dir,
+    async fill() {
+      const handle = await open(filler, 'w');
+      try {
+        for (;;) await handle.write(Buffer.alloc(64 * 1024));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+      } finally {
+        await handle.close();
+      }
+    },
+    free: () => unlink(filler),
+    unmount() {
+      spawnSync('umount', [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 /** A figure for the operations table, printed when CLUSTER_FIGURES is set. */
 function figure(what: string, value: number | string): void {
