@@ -34,6 +34,15 @@ export async function openPostgres(connectionString: string): Promise<Database> 
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client has no error listener of the pool's: a connection lost between two
+      // statements (the server restarting while the service awaits something else) would be emitted
+      // with none, an uncaught exception that ends the process. Heard here, the next statement fails
+      // instead, and the broken client is destroyed rather than pooled.
+      let lost: Error | undefined;
+      const onLost = (err: Error) => {
+        lost = err;
+      };
+      client.on('error', onLost);
       const tx: Queryable = { query: (sql, params, options) => query(client, sql, params, options) };
       try {
         await client.query('BEGIN');
@@ -44,7 +53,8 @@ export async function openPostgres(connectionString: string): Promise<Database> 
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.off('error', onLost);
+        client.release(lost);
       }
     },
     // A dedicated pooled client holds the LISTEN; if its connection dies the

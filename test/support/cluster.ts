@@ -22,6 +22,7 @@ export interface Cluster {
   controlPlanes: string[];
   /** The Service in front of both control planes, for console and SCIM clients. */
   publicUrl: string;
+  publicLink: Balancer;
   /** The proxies' URLs by name. */
   proxies: Map<string, string>;
   /** A proxy's link to the control planes. */
@@ -82,6 +83,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     token,
     controlPlanes: cpPorts.map((p) => `http://127.0.0.1:${p}`),
     publicUrl: publicLb.url,
+    publicLink: publicLb,
     proxies: new Map([...proxies].map(([name, p]) => [name, `http://127.0.0.1:${p.port}`])),
     link: (name) => proxies.get(name)!.link,
     async startControlPlane(i) {
