@@ -11,7 +11,7 @@ import { openPostgres } from '../../../control-plane/db/postgres.js';
 import { systemClock } from '../../../shared/clock.js';
 import { createLogger } from '../../../shared/logger.js';
 import { startBalancer } from '../../support/balancer.js';
-import { startCluster, type Cluster } from '../../support/cluster.js';
+import { buildService, startCluster, type Cluster } from '../../support/cluster.js';
 import { addMember } from '../../support/console.js';
 import { call, testConfig } from '../../support/control-plane.js';
 import { seedKey, type SeededKey } from '../../support/data-plane.js';
@@ -68,6 +68,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
       skipped('cluster fault tests', 'no PostgreSQL server binaries or redis-server');
       return this.skip();
     }
+    await buildService();
     server = await startPrivatePostgres(bin);
     redis = await startOwnRedis();
     fake = await startFakeUpstream();
@@ -267,6 +268,40 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     expect(acked.users.length, 'SCIM writes acknowledged around the outage').to.be.greaterThan(5);
   });
 
+  it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
+    const w = await world({}, { balanceUsd: 100 }, { proxyNames: [] });
+    const [a, b] = w.cluster.controlPlanes as [string, string];
+    const scim = await enableScim(w);
+    for (let i = 0; i < 5; i++) {
+      const both = await Promise.all([a, b].map((base) => scim('POST', '/Users', userBody(`same-${i}@example.test`), base)));
+      expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.body))).to.deep.equal([201, 409]);
+      expect(both.find((r) => r.status === 409)!.body.scimType).to.equal('uniqueness');
+    }
+    const credits = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        call(`${i % 2 ? a : b}/v1/workspaces/${w.key.workspaceId}/credits`, { method: 'POST', token: w.console, body: { amount_usd: 1.25 } }),
+      ),
+    );
+    expect(credits.map((r) => r.status)).to.deep.equal(Array.from({ length: 10 }, () => 200));
+    const [row] = await w.deps.db.query<{ balance: number }>('SELECT balance_usd::float8 AS balance FROM workspaces WHERE id = $1', [w.key.workspaceId]);
+    expect(row!.balance).to.equal(100 + 10 * 1.25);
+    for (const [here, there] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const old = await scim.regenerate(here);
+      const [withOld, withNew] = await Promise.all([scim('GET', '/Users?count=1', undefined, there, old), scim('GET', '/Users?count=1', undefined, there)]);
+      expect([withOld.status, withNew.status]).to.deep.equal([401, 200]);
+    }
+  });
+
+  /** One call per proxy, so each knows the key; what they answered, to be found in the ledger too. */
+  async function warmUp(proxies: string[], k: SeededKey): Promise<Pick<Outcome, 'status' | 'requestId'>[]> {
+    const answers = await Promise.all(proxies.map((p) => edgeCall(p, 'chat', k.slug, k.secret, modelBody('chat', { max_tokens: 50 }))));
+    expect(answers.map((a) => a.status)).to.deep.equal(proxies.map(() => 200));
+    return answers.map((a) => ({ status: a.status, requestId: a.headers.get('x-request-id') ?? undefined }));
+  }
+
   it('4. a proxy cut off from every control plane: fail-static within its window, 503 after, its calls billed when the link returns, a small budget not overspent by all proxies together', async () => {
     // Shortened windows (the defaults are a 15 min stale window and 60 s freshness): the meaning is the same, the test 20 s shorter.
     const w = await world({ PROXY_KEY_STALE_MS: String(STALE_MS), PROXY_KEY_FRESH_MS: '2000', PROXY_SETTLE_RETRY_MAX_MS: '1000' });
@@ -410,40 +445,6 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     expect(failed, `${marks.join('\n')}\n${cluster.logs()}`).to.deep.equal([]);
     await billedOnce(w, outcomes);
   });
-
-  it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
-    const w = await world({}, { balanceUsd: 100 }, { proxyNames: [] });
-    const [a, b] = w.cluster.controlPlanes as [string, string];
-    const scim = await enableScim(w);
-    for (let i = 0; i < 5; i++) {
-      const both = await Promise.all([a, b].map((base) => scim('POST', '/Users', userBody(`same-${i}@example.test`), base)));
-      expect(both.map((r) => r.status).sort(), JSON.stringify(both.map((r) => r.body))).to.deep.equal([201, 409]);
-      expect(both.find((r) => r.status === 409)!.body.scimType).to.equal('uniqueness');
-    }
-    const credits = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        call(`${i % 2 ? a : b}/v1/workspaces/${w.key.workspaceId}/credits`, { method: 'POST', token: w.console, body: { amount_usd: 1.25 } }),
-      ),
-    );
-    expect(credits.map((r) => r.status)).to.deep.equal(Array.from({ length: 10 }, () => 200));
-    const [row] = await w.deps.db.query<{ balance: number }>('SELECT balance_usd::float8 AS balance FROM workspaces WHERE id = $1', [w.key.workspaceId]);
-    expect(row!.balance).to.equal(100 + 10 * 1.25);
-    for (const [here, there] of [
-      [a, b],
-      [b, a],
-    ] as const) {
-      const old = await scim.regenerate(here);
-      const [withOld, withNew] = await Promise.all([scim('GET', '/Users?count=1', undefined, there, old), scim('GET', '/Users?count=1', undefined, there)]);
-      expect([withOld.status, withNew.status]).to.deep.equal([401, 200]);
-    }
-  });
-
-  /** One call per proxy, so each knows the key; what they answered, to be found in the ledger too. */
-  async function warmUp(proxies: string[], k: SeededKey): Promise<Pick<Outcome, 'status' | 'requestId'>[]> {
-    const answers = await Promise.all(proxies.map((p) => edgeCall(p, 'chat', k.slug, k.secret, modelBody('chat', { max_tokens: 50 }))));
-    expect(answers.map((a) => a.status)).to.deep.equal(proxies.map(() => 200));
-    return answers.map((a) => ({ status: a.status, requestId: a.headers.get('x-request-id') ?? undefined }));
-  }
 
   async function enableScim(w: World) {
     const settings = `${w.cluster.publicUrl}/v1/orgs/${w.key.orgId}/scim`;
