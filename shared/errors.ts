@@ -99,7 +99,8 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
 /** How the socket under a database client fails when the server is down or restarting. */
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 /** node-postgres says these in words, with no code: a connection lost mid-query, or none got in time. */
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed)/;
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed)/;
 
 /**
  * The database could not be reached or is restarting (as raised by pg; the

@@ -8,6 +8,7 @@ import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox, OutboxRecord } from './outbox.js';
 import { createSettlementBatcher } from './batcher.js';
+import { watchOutboxDisk } from './outbox-disk.js';
 import { releaseRecorded } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
 import { createInFlight, type Settlement } from './settlement.js';
@@ -47,9 +48,6 @@ export interface MeteringDeps {
   /** How often a disk that refused an outbox write is tried again (default 250 ms). */
   diskProbeMs?: number;
 }
-
-/** A probe write about a large batch's size: a disk that takes it takes the next batch. */
-const PROBE_BYTES = 128 * 1024;
 
 /**
  * Settles held calls: bill once, then release. Reports go to the control
@@ -106,6 +104,15 @@ export interface Metering {
  * place meanwhile (they still count against the money) and are released with
  * the control plane's new snapshot.
  */
+/** A recorded batch's records leave the outbox, counted per segment (a segment goes once all its records have). */
+async function ackSegments(outbox: Outbox, logger: Logger, batch: Settlement[]): Promise<void> {
+  const acks = new Map<number, number>();
+  for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
+  for (const [segment, count] of acks) {
+    await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
+  }
+}
+
 export function createMetering(deps: MeteringDeps): Metering {
   const { holds, limits, logger, outbox, live } = deps;
   const inFlight = createInFlight();
@@ -122,38 +129,12 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (released) releasing.push(released);
     }
     if (releasing.length) await Promise.all(releasing);
-    const acks = new Map<number, number>();
-    for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
-    for (const [segment, count] of acks) {
-      await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
-    }
+    await ackSegments(outbox, logger, batch);
   }
 
-  /** The outbox's disk refused a write: no admissions until a probe write succeeds (or a later batch's does). */
-  let diskRefused = false;
-  let probing: NodeJS.Timeout | undefined;
-  function stored(ok: boolean): void {
-    if (ok) {
-      diskRefused = false;
-      return;
-    }
-    diskRefused = true;
-    probing ??= setInterval(() => void probeDisk(), deps.diskProbeMs ?? 250).unref();
-  }
-  async function probeDisk(): Promise<void> {
-    try {
-      await outbox.probe(PROBE_BYTES);
-    } catch {
-      return;
-    }
-    clearInterval(probing);
-    probing = undefined;
-    if (diskRefused) logger.warn('settlement outbox writable again: taking calls');
-    diskRefused = false;
-  }
-
+  const disk = watchOutboxDisk(outbox, logger, deps.diskProbeMs ?? 250);
   const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
-  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored });
+  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored: disk.stored });
 
   /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
   function tokenWindowNotCorrected(call: HeldCall) {
@@ -243,7 +224,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
-    full: (): boolean => diskRefused || owed >= deps.maxPending,
+    full: (): boolean => disk.refused() || owed >= deps.maxPending,
     /** The control plane is reachable again: retry now, and start the backoff over. */
     wake: () => reporter.wake(),
     async drain(): Promise<void> {
@@ -266,7 +247,7 @@ export function createMetering(deps: MeteringDeps): Metering {
      * outbox for the next start.
      */
     async close(ms: number): Promise<void> {
-      clearInterval(probing);
+      disk.stop();
       reporter.hurry(true);
       batcher.flush();
       reporter.pump();

@@ -110,6 +110,24 @@ class OutboxWriteError extends Error {
   }
 }
 
+/** Writes all the bytes, durably, or throws: one write call may write less than asked (a disk filling up) and still succeed. */
+async function writeDurably(handle: FileHandle, bytes: Buffer): Promise<void> {
+  const { bytesWritten } = await handle.write(bytes);
+  if (bytesWritten !== bytes.length) throw new OutboxWriteError(`short write: ${bytesWritten} of ${bytes.length} bytes (disk full?)`);
+  if (APPEND_DURABLE === undefined) await handle.datasync();
+}
+
+/** A file of this many bytes written durably and deleted: whether the disk takes writes. */
+async function probeWrite(path: string, bytes: number): Promise<void> {
+  const handle = await open(path, APPEND_DURABLE ?? 'w');
+  try {
+    await writeDurably(handle, Buffer.alloc(bytes));
+  } finally {
+    await handle.close();
+    await unlink(path).catch(() => undefined);
+  }
+}
+
 export class OutboxBusyError extends Error {
   constructor(dir: string, pid: number) {
     super(`The settlement outbox in ${dir} is in use by process ${pid}; give each proxy its own PROXY_DATA_DIR.`);
@@ -227,10 +245,7 @@ export function openOutbox(dir: string): Outbox {
         for (const r of records) text += recordLine(r);
         const bytes = Buffer.from(text);
         try {
-          // One write call may write less than asked (a disk filling up) and still succeed.
-          const { bytesWritten } = await seg.handle!.write(bytes);
-          if (bytesWritten !== bytes.length) throw new OutboxWriteError(`short write: ${bytesWritten} of ${bytes.length} bytes (disk full?)`);
-          if (APPEND_DURABLE === undefined) await seg.handle!.datasync();
+          await writeDurably(seg.handle!, bytes);
         } catch (err) {
           await abandon(seg);
           throw err;
@@ -240,19 +255,7 @@ export function openOutbox(dir: string): Outbox {
         pending += records.length;
         return { segment: seg.seq };
       }),
-    probe: (bytes: number): Promise<void> =>
-      serial(async () => {
-        const path = join(dir, 'probe.tmp');
-        const handle = await open(path, APPEND_DURABLE ?? 'w');
-        try {
-          const { bytesWritten } = await handle.write(Buffer.alloc(bytes));
-          if (bytesWritten !== bytes) throw new OutboxWriteError(`short write: ${bytesWritten} of ${bytes} bytes (disk full?)`);
-          if (APPEND_DURABLE === undefined) await handle.datasync();
-        } finally {
-          await handle.close();
-          await unlink(path).catch(() => undefined);
-        }
-      }),
+    probe: (bytes: number): Promise<void> => serial(() => probeWrite(join(dir, 'probe.tmp'), bytes)),
     /** The control plane has recorded these: forget them (a segment goes once all its records have). */
     async ack(slot: OutboxSlot, count: number): Promise<void> {
       const seg = segments.get(slot.segment);

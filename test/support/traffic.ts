@@ -79,17 +79,23 @@ export function startTraffic(options: TrafficOptions): Traffic {
     return new Promise((resolve) => {
       const done = (o: Omit<Outcome, 'format' | 'stream' | 'target' | 'sentAt' | 'endedAt'>) =>
         resolve({ format, stream, target, sentAt, endedAt: Date.now() - t0, ...o });
-      const req = request(`${target}${edgePath(format, options.slug)}`, { method: 'POST', headers, agent: false, timeout: CALL_TIMEOUT_MS }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('error', (err) => done({ status: res.statusCode ?? 0, requestId: header(res.headers['x-request-id']), complete: false, detail: err.message }));
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const complete = status === 200 && (stream ? streamEnded(format, text) : parses(text));
-          done({ status, requestId: header(res.headers['x-request-id']), complete, detail: status === 200 ? undefined : text.slice(0, 200) });
-        });
-      });
+      const req = request(
+        `${target}${edgePath(format, options.slug)}`,
+        { method: 'POST', headers, agent: false, timeout: CALL_TIMEOUT_MS },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('error', (err) =>
+            done({ status: res.statusCode ?? 0, requestId: header(res.headers['x-request-id']), complete: false, detail: err.message }),
+          );
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            const complete = status === 200 && (stream ? streamEnded(format, text) : parses(text));
+            done({ status, requestId: header(res.headers['x-request-id']), complete, detail: status === 200 ? undefined : text.slice(0, 200) });
+          });
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timed out')));
       req.on('error', (err) => done({ status: 0, requestId: undefined, complete: false, detail: err.message }));
       req.end(body);

@@ -99,7 +99,10 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     const deps: ControlPlaneDeps = { db, config, clock: systemClock, logger: createLogger('silent', 'cluster-seed') };
     const key = await seedKey(deps, seed);
     const owner = await addMember(deps, key.orgId, { role: 'owner' });
-    const cluster = await startCluster({ databaseUrl: url, redisUrl: redis!.url, modelsFile,
+    const cluster = await startCluster({
+      databaseUrl: url,
+      redisUrl: redis!.url,
+      modelsFile,
       proxyEnv: { PROXY_VERSION_POLL_MS: '250', ...proxyEnv },
       ...shape,
     });
@@ -202,9 +205,11 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
         const userName = `outage-${i}@example.test`;
         const [created, credited] = await Promise.all([
           scim('POST', '/Users', userBody(userName)).catch(() => undefined),
-          call(`${cluster.publicUrl}/v1/workspaces/${other.workspaceId}/credits`, { method: 'POST', token: otherOwner.token, body: { amount_usd: 1 } }).catch(
-            () => undefined,
-          ),
+          call(`${cluster.publicUrl}/v1/workspaces/${other.workspaceId}/credits`, {
+            method: 'POST',
+            token: otherOwner.token,
+            body: { amount_usd: 1 },
+          }).catch(() => undefined),
         ]);
         if (created?.status === 201) acked.users.push(userName);
         if (credited?.status === 200) acked.credits++;
@@ -252,10 +257,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     writing = false;
     await writer;
     const outcomes = await traffic.stop();
-    expect(
-      outcomes.filter((o) => o.status !== 200).slice(0, 5),
-      JSON.stringify(tally(outcomes)),
-    ).to.deep.equal([]);
+    expect(outcomes.filter((o) => o.status !== 200).slice(0, 5), JSON.stringify(tally(outcomes))).to.deep.equal([]);
     await billedOnce(w, outcomes, key.keyId, 30_000);
     figure('fault 2: every served call billed after PostgreSQL returned (ms)', Date.now() - back);
     const users = await w.deps.db.query<{ user_name: string }>('SELECT user_name FROM users WHERE org_id = $1', [key.orgId]);
@@ -283,14 +285,19 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
       ),
     );
     expect(credits.map((r) => r.status)).to.deep.equal(Array.from({ length: 10 }, () => 200));
-    const [row] = await w.deps.db.query<{ balance: number }>('SELECT balance_usd::float8 AS balance FROM workspaces WHERE id = $1', [w.key.workspaceId]);
+    const [row] = await w.deps.db.query<{ balance: number }>('SELECT balance_usd::float8 AS balance FROM workspaces WHERE id = $1', [
+      w.key.workspaceId,
+    ]);
     expect(row!.balance).to.equal(100 + 10 * 1.25);
     for (const [here, there] of [
       [a, b],
       [b, a],
     ] as const) {
       const old = await scim.regenerate(here);
-      const [withOld, withNew] = await Promise.all([scim('GET', '/Users?count=1', undefined, there, old), scim('GET', '/Users?count=1', undefined, there)]);
+      const [withOld, withNew] = await Promise.all([
+        scim('GET', '/Users?count=1', undefined, there, old),
+        scim('GET', '/Users?count=1', undefined, there),
+      ]);
       expect([withOld.status, withNew.status]).to.deep.equal([401, 200]);
     }
   });
@@ -346,7 +353,10 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     expect(firstServedAgain.status).to.equal(200);
     await billedOnce(w, [...timed, { status: 200, requestId: firstServedAgain.headers.get('x-request-id') ?? undefined }]);
     // Every call of key B served anywhere is billed, and all of them together stay within its budget.
-    expect(Object.keys(tally(spent)).every((st) => ['200', '402', '503'].includes(st)), JSON.stringify(tally(spent))).to.equal(true);
+    expect(
+      Object.keys(tally(spent)).every((st) => ['200', '402', '503'].includes(st)),
+      JSON.stringify(tally(spent)),
+    ).to.equal(true);
     expect(tally(spent)['402'], 'the budget ran out during the cut').to.be.greaterThan(0);
     await billedOnce(w, [...spent, ...warm], small.keyId);
     const [money] = await w.deps.db.query<{ spend: number; budget: number }>(
@@ -383,7 +393,9 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
         async () => traffic.outcomes.some((o) => o.status === 200 && traffic.startedAt + o.sentAt > freedAt),
         (ok) => ok,
       );
-      const firstServed = Math.min(...traffic.outcomes.filter((o) => o.status === 200 && traffic.startedAt + o.sentAt > freedAt).map((o) => traffic.startedAt + o.endedAt));
+      const firstServed = Math.min(
+        ...traffic.outcomes.filter((o) => o.status === 200 && traffic.startedAt + o.sentAt > freedAt).map((o) => traffic.startedAt + o.endedAt),
+      );
       figure('fault 5: first call served after space returned (ms)', firstServed - freedAt);
       await sleep(500);
       const outcomes = await traffic.stop();

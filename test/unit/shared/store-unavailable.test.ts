@@ -16,7 +16,8 @@ describe('a database that cannot be reached is a 503, not a 500', () => {
   });
 
   it('a server shutting down or starting, and a connection lost mid-query, are unavailable', () => {
-    for (const code of ['57P01', '57P02', '57P03', '08006', '08003']) expect(isStoreUnavailable(Object.assign(new Error('x'), { code })), code).to.equal(true);
+    for (const code of ['57P01', '57P02', '57P03', '08006', '08003'])
+      expect(isStoreUnavailable(Object.assign(new Error('x'), { code })), code).to.equal(true);
     expect(isStoreUnavailable(new Error('Connection terminated unexpectedly'))).to.equal(true);
     expect(isStoreUnavailable(new Error('wrapped', { cause: Object.assign(new Error('x'), { code: 'ECONNRESET' }) }))).to.equal(true);
   });

@@ -169,7 +169,10 @@ describe('money: metering (bill once, then release)', () => {
     const { m, reported } = metering({ disk });
     m.settle(held(1), plainUsage(1, 1), 'chat');
     await m.drain();
-    expect(reported.map((r) => r.request_id), 'sent although not durable').to.deep.equal(['req_1']);
+    expect(
+      reported.map((r) => r.request_id),
+      'sent although not durable',
+    ).to.deep.equal(['req_1']);
     expect(m.full()).to.equal(true);
     await new Promise((r) => setTimeout(r, 30));
     expect(m.full(), 'still full: the probe fails too').to.equal(true);
