@@ -257,6 +257,8 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     writing = false;
     await writer;
     const outcomes = await traffic.stop();
+    figure('fault 2: calls', JSON.stringify(tally(outcomes)));
+    figure('fault 2: SCIM users and credits acknowledged', `${acked.users.length}, ${acked.credits}`);
     expect(outcomes.filter((o) => o.status !== 200).slice(0, 5), JSON.stringify(tally(outcomes))).to.deep.equal([]);
     await billedOnce(w, outcomes, key.keyId, 30_000);
     figure('fault 2: every served call billed after PostgreSQL returned (ms)', Date.now() - back);
@@ -363,6 +365,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
       'SELECT spend_usd::float8 AS spend, budget_usd::float8 AS budget FROM api_keys WHERE id = $1',
       [small.keyId],
     );
+    figure('fault 4: calls of key A (the timeline) and key B', `${JSON.stringify(tally(timed))} ${JSON.stringify(tally(spent))}`);
     figure('fault 4: key B spend / budget (USD)', `${money!.spend} / ${money!.budget}`);
     expect(money!.spend).to.be.at.most(money!.budget);
   });
@@ -452,6 +455,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     }
     const outcomes = traffic.outcomes;
     figure('fault 6: calls during the rolling restart', JSON.stringify(tally(outcomes)));
+    figure('fault 6: steps (ms since the traffic started)', marks.join('; '));
     expect(exits, cluster.logs()).to.deep.equal([0, 0, 0, 0, 0]);
     const failed = outcomes.filter((o) => o.status !== 200 || !o.complete);
     expect(failed, `${marks.join('\n')}\n${cluster.logs()}`).to.deep.equal([]);
