@@ -511,7 +511,7 @@ function mountSmallDisk() {
     },
     free: () => unlink(filler),
     unmount() {
-      spawnSync('umount', [dir]);
+      spawnSync('umount', ['-l', dir]);
       rmSync(dir, { recursive: true, force: true });
     },
   };
