@@ -68,7 +68,7 @@ export async function startPrivatePostgres(bin: string): Promise<PrivatePostgres
     start: () => pgCtl('-o', serverOptions, 'start'),
     async close() {
       await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     },
   };
 }

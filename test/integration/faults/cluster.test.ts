@@ -9,6 +9,7 @@ import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
 import { migrate } from '../../../control-plane/db/migrate.js';
 import { openPostgres } from '../../../control-plane/db/postgres.js';
 import { systemClock } from '../../../shared/clock.js';
+import { isStoreUnavailable } from '../../../shared/errors.js';
 import { createLogger } from '../../../shared/logger.js';
 import { startBalancer } from '../../support/balancer.js';
 import { buildService, startCluster, type Cluster } from '../../support/cluster.js';
@@ -270,6 +271,28 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     );
     expect(credits!.n, 'acknowledged credits in the ledger').to.be.at.least(acked.credits);
     expect(acked.users.length, 'SCIM writes acknowledged around the outage').to.be.greaterThan(5);
+  });
+
+  it('2b. a transaction open while PostgreSQL restarts fails as unavailable, and the process lives on (pg emits the lost connection on the checked-out client)', async () => {
+    const db = await openPostgres(await server!.createDatabase(`cluster_${randomBytes(4).toString('hex')}`));
+    try {
+      const outcome = await db
+        .transaction(async (tx) => {
+          await tx.query('SELECT 1');
+          // Between two statements, with no query running to receive it, the connection is cut.
+          await server!.restart();
+          await sleep(200);
+          return tx.query('SELECT 1');
+        })
+        .then(
+          () => 'committed',
+          (err: unknown) => (isStoreUnavailable(err) ? 'unavailable' : String(err)),
+        );
+      expect(outcome).to.equal('unavailable');
+      expect(await db.query<{ one: number }>('SELECT 1 AS one')).to.deep.equal([{ one: 1 }]);
+    } finally {
+      await db.close();
+    }
   });
 
   it('3. concurrent writes on both replicas: one userName gives one 201 and one 409, credits add up, a regenerated SCIM token fails on the other replica at once', async () => {
