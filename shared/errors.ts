@@ -80,3 +80,39 @@ export function toAppError(err: unknown): AppError {
 export function isUniqueViolation(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
 }
+
+/**
+ * `toAppError` for the control plane's dialects: a database that cannot be
+ * reached is a 503 with retry-after, not a 500, since the request may succeed
+ * a moment later (the server back, or another replica's connection). Not for
+ * the proxy, which has no database: a reset there is the provider's.
+ */
+export function toStoreAwareError(err: unknown): AppError {
+  if (!(err instanceof AppError) && isStoreUnavailable(err)) {
+    return new AppError('unavailable', 'The database is unavailable right now. Retry shortly.', { cause: err, headers: { 'retry-after': '2' } });
+  }
+  return toAppError(err);
+}
+
+/** SQLSTATEs of a server going away or not there yet: admin_shutdown, crash_shutdown, cannot_connect_now. */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
+/** How the socket under a database client fails when the server is down or restarting. */
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** node-postgres says these in words, with no code: a connection lost mid-query, or none got in time. */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed)/;
+
+/**
+ * The database could not be reached or is restarting (as raised by pg; the
+ * embedded store has no server to lose), as opposed to a query it refused.
+ * SQLSTATE class 08 is a connection exception.
+ */
+export function isStoreUnavailable(err: unknown, depth = 0): boolean {
+  if (typeof err !== 'object' || err === null || depth > 3) return false;
+  const { code, message, errors, cause } = err as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_ERRNOS.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+  // A connection to localhost tries each address: Node reports an AggregateError of both refusals.
+  if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => isStoreUnavailable(e, depth + 1))) return true;
+  return cause !== undefined && isStoreUnavailable(cause, depth + 1);
+}

@@ -12,7 +12,8 @@ const types = {
 };
 
 export async function openPostgres(connectionString: string): Promise<Database> {
-  const pool = new pg.Pool({ connectionString, max: 10, types });
+  // A server that does not answer (a network cut, not a refusal) fails a request in 5 s rather than hanging it.
+  const pool = new pg.Pool({ connectionString, max: 10, types, connectionTimeoutMillis: 5_000 });
   // An idle client's connection died (server restart, admin termination, or a
   // DROP DATABASE racing pool.end(), which resolves before sockets close). The
   // pool has already dropped it and the next query reconnects; without a
@@ -33,6 +34,15 @@ export async function openPostgres(connectionString: string): Promise<Database> 
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async transaction(fn) {
       const client = await pool.connect();
+      // A checked-out client has no error listener of the pool's: a connection lost between two
+      // statements (the server restarting while the service awaits something else) would be emitted
+      // with none, an uncaught exception that ends the process. Heard here, the next statement fails
+      // instead, and the broken client is destroyed rather than pooled.
+      let lost: Error | undefined;
+      const onLost = (err: Error) => {
+        lost = err;
+      };
+      client.on('error', onLost);
       const tx: Queryable = { query: (sql, params, options) => query(client, sql, params, options) };
       try {
         await client.query('BEGIN');
@@ -43,7 +53,8 @@ export async function openPostgres(connectionString: string): Promise<Database> 
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       } finally {
-        client.release();
+        client.off('error', onLost);
+        client.release(lost);
       }
     },
     // A dedicated pooled client holds the LISTEN; if its connection dies the

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../shared/logger.js';
-import { statusOf, toAppError, type ErrorKind } from '../../shared/errors.js';
+import { statusOf, toStoreAwareError, type ErrorKind } from '../../shared/errors.js';
 
 const TITLES: Record<ErrorKind, string> = {
   invalid_input: 'Bad Request',
@@ -35,7 +35,7 @@ export function problemErrors(logger: Logger) {
         };
       }
     } catch (thrown) {
-      const err = toAppError(thrown);
+      const err = toStoreAwareError(thrown);
       if (!err.expose) logger.error({ err: thrown, path: ctx.path, method: ctx.method }, 'console request failed');
       for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (err.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../shared/logger.js';
-import { toAppError } from '../../shared/errors.js';
+import { toStoreAwareError } from '../../shared/errors.js';
 import { ERROR_SCHEMA } from '../services/scim/resource.js';
 
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
@@ -38,7 +38,7 @@ export function scimErrors(logger: Logger) {
         else if (ctx.status === 501) writeScimError(ctx, 501, `${ctx.method} is not implemented.`);
       }
     } catch (thrown) {
-      const err = toAppError(thrown);
+      const err = toStoreAwareError(thrown);
       if (!err.expose) logger.error({ err: thrown, path: ctx.path, method: ctx.method }, 'SCIM request failed');
       for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
       if (err.kind === 'unauthenticated') ctx.set('WWW-Authenticate', 'Bearer');

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../../shared/logger.js';
-import { toAppError, type ErrorKind } from '../../shared/errors.js';
+import { toStoreAwareError, type ErrorKind } from '../../shared/errors.js';
 
 const TITLES: Partial<Record<ErrorKind, string>> = {
   forbidden: 'Sign-in refused',
@@ -70,7 +70,7 @@ export function ssoPages(logger: Logger) {
     try {
       await next();
     } catch (thrown) {
-      const err = toAppError(thrown);
+      const err = toStoreAwareError(thrown);
       // ctx.path, never the URL: the query holds the authorization code.
       if (!err.expose) logger.error({ err: thrown, path: ctx.path }, 'SSO request failed');
       else logger.info({ status: err.status, path: ctx.path, reason: err.message }, 'SSO sign-in refused');

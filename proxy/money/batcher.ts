@@ -28,6 +28,8 @@ export interface SettlementBatcherDeps {
   inFlight: InFlight;
   /** A batch is on disk (or its write failed: it is sent anyway): hand it to the reporter. */
   written(batch: Settlement[]): void;
+  /** Whether the outbox took the batch: a refused write stops admissions until the disk takes writes again. */
+  stored(ok: boolean): void;
 }
 
 export function createSettlementBatcher(deps: SettlementBatcherDeps): SettlementBatcher {
@@ -47,11 +49,13 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
       outbox.append(batch.map((s) => s.record)).then(
         (slot) => {
           for (const s of batch) s.slot = slot;
+          deps.stored(true);
           deps.written(batch);
         },
         (err: unknown) => {
-          // Not durable, but still sent: better than holding back the bill.
+          // Not durable, but still sent: better than holding back the bill. New calls wait (stored(false)).
           logger.error({ err, requests: batch.length }, 'settlement outbox write failed');
+          deps.stored(false);
           deps.written(batch);
         },
       ),

@@ -8,6 +8,7 @@ import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox, OutboxRecord } from './outbox.js';
 import { createSettlementBatcher } from './batcher.js';
+import { watchOutboxDisk } from './outbox-disk.js';
 import { releaseRecorded } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
 import { createInFlight, type Settlement } from './settlement.js';
@@ -44,6 +45,8 @@ export interface MeteringDeps {
   retryMaxMs: number;
   /** Unacknowledged settlements at which new calls are refused (503) rather than served unbilled. */
   maxPending: number;
+  /** How often a disk that refused an outbox write is tried again (default 250 ms). */
+  diskProbeMs?: number;
 }
 
 /**
@@ -74,7 +77,11 @@ export interface Metering {
   settle(call: HeldCall, usage: Usage, format: WireFormat, status?: number): number;
   /** Not billed (`status` is what the client got): the hold goes now; the call is recorded at no cost. */
   release(call: HeldCall, status: number): void;
-  /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
+  /**
+   * Usage cannot be recorded safely: too many settlements wait for the
+   * control plane, or the outbox's disk refused a write (full). New calls
+   * are refused rather than served unbilled.
+   */
   full(): boolean;
   /** The control plane is reachable again: retry now, and start the backoff over. */
   wake(): void;
@@ -97,6 +104,15 @@ export interface Metering {
  * place meanwhile (they still count against the money) and are released with
  * the control plane's new snapshot.
  */
+/** A recorded batch's records leave the outbox, counted per segment (a segment goes once all its records have). */
+async function ackSegments(outbox: Outbox, logger: Logger, batch: Settlement[]): Promise<void> {
+  const acks = new Map<number, number>();
+  for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
+  for (const [segment, count] of acks) {
+    await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
+  }
+}
+
 export function createMetering(deps: MeteringDeps): Metering {
   const { holds, limits, logger, outbox, live } = deps;
   const inFlight = createInFlight();
@@ -113,15 +129,12 @@ export function createMetering(deps: MeteringDeps): Metering {
       if (released) releasing.push(released);
     }
     if (releasing.length) await Promise.all(releasing);
-    const acks = new Map<number, number>();
-    for (const s of batch) if (s.slot) acks.set(s.slot.segment, (acks.get(s.slot.segment) ?? 0) + 1);
-    for (const [segment, count] of acks) {
-      await outbox.ack({ segment }, count).catch((err: unknown) => logger.warn({ err }, 'outbox cleanup failed'));
-    }
+    await ackSegments(outbox, logger, batch);
   }
 
+  const disk = watchOutboxDisk(outbox, logger, deps.diskProbeMs ?? 250);
   const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
-  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch) });
+  const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored: disk.stored });
 
   /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
   function tokenWindowNotCorrected(call: HeldCall) {
@@ -211,8 +224,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
-    /** Too many settlements wait for the control plane: new calls are refused rather than served unbilled. */
-    full: (): boolean => owed >= deps.maxPending,
+    full: (): boolean => disk.refused() || owed >= deps.maxPending,
     /** The control plane is reachable again: retry now, and start the backoff over. */
     wake: () => reporter.wake(),
     async drain(): Promise<void> {
@@ -235,6 +247,7 @@ export function createMetering(deps: MeteringDeps): Metering {
      * outbox for the next start.
      */
     async close(ms: number): Promise<void> {
+      disk.stop();
       reporter.hurry(true);
       batcher.flush();
       reporter.pump();

@@ -23,8 +23,10 @@ export interface Outbox {
   readonly replayed: { record: OutboxRecord; slot: OutboxSlot }[];
   /** Records written and not yet acknowledged. */
   pending(): number;
-  /** Writes a batch and makes it durable before resolving with the batch's slot. */
+  /** Writes a batch and makes it durable before resolving with the batch's slot; on failure nothing of it stays. */
   append(records: OutboxRecord[]): Promise<OutboxSlot>;
+  /** Writes (durably) and deletes a file of this many bytes: whether the disk takes writes again after a failed append. */
+  probe(bytes: number): Promise<void>;
   /** The control plane has recorded these: forget them (a segment goes once all its records have). */
   ack(slot: OutboxSlot, count: number): Promise<void>;
   close(): Promise<void>;
@@ -99,6 +101,31 @@ function splitFields(p: UsageReport): string | undefined {
     `,"cache_read_tokens":${n[0]},"cache_write_tokens":${n[1]},"cache_write_1h_tokens":${n[2]},"web_search_requests":${n[3]},` +
     `"cost_femtos":${JSON.stringify(p.cost_femtos)},"cache_saved_femtos":${JSON.stringify(p.cache_saved_femtos)}`
   );
+}
+
+class OutboxWriteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboxWriteError';
+  }
+}
+
+/** Writes all the bytes, durably, or throws: one write call may write less than asked (a disk filling up) and still succeed. */
+async function writeDurably(handle: FileHandle, bytes: Buffer): Promise<void> {
+  const { bytesWritten } = await handle.write(bytes);
+  if (bytesWritten !== bytes.length) throw new OutboxWriteError(`short write: ${bytesWritten} of ${bytes.length} bytes (disk full?)`);
+  if (APPEND_DURABLE === undefined) await handle.datasync();
+}
+
+/** A file of this many bytes written durably and deleted: whether the disk takes writes. */
+async function probeWrite(path: string, bytes: number): Promise<void> {
+  const handle = await open(path, APPEND_DURABLE ?? 'w');
+  try {
+    await writeDurably(handle, Buffer.alloc(bytes));
+  } finally {
+    await handle.close();
+    await unlink(path).catch(() => undefined);
+  }
 }
 
 export class OutboxBusyError extends Error {
@@ -178,6 +205,20 @@ export function openOutbox(dir: string): Outbox {
     await unlink(seg.path).catch(() => undefined);
   }
 
+  /**
+   * A write failed, perhaps after part of the batch reached the file: a torn
+   * line there would swallow the next batch's first record on replay (both
+   * unparsable as one line). The segment goes back to its last whole line and
+   * takes no more writes; one with nothing outstanding is deleted (freeing
+   * its space). If even the truncation fails, the torn line is the file's
+   * last and replay skips it alone.
+   */
+  async function abandon(seg: Segment): Promise<void> {
+    await seg.handle!.truncate(seg.bytes).catch(() => undefined);
+    if (current === seg) current = undefined;
+    if (seg.outstanding <= 0) await retire(seg);
+  }
+
   return {
     /** Records left unacknowledged by an earlier run, oldest first. */
     replayed,
@@ -202,14 +243,19 @@ export function openOutbox(dir: string): Outbox {
         const seg = current;
         let text = '';
         for (const r of records) text += recordLine(r);
+        const bytes = Buffer.from(text);
+        try {
+          await writeDurably(seg.handle!, bytes);
+        } catch (err) {
+          await abandon(seg);
+          throw err;
+        }
+        seg.bytes += bytes.length;
         seg.outstanding += records.length;
         pending += records.length;
-        const bytes = Buffer.from(text);
-        seg.bytes += bytes.length;
-        await seg.handle!.write(bytes);
-        if (APPEND_DURABLE === undefined) await seg.handle!.datasync();
         return { segment: seg.seq };
       }),
+    probe: (bytes: number): Promise<void> => serial(() => probeWrite(join(dir, 'probe.tmp'), bytes)),
     /** The control plane has recorded these: forget them (a segment goes once all its records have). */
     async ack(slot: OutboxSlot, count: number): Promise<void> {
       const seg = segments.get(slot.segment);

@@ -32,7 +32,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitFor(what: string, ms: number, probe: () => Promise<boolean>): Promise<void> {
+export async function waitFor(what: string, ms: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (await probe().catch(() => false)) return;
@@ -51,7 +51,7 @@ export interface Child {
   state(): string;
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv, command = process.execPath): Child {
+export function run(args: string[], env: NodeJS.ProcessEnv, command = process.execPath): Child {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (d: Buffer) => {

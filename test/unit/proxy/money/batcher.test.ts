@@ -8,6 +8,7 @@ import { quietLogger, record } from './fakes.js';
 function batcher(append: (records: OutboxRecord[]) => Promise<OutboxSlot> = () => Promise.resolve({ segment: 7 })) {
   const appended: OutboxRecord[][] = [];
   const written: Settlement[][] = [];
+  const stored: boolean[] = [];
   const logger = quietLogger();
   const b = createSettlementBatcher({
     outbox: {
@@ -19,8 +20,9 @@ function batcher(append: (records: OutboxRecord[]) => Promise<OutboxSlot> = () =
     logger,
     inFlight: createInFlight(),
     written: (batch) => void written.push(batch),
+    stored: (ok) => void stored.push(ok),
   });
-  return { b, appended, written, logger };
+  return { b, appended, written, stored, logger };
 }
 
 describe('money: the settlement batcher (gather → one outbox write per batch)', () => {
@@ -50,11 +52,12 @@ describe('money: the settlement batcher (gather → one outbox write per batch)'
   });
 
   it('a batch whose write failed is still handed on (sent undurable, not held back), and the failure logged', async () => {
-    const { b, written, logger } = batcher(() => Promise.reject(new Error('ENOSPC')));
+    const { b, written, stored, logger } = batcher(() => Promise.reject(new Error('ENOSPC')));
     b.add(record(1));
     b.flush();
     await clock().settle();
     expect(written).to.have.length(1);
+    expect(stored, 'the refusal is told, so admissions stop').to.deep.equal([false]);
     expect(written[0]![0]!.slot).to.equal(undefined);
     expect(logger.errors).to.deep.equal(['settlement outbox write failed']);
   });

@@ -39,13 +39,14 @@ function held(n: number, over: Partial<HeldCall> = {}): HeldCall {
 }
 
 /** An outbox in memory: what was appended and acknowledged, and what an earlier run left. */
-function memoryOutbox(replayed: { record: OutboxRecord; slot: OutboxSlot }[] = []) {
+function memoryOutbox(replayed: { record: OutboxRecord; slot: OutboxSlot }[] = [], disk = { full: false }) {
   const appended: OutboxRecord[] = [];
   const acked: number[] = [];
   const outbox: Outbox = {
     replayed,
     pending: () => appended.length - acked.reduce((a, b) => a + b, 0),
-    append: (records) => (appended.push(...records), Promise.resolve({ segment: 1 })),
+    append: (records) => (disk.full ? Promise.reject(new Error('ENOSPC')) : (appended.push(...records), Promise.resolve({ segment: 1 }))),
+    probe: () => (disk.full ? Promise.reject(new Error('ENOSPC')) : Promise.resolve()),
     ack: (_slot, count) => (acked.push(count), Promise.resolve()),
     close: () => Promise.resolve(),
   };
@@ -53,7 +54,12 @@ function memoryOutbox(replayed: { record: OutboxRecord; slot: OutboxSlot }[] = [
 }
 
 function metering(
-  opts: { answer?: (r: UsageReport[]) => Promise<UsageResult[]>; replayed?: { record: OutboxRecord; slot: OutboxSlot }[]; maxPending?: number } = {},
+  opts: {
+    answer?: (r: UsageReport[]) => Promise<UsageResult[]>;
+    replayed?: { record: OutboxRecord; slot: OutboxSlot }[];
+    maxPending?: number;
+    disk?: { full: boolean };
+  } = {},
 ) {
   const reported: UsageReport[] = [];
   const tokens: number[] = [];
@@ -61,7 +67,7 @@ function metering(
   const logger = quietLogger();
   const live = createHoldKeepAlive(holds, 10_000, logger);
   const limits: RateLimits = { admit: () => ({ ok: true }), adjustTokens: (_k, _tpm, delta) => void tokens.push(delta) };
-  const { outbox, appended, acked } = memoryOutbox(opts.replayed);
+  const { outbox, appended, acked } = memoryOutbox(opts.replayed, opts.disk);
   const m = createMetering({
     cp: {
       reportUsage: (reports) => {
@@ -76,6 +82,7 @@ function metering(
     live,
     retryMaxMs: 1_000,
     maxPending: opts.maxPending ?? 1_000,
+    diskProbeMs: 5,
   });
   /** Admits a call as the hold step does: the hold on the store, then metering told it is owed. */
   const admit = (call: HeldCall) => {
@@ -155,6 +162,24 @@ describe('money: metering (bill once, then release)', () => {
     m.wake();
     await m.drain();
     expect(m.full()).to.equal(false);
+  });
+
+  it('is full while the outbox disk refuses writes (the call is still billed), and not once a probe write succeeds', async () => {
+    const disk = { full: true };
+    const { m, reported } = metering({ disk });
+    m.settle(held(1), plainUsage(1, 1), 'chat');
+    await m.drain();
+    expect(
+      reported.map((r) => r.request_id),
+      'sent although not durable',
+    ).to.deep.equal(['req_1']);
+    expect(m.full()).to.equal(true);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(m.full(), 'still full: the probe fails too').to.equal(true);
+    disk.full = false;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(m.full()).to.equal(false);
+    await m.close(10);
   });
 
   it('on start, holds what an earlier run left unacknowledged again (record-only calls hold nothing), then reports it', async () => {
