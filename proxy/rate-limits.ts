@@ -144,16 +144,25 @@ function createRedisRateLimits(redis: Redis, prefix: string): RateLimits {
   };
 }
 
-/** OpenAI's x-ratelimit-* headers for a limited key. */
+const resetOf = (s: LimitState): string => `${Math.max(0, Math.ceil(s.resetMs / 1000))}s`;
+
+/**
+ * OpenAI's x-ratelimit-* headers for a limited key. The names are written
+ * out rather than built from a suffix: every admitted call makes these, and
+ * literal names need no new string per header and per call.
+ */
 export function rateLimitHeaders(o: { requests?: LimitState; tokens?: LimitState }): Record<string, string> {
   const h: Record<string, string> = {};
-  const put = (suffix: string, s: LimitState | undefined) => {
-    if (!s) return;
-    h[`x-ratelimit-limit-${suffix}`] = String(s.limit);
-    h[`x-ratelimit-remaining-${suffix}`] = String(s.remaining);
-    h[`x-ratelimit-reset-${suffix}`] = `${Math.max(0, Math.ceil(s.resetMs / 1000))}s`;
-  };
-  put('requests', o.requests);
-  put('tokens', o.tokens);
+  const { requests, tokens } = o;
+  if (requests) {
+    h['x-ratelimit-limit-requests'] = String(requests.limit);
+    h['x-ratelimit-remaining-requests'] = String(requests.remaining);
+    h['x-ratelimit-reset-requests'] = resetOf(requests);
+  }
+  if (tokens) {
+    h['x-ratelimit-limit-tokens'] = String(tokens.limit);
+    h['x-ratelimit-remaining-tokens'] = String(tokens.remaining);
+    h['x-ratelimit-reset-tokens'] = resetOf(tokens);
+  }
   return h;
 }

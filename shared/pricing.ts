@@ -75,40 +75,61 @@ function count(n: number, what: string): bigint {
   return BigInt(n);
 }
 
+/** A model's prices as femtodollars per token (per request for web searches), for usage in one format. */
+export interface PriceRates {
+  input: bigint;
+  output: bigint;
+  read: bigint;
+  write5m: bigint;
+  write1h: bigint;
+  search: bigint;
+}
+
 /**
- * Exact cost of a call at a model's prices, with the defaults for absent
+ * The per-token rates `priceUsage` bills at, with the defaults for absent
  * prices: cache reads at 0.1 × input for usage reported in the Messages
  * format and at the input price otherwise (Chat and Responses report cached
  * tokens without saying what they cost), 5-minute writes at 1.25 × input,
- * 1-hour writes at 2 × input, web searches at $0.01 each.
+ * 1-hour writes at 2 × input, web searches at $0.01 each. A price that cannot
+ * be billed exactly is a RangeError.
  */
-export function priceUsage(usage: PricedUsage, prices: ModelPrices, format: UsageFormat): CallCost {
-  const input = perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok');
-  const output = perToken(prices.output_usd_per_mtok, 'output_usd_per_mtok');
-  const read =
-    prices.cache_read_usd_per_mtok !== undefined
-      ? perToken(prices.cache_read_usd_per_mtok, 'cache_read_usd_per_mtok')
-      : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', format === 'messages' ? HUNDREDTHS.cacheReadMessages : HUNDREDTHS.cacheReadOther);
-  const write5m =
-    prices.cache_write_usd_per_mtok !== undefined
-      ? perToken(prices.cache_write_usd_per_mtok, 'cache_write_usd_per_mtok')
-      : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', HUNDREDTHS.cacheWrite5m);
-  const write1h =
-    prices.cache_write_1h_usd_per_mtok !== undefined
-      ? perToken(prices.cache_write_1h_usd_per_mtok, 'cache_write_1h_usd_per_mtok')
-      : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', HUNDREDTHS.cacheWrite1h);
-  const search =
-    (prices.web_search_usd_per_request !== undefined
-      ? usdToMicros(prices.web_search_usd_per_request, 'web_search_usd_per_request')
-      : DEFAULT_WEB_SEARCH_MICROS) * FEMTOS_PER_MICRO;
+export function priceRates(prices: ModelPrices, format: UsageFormat): PriceRates {
+  return {
+    input: perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok'),
+    output: perToken(prices.output_usd_per_mtok, 'output_usd_per_mtok'),
+    read:
+      prices.cache_read_usd_per_mtok !== undefined
+        ? perToken(prices.cache_read_usd_per_mtok, 'cache_read_usd_per_mtok')
+        : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', format === 'messages' ? HUNDREDTHS.cacheReadMessages : HUNDREDTHS.cacheReadOther),
+    write5m:
+      prices.cache_write_usd_per_mtok !== undefined
+        ? perToken(prices.cache_write_usd_per_mtok, 'cache_write_usd_per_mtok')
+        : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', HUNDREDTHS.cacheWrite5m),
+    write1h:
+      prices.cache_write_1h_usd_per_mtok !== undefined
+        ? perToken(prices.cache_write_1h_usd_per_mtok, 'cache_write_1h_usd_per_mtok')
+        : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', HUNDREDTHS.cacheWrite1h),
+    search:
+      (prices.web_search_usd_per_request !== undefined
+        ? usdToMicros(prices.web_search_usd_per_request, 'web_search_usd_per_request')
+        : DEFAULT_WEB_SEARCH_MICROS) * FEMTOS_PER_MICRO,
+  };
+}
 
+/** Exact cost of a call's usage at rates `priceRates` made (the proxy makes them once per model, not per call). */
+export function priceAtRates(usage: PricedUsage, rates: PriceRates): CallCost {
   const uncached = count(usage.inputTokens, 'inputTokens');
   const reads = count(usage.cacheReadTokens, 'cacheReadTokens');
   const w5 = count(usage.cacheWrite5mTokens, 'cacheWrite5mTokens');
   const w1 = count(usage.cacheWrite1hTokens, 'cacheWrite1hTokens');
-  const rest = count(usage.outputTokens, 'outputTokens') * output + count(usage.webSearchRequests, 'webSearchRequests') * search;
+  const rest = count(usage.outputTokens, 'outputTokens') * rates.output + count(usage.webSearchRequests, 'webSearchRequests') * rates.search;
 
-  const costFemtos = uncached * input + reads * read + w5 * write5m + w1 * write1h + rest;
-  const fullInputFemtos = (uncached + reads + w5 + w1) * input + rest;
+  const costFemtos = uncached * rates.input + reads * rates.read + w5 * rates.write5m + w1 * rates.write1h + rest;
+  const fullInputFemtos = (uncached + reads + w5 + w1) * rates.input + rest;
   return { costFemtos, savedFemtos: fullInputFemtos - costFemtos };
+}
+
+/** Exact cost of a call at a model's prices (the defaults for absent prices are `priceRates`'). */
+export function priceUsage(usage: PricedUsage, prices: ModelPrices, format: UsageFormat): CallCost {
+  return priceAtRates(usage, priceRates(prices, format));
 }

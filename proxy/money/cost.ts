@@ -1,6 +1,6 @@
 import { femtosToMicrosCeil } from '../../shared/money-units.js';
 import type { ModelConfig } from '../../shared/models.js';
-import { priceUsage, type ModelPrices, type UsageFormat } from '../../shared/pricing.js';
+import { priceAtRates, priceRates, type ModelPrices, type PriceRates, type UsageFormat } from '../../shared/pricing.js';
 import type { Usage } from '../call.js';
 
 /**
@@ -49,6 +49,20 @@ function sheetOf(model: ModelConfig): ModelPrices {
   };
 }
 
+/**
+ * A model's rates per format, made on its first settled call: turning its
+ * prices into exact per-token rates is a dozen BigInt operations that every
+ * settled call would otherwise repeat. Keyed by the model object, so a
+ * reloaded models file gets rates of its own.
+ */
+const ratesByModel = new WeakMap<ModelConfig, Partial<Record<UsageFormat, PriceRates>>>();
+
+function ratesOf(model: ModelConfig, format: UsageFormat): PriceRates {
+  let byFormat = ratesByModel.get(model);
+  if (!byFormat) ratesByModel.set(model, (byFormat = {}));
+  return (byFormat[format] ??= priceRates(sheetOf(model), format));
+}
+
 /** A count a provider reported, as a whole non-negative number (pricing refuses anything else). */
 const whole = (n: number): number => (Number.isSafeInteger(n) && n > 0 ? n : Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
 
@@ -57,7 +71,7 @@ const whole = (n: number): number => (Number.isSafeInteger(n) && n > 0 ? n : Num
  * the provider reported it in: the default price of cache reads depends on it.
  */
 export function callCost(model: ModelConfig, usage: Usage, format: UsageFormat): CallCost {
-  const { costFemtos, savedFemtos } = priceUsage(
+  const { costFemtos, savedFemtos } = priceAtRates(
     {
       inputTokens: whole(usage.inputTokens),
       cacheReadTokens: whole(usage.cacheReadTokens),
@@ -66,8 +80,7 @@ export function callCost(model: ModelConfig, usage: Usage, format: UsageFormat):
       outputTokens: whole(usage.outputTokens),
       webSearchRequests: whole(usage.webSearchRequests),
     },
-    sheetOf(model),
-    format,
+    ratesOf(model, format),
   );
   return { costFemtos, savedFemtos, costMicros: Number(femtosToMicrosCeil(costFemtos)) };
 }
