@@ -25,12 +25,14 @@ import { settlementScenario } from './scenarios/settlement.js';
 import { soakScenario } from './scenarios/soak.js';
 import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
+import { streamsScenario } from './scenarios/streams.js';
 import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
 
 const SCENARIOS = [
   'overhead',
   'streaming',
+  'streams',
   'translation',
   'peer',
   'observability',
@@ -136,6 +138,7 @@ async function main(): Promise<void> {
     }
     await run('whole', () => wholeScenario(ctx));
     await run('streaming', () => streamingScenario(ctx));
+    await run('streams', () => streamsScenario(ctx));
     await run('translation', () => translationScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
