@@ -20,6 +20,7 @@ import { keyCacheScenario } from './scenarios/key-cache.js';
 import { ledgerScenario } from './scenarios/ledger.js';
 import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
+import { scaleOutScenario } from './scenarios/scale-out.js';
 import { scimScenario } from './scenarios/scim.js';
 import { settlementScenario } from './scenarios/settlement.js';
 import { soakScenario } from './scenarios/soak.js';
@@ -38,6 +39,7 @@ const SCENARIOS = [
   'observability',
   'settlement',
   'ledger',
+  'scale-out',
   'whole',
   'key-cache',
   'cold-keys',
@@ -143,6 +145,7 @@ async function main(): Promise<void> {
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
     await run('ledger', () => ledgerScenario(ctx));
+    await run('scale-out', () => scaleOutScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));
