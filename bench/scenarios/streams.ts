@@ -17,8 +17,9 @@ export interface StreamsPlan {
 }
 
 export const STREAMS_PLANS: Record<'full' | 'quick', StreamsPlan> = {
-  full: { streams: 5_000, events: 60, rampS: 10 },
-  quick: { streams: 300, events: 12, rampS: 2 },
+  // Opened over 30 s: a faster ramp overflowed the proxy's accept queue on a loaded machine (resets, SYN timeouts).
+  full: { streams: 5_000, events: 60, rampS: 30 },
+  quick: { streams: 300, events: 12, rampS: 3 },
 };
 
 /** One second's reading: the client's mark and the system's CPU and RSS at that moment. */
@@ -78,8 +79,10 @@ export interface StreamsFigures {
   result: StreamsResult;
   plateau: Plateau;
   idleRssBytes: number;
-  /** (peak RSS on the plateau − idle) ÷ streams open. */
+  /** (median RSS on the plateau − idle) ÷ streams open: the steady cost of an open stream. */
   rssPerStreamBytes: number;
+  /** The same from the plateau's peak, which also holds garbage a collection had not yet freed. */
+  peakRssPerStreamBytes: number;
   /** Control-plane CPU per stream settled (Tollgate split only). */
   controlPlaneCpuUsPerStream: number | undefined;
 }
@@ -138,7 +141,8 @@ async function measure(
     result,
     plateau,
     idleRssBytes,
-    rssPerStreamBytes: mostOpen > 0 ? (plateau.peakRssBytes - idleRssBytes) / mostOpen : NaN,
+    rssPerStreamBytes: mostOpen > 0 ? (plateau.medianRssBytes - idleRssBytes) / mostOpen : NaN,
+    peakRssPerStreamBytes: mostOpen > 0 ? (plateau.peakRssBytes - idleRssBytes) / mostOpen : NaN,
     controlPlaneCpuUsPerStream: controlPlanePid && result.done > 0 ? (cpuMicros(controlPlanePid) - cp0) / result.done : undefined,
   };
 }
@@ -193,7 +197,22 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
   ctx.report.data.streams = { plan, figures };
   const table = ctx.report.section(
     `Streams: ${plan.streams.toLocaleString('en-US')} concurrent streams, ${plan.events} events each one a second, opened over ${plan.rampS} s (Chat Completions)`,
-    ['system', 'done', 'errors', 'idle MiB', 'peak MiB', 'KiB/stream', 'CPU µs/event', 'delay p50', 'p99', 'p99.9', 'max', 'CP µs/stream'],
+    [
+      'system',
+      'done',
+      'errors',
+      'idle MiB',
+      'median MiB',
+      'peak MiB',
+      'KiB/stream',
+      'peak KiB/stream',
+      'CPU µs/event',
+      'delay p50',
+      'p99',
+      'p99.9',
+      'max',
+      'CP µs/stream',
+    ],
   );
   for (const f of figures) {
     table.row(
@@ -201,8 +220,10 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
       `${f.result.done}/${f.result.streams}`,
       String(f.result.errors),
       fmtMiB(f.idleRssBytes),
+      fmtMiB(f.plateau.medianRssBytes),
       fmtMiB(f.plateau.peakRssBytes),
       fmtNum(f.rssPerStreamBytes / 1024),
+      fmtNum(f.peakRssPerStreamBytes / 1024),
       fmtNum(f.plateau.cpuUsPerEvent),
       fmtMs(f.result.delayUs.p50),
       fmtMs(f.result.delayUs.p99),
@@ -213,7 +234,7 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
     for (const [why, n] of Object.entries(f.result.failures)) table.note(`${f.system}: ${n} × ${why}`);
   }
   table.note(
-    'Delay (ms) = the upstream writing an event → the client reading it (one monotonic clock). KiB/stream = (peak RSS while all were open − idle) ÷ streams open. ' +
+    'Delay (ms) = the upstream writing an event → the client reading it (one monotonic clock). KiB/stream = (median RSS while all were open − idle) ÷ streams open; peak: the same from the highest reading. ' +
       'CPU µs/event = the proxy process over the seconds all streams were open ÷ events delivered then.',
   );
   const bare = figures.find((f) => f.system === 'bare');
@@ -250,14 +271,16 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
     pass: Number.isFinite(kib) ? kib <= 64 : undefined,
     note: t ? undefined : 'not measured',
   });
-  const added = t && bare ? (t.result.delayUs.p99 - bare.result.delayUs.p99) / 1000 : NaN;
+  // Delays are compared only between runs that carried (nearly) every stream: failed streams carry no late events.
+  const whole = (f: StreamsFigures | undefined) => f && f.result.errors <= f.result.streams * 0.01;
+  const added = whole(t) && whole(bare) ? (t!.result.delayUs.p99 - bare!.result.delayUs.p99) / 1000 : NaN;
   ctx.report.check({
     scenario: 'streams',
     figure: 'added event delay p99 over bare (ms)',
     value: added,
     target: '≤ 5',
     pass: Number.isFinite(added) ? added <= 5 : undefined,
-    note: t && bare ? undefined : 'not measured',
+    note: t && bare ? (Number.isFinite(added) ? undefined : 'over 1% of streams failed') : 'not measured',
   });
   ctx.report.check({
     scenario: 'streams',
