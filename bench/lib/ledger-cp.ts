@@ -50,8 +50,8 @@ export interface LedgerControlPlane {
   cp: Proc;
   baseUrl: string;
   /** Posts one usage report batch of `size` new calls (spread over the keys); throws unless every one is recorded. */
-  post(size: number, dispatcher?: Dispatcher): Promise<void>;
-  stop(): Promise<void>;
+  post: (size: number, dispatcher?: Dispatcher) => Promise<void>;
+  stop: () => Promise<void>;
 }
 
 export async function startLedgerControlPlane(
