@@ -83,9 +83,33 @@ export interface StreamsFigures {
   rssPerStreamBytes: number;
   /** The same from the plateau's peak, which also holds garbage a collection had not yet freed. */
   peakRssPerStreamBytes: number;
+  /** Accept-queue overflows on the machine while the streams opened (see `listenOverflows`). */
+  listenOverflows: number;
   /** Control-plane CPU per stream settled (Tollgate split only). */
   controlPlaneCpuUsPerStream: number | undefined;
 }
+
+/**
+ * Connections the kernel dropped because a listener's accept queue was full,
+ * machine-wide, from /proc/net/netstat (`TcpExt: ListenOverflows`). A stream
+ * refused that way fails as a reset or a connect timeout, which is the
+ * server not accepting fast enough, not the server failing the stream.
+ */
+export function listenOverflows(netstat: string): number {
+  const lines = netstat.split('\n').filter((l) => l.startsWith('TcpExt:'));
+  const names = lines[0]?.split(/\s+/) ?? [];
+  const values = lines[1]?.split(/\s+/) ?? [];
+  const at = names.indexOf('ListenOverflows');
+  return at === -1 ? NaN : Number(values[at]);
+}
+
+const readOverflows = (): number => {
+  try {
+    return listenOverflows(readFileSync('/proc/net/netstat', 'utf8'));
+  } catch {
+    return NaN;
+  }
+};
 
 /** The soft open-files limit of a process, raised towards `need` (up to its hard limit) with prlimit when lower. */
 function ensureOpenFiles(pid: number, need: number): number {
@@ -127,12 +151,14 @@ async function measure(
   const idleRssBytes = rssBytes(pid);
   const cp0 = controlPlanePid ? cpuMicros(controlPlanePid) : 0;
   const samples: StreamsSample[] = [];
+  const overflows0 = readOverflows();
   ctx.log(`streams: ${system}, ${plan.streams} streams of ${plan.events} events, one a second`);
   const result = await run({ url: req.url, headers: req.headers, body: asking(req, plan.events).body, ...plan }, (line) => {
     if (!line.startsWith('BENCH_MARK ')) return;
     const mark = JSON.parse(line.slice('BENCH_MARK '.length)) as StreamsMark;
     samples.push({ ...mark, cpuUs: cpuMicros(pid), rssBytes: rssBytes(pid) });
   });
+  const overflows = readOverflows() - overflows0;
   if (controlPlanePid) await waitUntilIdle(controlPlanePid);
   const plateau = plateauOf(samples);
   const mostOpen = Math.max(0, ...samples.map((s) => s.open));
@@ -141,6 +167,7 @@ async function measure(
     result,
     plateau,
     idleRssBytes,
+    listenOverflows: overflows,
     rssPerStreamBytes: mostOpen > 0 ? (plateau.medianRssBytes - idleRssBytes) / mostOpen : NaN,
     peakRssPerStreamBytes: mostOpen > 0 ? (plateau.peakRssBytes - idleRssBytes) / mostOpen : NaN,
     controlPlaneCpuUsPerStream: controlPlanePid && result.done > 0 ? (cpuMicros(controlPlanePid) - cp0) / result.done : undefined,
@@ -212,6 +239,7 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
       'p99.9',
       'max',
       'CP µs/stream',
+      'accept overflows',
     ],
   );
   for (const f of figures) {
@@ -230,12 +258,14 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
       fmtMs(f.result.delayUs.p999),
       fmtMs(f.result.delayUs.max),
       f.controlPlaneCpuUsPerStream === undefined ? '-' : fmtNum(f.controlPlaneCpuUsPerStream),
+      fmtNum(f.listenOverflows),
     );
     for (const [why, n] of Object.entries(f.result.failures)) table.note(`${f.system}: ${n} × ${why}`);
   }
   table.note(
     'Delay (ms) = the upstream writing an event → the client reading it (one monotonic clock). KiB/stream = (median RSS while all were open − idle) ÷ streams open; peak: the same from the highest reading. ' +
-      'CPU µs/event = the proxy process over the seconds all streams were open ÷ events delivered then.',
+      'CPU µs/event = the proxy process over the seconds all streams were open ÷ events delivered then. ' +
+      'Accept overflows = connections the kernel dropped, machine-wide, for a full accept queue (a server not accepting fast enough): they surface as resets and connect timeouts.',
   );
   const bare = figures.find((f) => f.system === 'bare');
   const t = figures.find((f) => f.system === 'tollgate');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { overheadRatios, type LoadFigures } from '../../../bench/scenarios/overhead.js';
 import { capacityOf } from '../../../bench/scenarios/scale-out.js';
-import { plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
+import { listenOverflows, plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
 
 function load(system: string, cpu: number, rps: number, p99: number, errors = 0): LoadFigures {
   return {
@@ -68,6 +68,12 @@ describe('bench scenario figures', () => {
     expect(p.rssBytes).to.equal(100 * 2 ** 20 + 10_000 * 32 * 1024);
     expect(p.cores).to.equal(0.2);
     expect(p.openFiles).to.equal(20_100);
+  });
+
+  it('reads accept-queue overflows by name from the TcpExt lines of /proc/net/netstat', () => {
+    const netstat = 'TcpExt: SyncookiesSent ListenOverflows ListenDrops\nTcpExt: 5 1234 1300\nIpExt: InNoRoutes\nIpExt: 0\n';
+    expect(listenOverflows(netstat)).to.equal(1234);
+    expect(listenOverflows('IpExt: InNoRoutes\nIpExt: 0\n')).to.be.NaN;
   });
 
   it('counts settlement capacity per core of the control plane, not per wall second', () => {
