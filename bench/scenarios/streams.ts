@@ -64,6 +64,14 @@ export interface StreamsProjection {
   openFiles: number;
 }
 
+/**
+ * What opening and closing a stream costs the proxy, beyond its events: the
+ * whole run's CPU less the events' share at the plateau's rate, per stream.
+ */
+export function cpuPerStream(totalCpuUs: number, events: number, cpuUsPerEvent: number, streams: number): number {
+  return streams > 0 && Number.isFinite(cpuUsPerEvent) ? (totalCpuUs - events * cpuUsPerEvent) / streams : NaN;
+}
+
 /** What `streams` open at once would need of one proxy, from the per-stream figures. */
 export function projectStreams(streams: number, idleRssBytes: number, rssPerStreamBytes: number, cpuUsPerEvent: number): StreamsProjection {
   return {
@@ -85,6 +93,8 @@ export interface StreamsFigures {
   peakRssPerStreamBytes: number;
   /** Accept-queue overflows on the machine while the streams opened (see `listenOverflows`). */
   listenOverflows: number;
+  /** Proxy CPU to open and close one stream, beyond its events (see `cpuPerStream`). */
+  cpuUsPerStream: number;
   /** Control-plane CPU per stream settled (Tollgate split only). */
   controlPlaneCpuUsPerStream: number | undefined;
 }
@@ -150,6 +160,7 @@ async function measure(
   await waitUntilIdle(pid, 5_000);
   const idleRssBytes = rssBytes(pid);
   const cp0 = controlPlanePid ? cpuMicros(controlPlanePid) : 0;
+  const cpu0 = cpuMicros(pid);
   const samples: StreamsSample[] = [];
   const overflows0 = readOverflows();
   ctx.log(`streams: ${system}, ${plan.streams} streams of ${plan.events} events, one a second`);
@@ -159,6 +170,7 @@ async function measure(
     samples.push({ ...mark, cpuUs: cpuMicros(pid), rssBytes: rssBytes(pid) });
   });
   const overflows = readOverflows() - overflows0;
+  const runCpuUs = cpuMicros(pid) - cpu0;
   if (controlPlanePid) await waitUntilIdle(controlPlanePid);
   const plateau = plateauOf(samples);
   const mostOpen = Math.max(0, ...samples.map((s) => s.open));
@@ -170,6 +182,7 @@ async function measure(
     listenOverflows: overflows,
     rssPerStreamBytes: mostOpen > 0 ? (plateau.medianRssBytes - idleRssBytes) / mostOpen : NaN,
     peakRssPerStreamBytes: mostOpen > 0 ? (plateau.peakRssBytes - idleRssBytes) / mostOpen : NaN,
+    cpuUsPerStream: cpuPerStream(runCpuUs, result.events, plateau.cpuUsPerEvent, result.streams),
     controlPlaneCpuUsPerStream: controlPlanePid && result.done > 0 ? (cpuMicros(controlPlanePid) - cp0) / result.done : undefined,
   };
 }
@@ -238,6 +251,7 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
       'p99',
       'p99.9',
       'max',
+      'CPU µs/stream',
       'CP µs/stream',
       'accept overflows',
     ],
@@ -257,6 +271,7 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
       fmtMs(f.result.delayUs.p99),
       fmtMs(f.result.delayUs.p999),
       fmtMs(f.result.delayUs.max),
+      fmtNum(f.cpuUsPerStream),
       f.controlPlaneCpuUsPerStream === undefined ? '-' : fmtNum(f.controlPlaneCpuUsPerStream),
       fmtNum(f.listenOverflows),
     );
@@ -264,7 +279,8 @@ function report(ctx: BenchContext, plan: StreamsPlan, figures: StreamsFigures[])
   }
   table.note(
     'Delay (ms) = the upstream writing an event → the client reading it (one monotonic clock). KiB/stream = (median RSS while all were open − idle) ÷ streams open; peak: the same from the highest reading. ' +
-      'CPU µs/event = the proxy process over the seconds all streams were open ÷ events delivered then. ' +
+      'CPU µs/event = the proxy process over the seconds all streams were open ÷ events delivered then; ' +
+      'CPU µs/stream = its CPU over the whole run less the events at that rate, per stream (opening, admitting, closing, settling). ' +
       'Accept overflows = connections the kernel dropped, machine-wide, for a full accept queue (a server not accepting fast enough): they surface as resets and connect timeouts.',
   );
   const bare = figures.find((f) => f.system === 'bare');

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { overheadRatios, type LoadFigures } from '../../../bench/scenarios/overhead.js';
 import { capacityOf } from '../../../bench/scenarios/scale-out.js';
-import { listenOverflows, plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
+import { cpuPerStream, listenOverflows, plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
 
 function load(system: string, cpu: number, rps: number, p99: number, errors = 0): LoadFigures {
   return {
@@ -68,6 +68,11 @@ describe('bench scenario figures', () => {
     expect(p.rssBytes).to.equal(100 * 2 ** 20 + 10_000 * 32 * 1024);
     expect(p.cores).to.equal(0.2);
     expect(p.openFiles).to.equal(20_100);
+  });
+
+  it("charges a stream's opening and closing with the run's CPU beyond its events", () => {
+    expect(cpuPerStream(1_000_000, 20_000, 30, 100)).to.equal(4_000);
+    expect(cpuPerStream(1_000_000, 20_000, NaN, 100)).to.be.NaN;
   });
 
   it('reads accept-queue overflows by name from the TcpExt lines of /proc/net/netstat', () => {
