@@ -1,11 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StreamsMark, StreamsResult, StreamsSpec } from '../load/streams-client.js';
 import { startPassThrough, tollgateRequest, upstreamRequest, type BenchContext, type RequestShape } from '../lib/context.js';
 import { runChild } from '../lib/load.js';
 import { cpuMicros, freePort, nodeArgs, readyWhenPrinted, REPO_ROOT, rssBytes, startProcess, waitUntilIdle, type Proc } from '../lib/procs.js';
 import { fmtMiB, fmtMs, fmtNum } from '../lib/report.js';
+import { ensureOpenFiles, readOverflows } from '../lib/sockets.js';
 import { provision, startTollgate, writeModelsFile } from '../lib/tollgate.js';
 
 /** How many streams, how long each, how fast they open. */
@@ -97,42 +97,6 @@ export interface StreamsFigures {
   cpuUsPerStream: number;
   /** Control-plane CPU per stream settled (Tollgate split only). */
   controlPlaneCpuUsPerStream: number | undefined;
-}
-
-/**
- * Connections the kernel dropped because a listener's accept queue was full,
- * machine-wide, from /proc/net/netstat (`TcpExt: ListenOverflows`). A stream
- * refused that way fails as a reset or a connect timeout, which is the
- * server not accepting fast enough, not the server failing the stream.
- */
-export function listenOverflows(netstat: string): number {
-  const lines = netstat.split('\n').filter((l) => l.startsWith('TcpExt:'));
-  const names = lines[0]?.split(/\s+/) ?? [];
-  const values = lines[1]?.split(/\s+/) ?? [];
-  const at = names.indexOf('ListenOverflows');
-  return at === -1 ? NaN : Number(values[at]);
-}
-
-const readOverflows = (): number => {
-  try {
-    return listenOverflows(readFileSync('/proc/net/netstat', 'utf8'));
-  } catch {
-    return NaN;
-  }
-};
-
-/** The soft open-files limit of a process, raised towards `need` (up to its hard limit) with prlimit when lower. */
-function ensureOpenFiles(pid: number, need: number): number {
-  const read = () => {
-    const m = /Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'));
-    const n = (v: string | undefined) => (v === undefined ? 1024 : v === 'unlimited' ? Infinity : Number(v));
-    return { soft: n(m?.[1]), hard: n(m?.[2]) };
-  };
-  const { soft, hard } = read();
-  if (soft >= need) return soft;
-  const to = Math.min(need, hard);
-  spawnSync('prlimit', ['--pid', String(pid), `--nofile=${to}:${hard === Infinity ? 'unlimited' : hard}`]);
-  return read().soft;
 }
 
 /** A streamed chat request asking the ticking upstream for `events` events. */

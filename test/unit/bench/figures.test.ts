@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { overheadRatios, type LoadFigures } from '../../../bench/scenarios/overhead.js';
 import { capacityOf } from '../../../bench/scenarios/scale-out.js';
-import { cpuPerStream, listenOverflows, plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
+import { listenOverflows } from '../../../bench/lib/sockets.js';
+import { cpuPerStream, plateauOf, projectStreams, type StreamsSample } from '../../../bench/scenarios/streams.js';
 
 function load(system: string, cpu: number, rps: number, p99: number, errors = 0): LoadFigures {
   return {
