@@ -45,6 +45,23 @@ export async function benchDatabase(ctx: BenchContext, prefix: string): Promise<
   };
 }
 
+/** A usage report the control plane failed (5xx): a proxy keeps the batch and sends it again. */
+export class ReportRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly why: string,
+  ) {
+    super(`usage report answered ${status}: ${why}`);
+  }
+}
+
+/** The last error message in a control plane's JSON log (e.g. PostgreSQL's `deadlock detected`). */
+export function causeIn(log: string): string {
+  const messages = [...log.matchAll(/"err":\{"type":"(\w+)","message":"([^"]*)"/g)];
+  const last = messages[messages.length - 1];
+  return last ? `${last[1]}: ${last[2]}` : 'no error logged';
+}
+
 /** A compiled control plane alone on one store, with a workspace, credit and keys, taking usage reports as proxies send them. */
 export interface LedgerControlPlane {
   cp: Proc;
@@ -115,7 +132,10 @@ export async function startLedgerControlPlane(
       });
       const answer = (await res.body.json()) as { results?: { recorded: boolean }[] };
       if (res.statusCode !== 200 || answer.results?.length !== size || !answer.results.every((r) => r.recorded)) {
-        throw new Error(`usage report answered ${res.statusCode}: ${JSON.stringify(answer).slice(0, 300)}`);
+        if (res.statusCode < 500) throw new Error(`usage report answered ${res.statusCode}: ${JSON.stringify(answer).slice(0, 300)}`);
+        // The answer hides a 500's cause; the control plane's log (written asynchronously) says it.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        throw new ReportRefused(res.statusCode, causeIn(cp.output()));
       }
     };
     return { cp, baseUrl, post, stop };

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { Client } from 'undici';
 import type { BenchContext } from '../lib/context.js';
 import { tollgateRequest } from '../lib/context.js';
-import { benchDatabase, postgresCpuMicros, startLedgerControlPlane, type LedgerControlPlane } from '../lib/ledger-cp.js';
+import { benchDatabase, postgresCpuMicros, ReportRefused, startLedgerControlPlane, type LedgerControlPlane } from '../lib/ledger-cp.js';
 import { runLoad } from '../lib/load.js';
 import { cpuMicros, waitUntilIdle } from '../lib/procs.js';
 import { startRedisCounter } from '../lib/redis-counter.js';
@@ -30,6 +30,8 @@ export interface SettlementCapacity {
   /** 1e6 ÷ control-plane µs per report: what one core of control plane settles per second. */
   perSecondPerCore: number;
   databaseUsPerReport: number;
+  /** Batches the control plane failed (5xx) during the measurement, by the cause its log gave. */
+  refused?: Record<string, number>;
 }
 
 export interface RedisPerCall {
@@ -57,43 +59,58 @@ export function capacityOf(proxies: number, reports: number, seconds: number, cp
 }
 
 /** `proxies` clients, each on its own connection, post batches back to back for `seconds`. */
-async function settleFrom(ledger: LedgerControlPlane, proxies: number, seconds: number): Promise<number> {
+/**
+ * `proxies` clients, each on its own connection, post batches back to back for `seconds`. A batch
+ * the control plane fails (5xx) is counted and not settled; the client goes on, as a proxy does
+ * (it keeps the batch and sends it again).
+ */
+async function settleFrom(ledger: LedgerControlPlane, proxies: number, seconds: number): Promise<{ reports: number; refused: Map<string, number> }> {
   const clients = Array.from({ length: proxies }, () => new Client(ledger.baseUrl));
   let reports = 0;
+  const refused = new Map<string, number>();
   const until = Date.now() + seconds * 1000;
   try {
     await Promise.all(
       clients.map(async (client) => {
         while (Date.now() < until) {
-          await ledger.post(BATCH, client);
-          reports += BATCH;
+          try {
+            await ledger.post(BATCH, client);
+            reports += BATCH;
+          } catch (err) {
+            if (!(err instanceof ReportRefused)) throw err;
+            refused.set(err.why, (refused.get(err.why) ?? 0) + 1);
+          }
         }
       }),
     );
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
-  return reports;
+  return { reports, refused };
 }
 
-async function settlementCapacity(ctx: BenchContext): Promise<SettlementCapacity[]> {
+async function settlementCapacity(ctx: BenchContext): Promise<{ figures: SettlementCapacity[]; warmRefused: Record<string, number> }> {
   const database = await benchDatabase(ctx, 'scale-out');
-  if (!database) return [];
   const figures: SettlementCapacity[] = [];
+  let warmRefused: Record<string, number> = {};
+  if (!database) return { figures, warmRefused };
   try {
     const ledger = await startLedgerControlPlane(ctx, 'scale-out postgres', { databaseUrl: database.url }, KEYS);
     try {
       const seconds = ctx.profile.name === 'quick' ? 2 : 5;
-      await settleFrom(ledger, Math.max(...PROXIES), ctx.profile.warmS);
+      warmRefused = Object.fromEntries((await settleFrom(ledger, Math.max(...PROXIES), ctx.profile.warmS)).refused);
       for (const proxies of PROXIES) {
         ctx.log(`scale-out: ${proxies} prox${proxies === 1 ? 'y' : 'ies'} posting batches of ${BATCH} to one control plane on PostgreSQL`);
         await waitUntilIdle(ledger.cp.pid, 5_000);
         const cp0 = cpuMicros(ledger.cp.pid);
         const db0 = postgresCpuMicros();
         const t0 = performance.now();
-        const reports = await settleFrom(ledger, proxies, seconds);
+        const { reports, refused } = await settleFrom(ledger, proxies, seconds);
         const wallS = (performance.now() - t0) / 1000;
-        figures.push(capacityOf(proxies, reports, wallS, cpuMicros(ledger.cp.pid) - cp0, postgresCpuMicros() - db0));
+        figures.push({
+          ...capacityOf(proxies, reports, wallS, cpuMicros(ledger.cp.pid) - cp0, postgresCpuMicros() - db0),
+          refused: Object.fromEntries(refused),
+        });
       }
     } finally {
       await ledger.stop();
@@ -101,8 +118,10 @@ async function settlementCapacity(ctx: BenchContext): Promise<SettlementCapacity
   } finally {
     await database.drop();
   }
-  return figures;
+  return { figures, warmRefused };
 }
+
+const sum = (counts: Record<string, number> | undefined): number => Object.values(counts ?? {}).reduce((a, b) => a + b, 0);
 
 function reachable(url: string): Promise<boolean> {
   const u = new URL(url);
@@ -168,9 +187,9 @@ async function redisPerCall(ctx: BenchContext): Promise<RedisPerCall[]> {
  * proxies share limits and holds through Redis.
  */
 export async function scaleOutScenario(ctx: BenchContext): Promise<void> {
-  const capacity = await settlementCapacity(ctx);
+  const { figures: capacity, warmRefused } = await settlementCapacity(ctx);
   const redis = await redisPerCall(ctx);
-  ctx.report.data.scaleOut = { capacity, redis };
+  ctx.report.data.scaleOut = { capacity, warmRefused, redis };
   const table = ctx.report.section(`Scale-out: one control plane on PostgreSQL settling batches of ${BATCH} from several proxies at once`, [
     'proxies',
     'reports',
@@ -179,6 +198,7 @@ export async function scaleOutScenario(ctx: BenchContext): Promise<void> {
     'CP core',
     'settled/s per CP core',
     'PostgreSQL µs/report',
+    'batches failed',
   ]);
   for (const c of capacity) {
     table.row(
@@ -189,8 +209,14 @@ export async function scaleOutScenario(ctx: BenchContext): Promise<void> {
       `${Math.round(c.controlPlaneCoreUse * 100)}%`,
       fmtNum(c.perSecondPerCore),
       fmtNum(c.databaseUsPerReport),
+      String(sum(c.refused)),
     );
   }
+  const causes = new Map<string, number>();
+  for (const r of [warmRefused, ...capacity.map((c) => c.refused ?? {})])
+    for (const [cause, n] of Object.entries(r)) causes.set(cause, (causes.get(cause) ?? 0) + n);
+  for (const [cause, n] of causes)
+    table.note(`${n} batch(es) answered 5xx (warm-up included): ${cause}. A proxy keeps such a batch and sends it again.`);
   table.note(
     `The compiled control plane pinned to core ${ctx.placement.sut ?? '(unpinned)'}; each proxy is its own connection posting back to back; ${KEYS} keys of one workspace. PostgreSQL runs unpinned; its CPU is every postgres process's.`,
   );
@@ -217,6 +243,15 @@ export async function scaleOutScenario(ctx: BenchContext): Promise<void> {
     "Counted on the wire by a pass-through between the proxy and Redis: a command is one RESP array; a round trip is the proxy's write after Redis's last answer (pipelined commands share one). Includes the proxy's background work during the run.",
   );
   const judged = capacity.find((c) => c.proxies === Math.max(...PROXIES));
+  const failed = judged ? sum(judged.refused) + sum(warmRefused) : NaN;
+  ctx.report.check({
+    scenario: 'scale-out',
+    figure: `usage batches the control plane failed, ${Math.max(...PROXIES)} proxies at once (warm-up included)`,
+    value: failed,
+    target: '0',
+    pass: judged ? failed === 0 : undefined,
+    note: judged ? [...causes.keys()].join('; ') || undefined : 'PostgreSQL unreachable',
+  });
   ctx.report.check({
     scenario: 'scale-out',
     figure: `settled calls per second per control-plane core, PostgreSQL, ${Math.max(...PROXIES)} proxies`,

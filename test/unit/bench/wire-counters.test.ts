@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { causeIn } from '../../../bench/lib/ledger-cp.js';
 import { RespCounter } from '../../../bench/lib/redis-counter.js';
 import { endFrames, eventsAsked, TickReader, tickFrame } from '../../../bench/lib/ticks.js';
 
@@ -46,5 +47,14 @@ describe('bench wire counters', () => {
       c.feed(Buffer.from('PING\r\n'));
       expect(c.byCommand).to.deep.equal({ PING: 1 });
     });
+  });
+
+  it("names the last error in a control plane's JSON log, so a 500 says why", () => {
+    const log =
+      'Tollgate control plane on http://127.0.0.1:1\n' +
+      '{"level":50,"err":{"type":"DatabaseError","message":"could not serialize access"},"msg":"x"}\n' +
+      '{"level":50,"err":{"type":"DatabaseError","message":"deadlock detected","stack":"…"},"msg":"console request failed"}\n';
+    expect(causeIn(log)).to.equal('DatabaseError: deadlock detected');
+    expect(causeIn('nothing here')).to.equal('no error logged');
   });
 });
