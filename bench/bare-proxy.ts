@@ -17,7 +17,8 @@ if (!values.upstream) {
   process.exit(2);
 }
 const upstream = new URL(values.upstream);
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+// No socket cap: with one, thousands of long streams would queue behind each other (the `streams` scenario).
+const agent = new Agent({ keepAlive: true });
 const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer'];
 
 function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {

@@ -22,23 +22,27 @@ import { ledgerScenario } from './scenarios/ledger.js';
 import { observabilityScenario } from './scenarios/observability.js';
 import { overheadScenario } from './scenarios/overhead.js';
 import { responsesScenario } from './scenarios/responses.js';
+import { scaleOutScenario } from './scenarios/scale-out.js';
 import { scimScenario } from './scenarios/scim.js';
 import { settlementScenario } from './scenarios/settlement.js';
 import { soakScenario } from './scenarios/soak.js';
 import { usageScenario } from './scenarios/usage.js';
 import { streamingScenario } from './scenarios/streaming.js';
+import { streamsScenario } from './scenarios/streams.js';
 import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
 
 const SCENARIOS = [
   'overhead',
   'streaming',
+  'streams',
   'translation',
   'responses',
   'peer',
   'observability',
   'settlement',
   'ledger',
+  'scale-out',
   'whole',
   'key-cache',
   'cold-keys',
@@ -140,11 +144,13 @@ async function main(): Promise<void> {
     }
     await run('whole', () => wholeScenario(ctx));
     await run('streaming', () => streamingScenario(ctx));
+    await run('streams', () => streamsScenario(ctx));
     await run('translation', () => translationScenario(ctx));
     await run('responses', () => responsesScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
     await run('ledger', () => ledgerScenario(ctx));
+    await run('scale-out', () => scaleOutScenario(ctx));
     await run('soak', () => soakScenario(ctx));
     await run('cold-keys', () => coldKeysScenario(ctx));
     await run('key-cache', () => keyCacheScenario(ctx));

@@ -68,7 +68,7 @@ export const PROFILES: Record<Profile['name'], Profile> = {
 };
 
 export type Format = 'chat' | 'messages' | 'responses';
-export type SystemName = 'direct' | 'bare' | 'tollgate' | 'portkey' | 'translated' | 'two-hop' | 'whole';
+export type SystemName = 'direct' | 'bare' | 'floor' | 'tollgate' | 'portkey' | 'translated' | 'two-hop' | 'whole';
 
 export interface RequestShape {
   url: string;
@@ -96,7 +96,7 @@ export class BenchContext {
   private upstreams?: { fast: Proc & { url: string }; paced: Proc & { url: string } };
   private modelsFile?: string;
   private tollgateInstance?: { tollgate: Tollgate; provisioned: Provisioned };
-  private bareProcs: { fast?: Proc & { url: string }; paced?: Proc & { url: string } } = {};
+  private passThroughs = new Map<string, Proc & { url: string }>();
   private portkeyProc?: Proc & { url: string };
 
   constructor(
@@ -149,22 +149,27 @@ export class BenchContext {
   }
 
   /** The bare pass-through in front of the instant upstream, or (`paced`) of the paced SSE one. */
-  async bare(paced = false): Promise<System> {
-    const which = paced ? 'paced' : 'fast';
-    let proc = this.bareProcs[which];
+  bare(paced = false): Promise<System> {
+    return this.passThrough('bare', paced);
+  }
+
+  /** The floor: an undici pass-through that decides nothing, in front of the instant upstream. */
+  floor(): Promise<System> {
+    return this.passThrough('floor', false);
+  }
+
+  private async passThrough(name: 'bare' | 'floor', paced: boolean): Promise<System> {
+    const which = `${name} ${paced ? 'paced' : 'fast'}`;
+    let proc = this.passThroughs.get(which);
     if (!proc) {
       const upstreams = await this.upstream();
-      const port = await freePort();
-      const [node, args] = nodeArgs('bench/bare-proxy.ts', ['--port', String(port), '--upstream', upstreams[which].url]);
-      const started = await startProcess(paced ? 'bare proxy (paced)' : 'bare proxy', node, args, {
-        cpus: this.placement.sut,
-        ready: readyWhenPrinted(/listening on/),
-      });
+      const started = await startPassThrough(name, upstreams[paced ? 'paced' : 'fast'].url, this.placement.sut);
       this.procs.push(started);
-      proc = this.bareProcs[which] = Object.assign(started, { url: `http://127.0.0.1:${port}` });
+      proc = started;
+      this.passThroughs.set(which, proc);
     }
     const url = proc.url;
-    return { name: 'bare', pid: proc.pid, request: (format, o = {}) => upstreamRequest(url, format, 'bench-model', o.stream ?? false) };
+    return { name, pid: proc.pid, request: (format, o = {}) => upstreamRequest(url, format, 'bench-model', o.stream ?? false) };
   }
 
   async portkey(): Promise<System> {
@@ -256,6 +261,18 @@ export class BenchContext {
   removeLater(dataDir: string): void {
     process.once('exit', () => removeDataDir(dataDir));
   }
+}
+
+/**
+ * A pass-through proxy in front of `upstream`, on `cpus`: `bare` (node:http +
+ * http.request, the reference users know) or `floor` (node:http + undici, the
+ * proxy's own stack with no decision).
+ */
+export async function startPassThrough(name: 'bare' | 'floor', upstream: string, cpus: string | undefined): Promise<Proc & { url: string }> {
+  const port = await freePort();
+  const [node, args] = nodeArgs(`bench/${name}-proxy.ts`, ['--port', String(port), '--upstream', upstream]);
+  const proc = await startProcess(`${name} proxy → ${upstream}`, node, args, { cpus, ready: readyWhenPrinted(/listening on/) });
+  return Object.assign(proc, { url: `http://127.0.0.1:${port}` });
 }
 
 /** Sends one request the way the load generator will; returns why it failed, or undefined when it answered 2xx. */

@@ -42,14 +42,32 @@ export function pickLoadTool(wanted: LoadTool | undefined): LoadTool {
   return wanted ?? (hasWrk ? 'wrk' : 'autocannon');
 }
 
-/** Runs a child process (pinned), collects stdout, and parses the line starting with `marker`. */
-export function runChild(command: string, args: string[], cpus: string | undefined, marker: string, timeoutMs: number): Promise<string> {
+/**
+ * Runs a child process (pinned), collects stdout, and parses the line starting with `marker`;
+ * `onLine` sees each stdout line as it comes (progress the parent measures against).
+ */
+export function runChild(
+  command: string,
+  args: string[],
+  cpus: string | undefined,
+  marker: string,
+  timeoutMs: number,
+  onLine?: (line: string) => void,
+): Promise<string> {
   const [cmd, argv] = cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]];
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    let seen = 0;
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      if (!onLine) return;
+      for (let nl = out.indexOf('\n', seen); nl !== -1; nl = out.indexOf('\n', seen)) {
+        onLine(out.slice(seen, nl));
+        seen = nl + 1;
+      }
+    });
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', reject);
