@@ -57,6 +57,13 @@ export interface ProxyOptions {
   now?: NowMs;
 }
 
+/**
+ * Connections the kernel may queue before the proxy accepts them. Node's default (511) overflowed when
+ * thousands of streams opened within seconds on a busy core (the bench's streams scenario: resets and connect
+ * timeouts at the client, 0 with bare's faster accept); the kernel caps it at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
   const settings = config.proxy;
@@ -124,7 +131,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   await feed.firstPoll;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? config.proxyPort, options.host ?? config.host, () => resolve());
+    server.listen({ port: options.port ?? config.proxyPort, host: options.host ?? config.host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   void reports.send();
