@@ -1,12 +1,15 @@
-import type { AnswerTranslator } from './types.js';
+import type { AnswerTranslator, ChatChunkReader, ChatChunkStream } from './types.js';
 
 /**
  * Two answer translators in a row (provider → Chat, then Chat → client),
  * for two formats neither of which is Chat. Bytes flow through both as they
  * come; nothing is buffered beyond what each holds of its current event.
+ * When both hops can (`chatChunks`, `fromChatChunks`), a stream's Chat
+ * chunks pass between them as objects: writing them as SSE and parsing them
+ * back was nearly half of what a two-hop event cost.
  */
 export function chainAnswers(first: AnswerTranslator, second: AnswerTranslator): AnswerTranslator {
-  return {
+  const chained: AnswerTranslator = {
     json: (body) => second.json(first.json(body)),
     push: (chunk) => second.push(first.push(chunk)),
     end(): Buffer {
@@ -17,5 +20,27 @@ export function chainAnswers(first: AnswerTranslator, second: AnswerTranslator):
     fail: (message) => second.fail(message),
     error: (status, body) => second.error(status, first.error(status, body)),
     dropped: () => [...new Set([...first.dropped(), ...second.dropped()])],
+  };
+  const { chatChunks } = first;
+  if (chatChunks === undefined || second.fromChatChunks === undefined) return chained;
+  const reader: ChatChunkReader = second.fromChatChunks();
+  let stream: ChatChunkStream | undefined;
+  // Made on the first streamed bytes: a JSON answer never needs it.
+  const chunks = () => (stream ??= chatChunks((chunk) => reader.chunk(chunk)));
+  return {
+    ...chained,
+    push(chunk) {
+      chunks().push(chunk);
+      return reader.take();
+    },
+    end() {
+      chunks().end();
+      reader.end();
+      return reader.take();
+    },
+    fail(message) {
+      reader.fail(message);
+      return reader.take();
+    },
   };
 }

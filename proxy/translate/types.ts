@@ -20,6 +20,37 @@ export interface AnswerTranslator {
   error(status: number, body: Buffer): Buffer;
   /** What the provider's answer held that the client's format cannot carry (e.g. `reasoning_content`), each once: for the access log. */
   dropped(): string[];
+  /**
+   * A translator whose client side is Chat (provider → Chat) may offer its
+   * stream as Chat chunk objects: each chunk it would write is handed to
+   * `sink` as `JSON.parse` of its `data:` line would give it (`'[DONE]'` for
+   * the last). Called before any `push`; the returned stream then replaces
+   * `push` and `end`. Two hops (chain.ts) use it so the Chat between them is
+   * never written out and read back.
+   */
+  chatChunks?: (sink: (chunk: unknown) => void) => ChatChunkStream;
+  /**
+   * A translator whose provider side is Chat (Chat → client) may take that
+   * stream as Chat chunk objects (what `chatChunks` hands out) instead of
+   * bytes; the reader replaces `push`, `end` and `fail`.
+   */
+  fromChatChunks?: () => ChatChunkReader;
+}
+
+/** A provider's stream read as bytes, its Chat chunks handed on as objects (see `AnswerTranslator.chatChunks`). */
+export interface ChatChunkStream {
+  push(chunk: Buffer): void;
+  end(): void;
+}
+
+/** Chat chunk objects in, the client's bytes out (see `AnswerTranslator.fromChatChunks`). */
+export interface ChatChunkReader {
+  /** One parsed Chat chunk, or `'[DONE]'`. */
+  chunk(chunk: unknown): void;
+  end(): void;
+  fail(message: string): void;
+  /** The client's bytes written since the last take. */
+  take(): Buffer;
 }
 
 /** What a request translation needs to know beyond the call and the model entry. */

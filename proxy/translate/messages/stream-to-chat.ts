@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { AnswerTranslator } from '../types.js';
+import type { AnswerTranslator, ChatChunkStream } from '../types.js';
 import { isObject } from '../../../shared/json.js';
+import { parseJson } from '../../formats/responses/json.js';
 import { chatError, chatUsage, count, errorFromBody, finishReason, jsonAnswer, noteBlock, readTokens, type Tokens } from './answer-to-chat.js';
 
 /**
@@ -12,13 +13,20 @@ type Json = Record<string, unknown>;
 
 const DONE = 'data: [DONE]\n\n';
 
-/** One call's stream: Messages events in, chat.completion.chunk frames out. */
+/**
+ * One call's stream: Messages events in, chat.completion.chunk frames out —
+ * as SSE text, or, given a `sink`, as the objects a second hop would parse
+ * from that text (chain.ts): the per-token chunks built as objects, the few
+ * others parsed from the very text a Chat client would get, so both ways
+ * carry the same chunks.
+ */
 class StreamTranslator {
   private readonly parser = createParser({ onEvent: (e) => this.onEvent(e) });
   private readonly decoder = new TextDecoder();
   private out = '';
   /** `data: {"id":…,"model":…,"choices":[{"index":0,"delta":` — fixed once the message's id is known. */
   private head = '';
+  private id = '';
   private readonly tokens: Tokens = { input: 0, cacheCreation: 0, cacheRead: 0, output: 0 };
   /** Content block index → tool call index, for the blocks that are tool calls. */
   private readonly toolIndex: number[] = [];
@@ -30,20 +38,54 @@ class StreamTranslator {
     private readonly created: number,
     private readonly includeUsage: boolean,
     private readonly dropped: Set<string>,
+    private readonly sink?: (chunk: unknown) => void,
   ) {
     this.setHead('');
   }
 
   private setHead(id: string): void {
+    this.id = id;
     this.head = `data: {"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${this.created},"model":${JSON.stringify(this.alias)},"choices":[{"index":0,"delta":`;
   }
 
   private chunk(delta: string, finish = 'null'): void {
-    this.out += `${this.head}${delta},"logprobs":null,"finish_reason":${finish}}]}\n\n`;
+    this.write(`${this.head}${delta},"logprobs":null,"finish_reason":${finish}}]}\n\n`);
+  }
+
+  /** A whole `data: …\n\n` frame: appended for a Chat client, its data parsed for a sink. */
+  private write(frame: string): void {
+    if (this.sink === undefined) this.out += frame;
+    else {
+      const data = frame.slice('data: '.length, -2);
+      this.sink(data === '[DONE]' ? '[DONE]' : parseJson(data));
+    }
+  }
+
+  // The chunks met once per token go to a sink as objects: no text to write and parse again.
+
+  private content(text: string): void {
+    if (this.sink === undefined) this.chunk(`{"content":${JSON.stringify(text)}}`);
+    else this.sink(this.object({ content: text }));
+  }
+
+  private args(index: number, args: string): void {
+    if (this.sink === undefined) this.chunk(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(args)}}}]}`);
+    else this.sink(this.object({ tool_calls: [{ index, function: { arguments: args } }] }));
+  }
+
+  /** The chunk `chunk(delta)` writes, as JSON.parse reads it back. */
+  private object(delta: Json): Json {
+    return {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.alias,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: null }],
+    };
   }
 
   private fail(error: unknown, status: number, fallback: string): void {
-    this.out += `data: ${chatError(error, status, fallback)}\n\n`;
+    this.write(`data: ${chatError(error, status, fallback)}\n\n`);
     this.finished = true;
   }
 
@@ -77,17 +119,15 @@ class StreamTranslator {
             `{"tool_calls":[{"index":${index},"id":${JSON.stringify(block.id)},"type":"function","function":{"name":${JSON.stringify(block.name)},"arguments":""}}]}`,
           );
         } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
-          this.chunk(`{"content":${JSON.stringify(block.text)}}`);
+          this.content(block.text);
         }
         return;
       }
       case 'content_block_delta': {
         const d = isObject(data.delta) ? data.delta : {};
-        if (d.type === 'text_delta' && typeof d.text === 'string') this.chunk(`{"content":${JSON.stringify(d.text)}}`);
-        else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
-          const index = this.toolIndex[count(data.index)] ?? 0;
-          this.chunk(`{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(d.partial_json)}}}]}`);
-        }
+        if (d.type === 'text_delta' && typeof d.text === 'string') this.content(d.text);
+        else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string')
+          this.args(this.toolIndex[count(data.index)] ?? 0, d.partial_json);
         return;
       }
       case 'message_delta': {
@@ -99,9 +139,9 @@ class StreamTranslator {
       case 'message_stop':
         if (this.includeUsage) {
           const head = this.head.slice(0, this.head.length - '{"index":0,"delta":'.length);
-          this.out += `${head}],"usage":${chatUsage(this.tokens)}}\n\n`;
+          this.write(`${head}],"usage":${chatUsage(this.tokens)}}\n\n`);
         }
-        this.out += DONE;
+        this.write(DONE);
         this.finished = true;
         return;
       case 'error':
@@ -153,5 +193,9 @@ export function createChatAnswer(alias: string, includeUsage: boolean): AnswerTr
     end: () => streamed().end(),
     fail: (message) => streamed().breakOff(message),
     error: errorFromBody,
+    chatChunks: (sink): ChatChunkStream => {
+      const chunks = (stream = new StreamTranslator(alias, created, includeUsage, dropped, sink));
+      return { push: (chunk) => void chunks.push(chunk), end: () => void chunks.end() };
+    },
   };
 }

@@ -2,7 +2,7 @@ import { isObject } from '../../../shared/json.js';
 import type { Json } from '../../formats/responses/json.js';
 import { parseJson } from '../../formats/responses/json.js';
 import { providerError, toOpenAIErrorBody } from '../../formats/responses/errors.js';
-import type { AnswerTranslator } from '../types.js';
+import type { AnswerTranslator, ChatChunkReader } from '../types.js';
 import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, responsesUsage, statusOf } from './answer-from-chat.js';
 import { newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';
@@ -44,7 +44,7 @@ interface CallState {
 
 type ItemState = MessageState | CallState;
 
-export class ChatToResponsesEvents {
+export class ChatToResponsesEvents implements ChatChunkReader {
   private readonly out = new Outbox();
   private sequence = 0;
   private started = false;
@@ -265,5 +265,6 @@ export function responsesAnswerFromChat(call: ResponsesCall): AnswerTranslator {
       return events.take();
     },
     error: (status, body) => toOpenAIErrorBody(status, body),
+    fromChatChunks: () => events,
   };
 }
