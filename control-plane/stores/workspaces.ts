@@ -141,10 +141,24 @@ export async function ledger_settle_usage_batch(
   const result = await q.query<SettledMoney & { skipped: string[] | null }>(
     `WITH input AS (
        ${USAGE_INPUT}
+     ), locked_workspaces AS MATERIALIZED (
+       -- Row locks in one fixed order for every batch: workspaces by id, then keys by id, all
+       -- before any row moves. Left to the plan, the UPDATEs below locked a workspace and its
+       -- keys in an order that varied by batch, and concurrent batches of one workspace
+       -- deadlocked (40P01). ORDER BY under FOR NO KEY UPDATE locks the rows in sorted order.
+       SELECT w.id FROM workspaces w
+        WHERE w.id IN (SELECT k.workspace_id FROM api_keys k WHERE k.id IN (SELECT key_id FROM input))
+        ORDER BY w.id FOR NO KEY UPDATE
+     ), locked_keys AS MATERIALIZED (
+       SELECT k.id FROM api_keys k
+        WHERE k.id IN (SELECT key_id FROM input) AND (SELECT count(*) FROM locked_workspaces) > 0
+        ORDER BY k.id FOR NO KEY UPDATE
      ), ins AS (
        INSERT INTO ledger_entries (workspace_id, kind, amount_usd, ${USAGE_COLUMNS.map((c) => c.column).join(', ')}, created_at)
        SELECT k.workspace_id, 'usage', -i.cost_usd, ${USAGE_COLUMNS.map((c) => `i.${c.column}`).join(', ')}, ${USAGE_NOW}
          FROM input i JOIN api_keys k ON k.id = i.key_id
+        -- Taken first: the one-time filter runs the locks before the first row is inserted.
+        WHERE (SELECT count(*) FROM locked_keys) > 0
        ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING workspace_id, key_id, -amount_usd AS cost, request_id
      ), ws AS (

@@ -2,6 +2,7 @@ import type { KeyMoney } from '../../../shared/contract/money.js';
 import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
 import { femtosToUsdText, microsToFemtos } from '../../../shared/money-units.js';
 import type { ControlPlaneDeps } from '../../deps.js';
+import { retryOnConcurrencyConflict } from '../../db/retry-conflicts.js';
 import { ledger_settle_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
 /** The exact cost when the proxy gave it, else its micro-dollars: decimal text for the numeric column. */
@@ -21,27 +22,28 @@ function costText(r: UsageReport): string {
 export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageResult[]> {
   // A request id repeated inside one batch is one request: the last report of it counts.
   const unique = new Map(reports.map((r) => [r.request_id, r]));
-  const { recorded, money } = await ledger_settle_usage_batch(
-    deps.db,
-    [...unique.values()].map((r) => ({
-      request_id: r.request_id,
-      key_id: r.key_id,
-      model: r.model,
-      input_tokens: r.input_tokens,
-      output_tokens: r.output_tokens,
-      cost_usd: costText(r),
-      format: r.format ?? null,
-      status: r.status ?? null,
-      latency_ms: r.latency_ms ?? null,
-      deployment: r.deployment ?? null,
-      cache_read_tokens: r.cache_read_tokens ?? 0,
-      cache_write_tokens: r.cache_write_tokens ?? 0,
-      cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
-      web_search_requests: r.web_search_requests ?? 0,
-      cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
-    })),
-    deps.clock.now(),
-  );
+  const rows = [...unique.values()].map((r) => ({
+    request_id: r.request_id,
+    key_id: r.key_id,
+    model: r.model,
+    input_tokens: r.input_tokens,
+    output_tokens: r.output_tokens,
+    cost_usd: costText(r),
+    format: r.format ?? null,
+    status: r.status ?? null,
+    latency_ms: r.latency_ms ?? null,
+    deployment: r.deployment ?? null,
+    cache_read_tokens: r.cache_read_tokens ?? 0,
+    cache_write_tokens: r.cache_write_tokens ?? 0,
+    cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
+    web_search_requests: r.web_search_requests ?? 0,
+    cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
+  }));
+  const now = deps.clock.now();
+  // The statement takes its row locks in one order, so concurrent batches should not deadlock;
+  // should PostgreSQL still abort one (a lock order elsewhere, a serializable default), running it
+  // again is safe, being idempotent by request id and its own transaction, and beats a 500.
+  const { recorded, money } = await retryOnConcurrencyConflict(() => ledger_settle_usage_batch(deps.db, rows, now));
   const byKey = new Map(money.map((m) => [m.key_id, m]));
   return reports.map((r) => {
     const a = byKey.get(r.key_id);

@@ -5,6 +5,7 @@ import { recordUsage } from '../../../control-plane/services/data-plane/usage.js
 import type { UsageReport } from '../../../shared/contract/usage.js';
 import { CHANGE_CHANNEL } from '../../../control-plane/stores/change-feed.js';
 import { describeEachStore } from '../../support/stores.js';
+import { insertUsageWorkspace } from '../../support/usage-workspace.js';
 
 describeEachStore('usage settlement: one statement per batch', (store) => {
   let workspaceId: string;
@@ -32,27 +33,10 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
   const changes = () => store.db.query<{ topic: string; subject_id: string }>(`SELECT topic, subject_id FROM change_feed ORDER BY id`);
 
   beforeEach(async () => {
-    const slug = `s${randomUUID().slice(0, 8)}`;
-    const [org] = await store.db.query<{ id: string }>(`INSERT INTO orgs (slug, name) VALUES ($1, 'o') RETURNING id`, [slug]);
-    const [ws] = await store.db.query<{ id: string }>(
-      `INSERT INTO workspaces (org_id, slug, name, balance_usd) VALUES ($1, $2, 'w', 0.01) RETURNING id`,
-      [org!.id, slug],
-    );
-    workspaceId = ws!.id;
-    const [team] = await store.db.query<{ id: string }>(`INSERT INTO teams (org_id, workspace_id, name) VALUES ($1, $2, 't') RETURNING id`, [
-      org!.id,
-      workspaceId,
-    ]);
-    const key = async (budget: number | null) => {
-      const [k] = await store.db.query<{ id: string }>(
-        `INSERT INTO api_keys (org_id, workspace_id, team_id, kind, name, key_hash, prefix, last4, budget_usd)
-         VALUES ($1, $2, $3, 'team', 'k', $4, 'p', 'l', $5) RETURNING id`,
-        [org!.id, workspaceId, team!.id, randomUUID(), budget],
-      );
-      return k!.id;
-    };
-    budgetKey = await key(0.002);
-    plainKey = await key(null);
+    const seeded = await insertUsageWorkspace(store.db, 0.01);
+    workspaceId = seeded.workspaceId;
+    budgetKey = await seeded.key(0.002);
+    plainKey = await seeded.key(null);
     await store.db.query(`DELETE FROM change_feed`);
   });
 
