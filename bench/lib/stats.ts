@@ -27,3 +27,9 @@ export class Samples {
     return this.data.subarray(0, this.length);
   }
 }
+
+/** The item whose key is the median of the items' (the lower middle one for an even count); undefined for none. */
+export function medianBy<T>(items: readonly T[], key: (item: T) => number): T | undefined {
+  const sorted = [...items].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}

@@ -1,6 +1,7 @@
 import { probe, tollgateRequest, type BenchContext, type System, type SystemName } from '../lib/context.js';
 import { fmtMs, fmtNum, ratio } from '../lib/report.js';
 import { measureResponsesCost, RESPONSES_ROUTES, type ResponsesRoute } from '../lib/responses-cost.js';
+import { medianBy } from '../lib/stats.js';
 import { FAST_ALIAS, PACED_ALIAS, TRANSLATED_ALIASES } from '../lib/tollgate.js';
 import { measureLoad, type LoadFigures } from './overhead.js';
 import { measureStreams, type StreamFigures } from './streaming.js';
@@ -52,18 +53,30 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
 
   const load: LoadFigures[] = [];
   const streams: StreamFigures[] = [];
+  // Rounds alternate the routes so drift in the machine's load hits all alike; each route keeps its median
+  // round (one run of a few seconds moved a route's CPU per call by a third on a quiet machine).
+  const rounds = ctx.profile.name === 'quick' ? 1 : 3;
+  const median = <T>(runs: T[], key: (f: T) => number): T => medianBy(runs, key)!;
   for (const system of systems) await measureLoad(ctx, system, 'responses', 50, ctx.profile.warmS);
-  // Alternate the routes so drift in the shared machine's load hits all alike.
-  for (const system of systems) {
-    ctx.log(`responses: ${system.name} non-streamed at 50 connections`);
-    load.push(await measureLoad(ctx, system, 'responses', 50, ctx.profile.measureS));
+  const loadRuns = new Map<string, LoadFigures[]>(systems.map((s) => [s.name, []]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const system of systems) {
+      ctx.log(`responses: ${system.name} non-streamed at 50 connections, round ${round} of ${rounds}`);
+      loadRuns.get(system.name)!.push(await measureLoad(ctx, system, 'responses', 50, ctx.profile.measureS));
+    }
   }
+  for (const system of systems) load.push(median(loadRuns.get(system.name)!, (f) => f.cpuUsPerRequest ?? Infinity));
   for (const system of systems) await measureStreams(ctx, system, 'responses', 10, ctx.profile.warmS);
   for (const connections of [1, 50]) {
-    for (const system of systems) {
-      ctx.log(`responses: ${system.name} streamed, ${connections} stream(s)`);
-      streams.push(await measureStreams(ctx, system, 'responses', connections, ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0)));
+    const streamRuns = new Map<string, StreamFigures[]>(systems.map((s) => [s.name, []]));
+    for (let round = 1; round <= rounds; round++) {
+      for (const system of systems) {
+        ctx.log(`responses: ${system.name} streamed, ${connections} stream(s), round ${round} of ${rounds}`);
+        const seconds = ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0);
+        streamRuns.get(system.name)!.push(await measureStreams(ctx, system, 'responses', connections, seconds));
+      }
     }
+    for (const system of systems) streams.push(median(streamRuns.get(system.name)!, (f) => f.cpuUsPerEvent ?? Infinity));
   }
   ctx.report.data.responses = { routes, load, streams };
 
@@ -116,7 +129,9 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
     const pass = streams.find((p) => p.system === 'tollgate' && p.connections === f.connections);
     row(f.system, 'SSE', f.connections, String(f.events), f.ttfbUs.p50, f.cpuUsPerEvent, pass?.cpuUsPerEvent, String(f.errors));
   }
-  table.note("The proxy's CPU per request (JSON) or per SSE event the client received (SSE: paced upstream, 50 token events 2 ms apart).");
+  table.note(
+    "The proxy's CPU per request (JSON) or per SSE event the client received (SSE: paced upstream, 50 token events 2 ms apart); each route's median of 3 alternating rounds (1 with --quick).",
+  );
 
   // The translators' own work, in-process: steady where the end-to-end rows above are noisy.
   const quick = ctx.profile.name === 'quick';
