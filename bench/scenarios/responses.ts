@@ -53,14 +53,16 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
 
   const load: LoadFigures[] = [];
   const streams: StreamFigures[] = [];
-  // Rounds alternate the routes so drift in the machine's load hits all alike; each route keeps its median
-  // round (one run of a few seconds moved a route's CPU per call by a third on a quiet machine).
+  // Rounds alternate the routes, each round starting one route later, so neither drift in the machine's load
+  // nor what a route leaves behind for the next (settlement of its calls) lands on one route; each route keeps
+  // its median round (one run of a few seconds moved a route's CPU per call by a third on a quiet machine).
+  const rotated = <T>(xs: T[], round: number): T[] => xs.map((_, i) => xs[(i + round) % xs.length]!);
   const rounds = ctx.profile.name === 'quick' ? 1 : 3;
   const median = <T>(runs: T[], key: (f: T) => number): T => medianBy(runs, key)!;
   for (const system of systems) await measureLoad(ctx, system, 'responses', 50, ctx.profile.warmS);
   const loadRuns = new Map<string, LoadFigures[]>(systems.map((s) => [s.name, []]));
   for (let round = 1; round <= rounds; round++) {
-    for (const system of systems) {
+    for (const system of rotated(systems, round)) {
       ctx.log(`responses: ${system.name} non-streamed at 50 connections, round ${round} of ${rounds}`);
       loadRuns.get(system.name)!.push(await measureLoad(ctx, system, 'responses', 50, ctx.profile.measureS));
     }
@@ -70,7 +72,7 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
   for (const connections of [1, 50]) {
     const streamRuns = new Map<string, StreamFigures[]>(systems.map((s) => [s.name, []]));
     for (let round = 1; round <= rounds; round++) {
-      for (const system of systems) {
+      for (const system of rotated(systems, round)) {
         ctx.log(`responses: ${system.name} streamed, ${connections} stream(s), round ${round} of ${rounds}`);
         const seconds = ctx.profile.measureS + (ctx.profile.name === 'quick' ? 1 : 0);
         streamRuns.get(system.name)!.push(await measureStreams(ctx, system, 'responses', connections, seconds));
