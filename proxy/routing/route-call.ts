@@ -110,7 +110,9 @@ export async function routeCall(call: RoutedCall, routing: Routing, attempt: Att
     const model = call.chain[a]!;
     const all = deploymentsOf(model, call.catalog);
     // The session's deployment, read before the pick (from Redis when affinity is shared: one round trip).
-    let pinned = a === 0 && call.session !== undefined ? routing.affinity.get(model.alias, call.session) : undefined;
+    // Only the primary alias is pinned, and only when it has a choice of deployments to pin.
+    const session = a === 0 && all.length > 1 ? call.session : undefined;
+    let pinned = session !== undefined ? routing.affinity.get(model.alias, session) : undefined;
     if (pinned instanceof Promise) pinned = await pinned;
     const order = orderOf(routing, model, pinned);
     const ran = routing.health.check(order.map((i) => all[i]!.id));
@@ -134,7 +136,7 @@ export async function routeCall(call: RoutedCall, routing: Routing, attempt: Att
       attempts++;
       const reason = judge(routing, d, o, call.stream);
       record(routing, d, o, reason, startedAt);
-      if (o.kind === 'complete' && call.session !== undefined && a === 0) routing.affinity.set(model.alias, call.session, d.index);
+      if (o.kind === 'complete' && session !== undefined) routing.affinity.set(model.alias, session, d.index);
       const movesOn = o.kind === 'retry' || (o.kind === 'failed' && !call.clientGone() && failover);
       if (!movesOn) return { outcome: o, served: o.kind === 'failed' ? undefined : d, attempts };
       last = { outcome: o, reason, after: o.kind === 'retry' ? o.retryAfterMs : undefined };
