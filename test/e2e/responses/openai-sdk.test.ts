@@ -71,24 +71,22 @@ describeEachStore('Responses API: the openai SDK on every provider kind', (store
         if (call?.type !== 'function_call') throw new Error('no function call');
         expect(call.name).to.equal('get_weather');
         expect(JSON.parse(call.arguments)).to.have.property('city');
+        // The second turn, sent once whole and once streamed: the call and its output.
+        const turn: OpenAI.Responses.ResponseInput = [
+          { role: 'user', content: 'Weather in Paris?' },
+          { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 °C' },
+        ];
         const second = await client.responses.create({
           model,
           tools: [weather],
-          input: [
-            { role: 'user', content: 'Weather in Paris?' },
-            { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
-            { type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 °C' },
-          ],
+          input: turn,
         });
         expect(second.output_text).to.match(/^tok1/);
         const streamed = client.responses.stream({
           model,
           tools: [weather],
-          input: [
-            { role: 'user', content: 'Weather in Paris?' },
-            { type: 'function_call', call_id: call.call_id, name: call.name, arguments: call.arguments },
-            { type: 'function_call_output', call_id: call.call_id, output: 'Sunny, 21 °C' },
-          ],
+          input: turn,
         });
         expect((await streamed.finalResponse()).output_text).to.match(/^tok1/);
       });
