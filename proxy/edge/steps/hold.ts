@@ -49,7 +49,10 @@ function storeDown(s: CallState, deps: EdgeDeps, err: unknown): never {
  */
 export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
   if (deps.metering.full()) {
-    deps.logger.error({ requestId: s.requestId }, 'settlement outbox full: refusing calls until the control plane takes usage again');
+    deps.logger.error(
+      { requestId: s.requestId },
+      'settlement outbox full (usage the control plane has not taken, or a disk refusing writes): refusing calls until it can record again',
+    );
     return new AppError('unavailable', 'Usage cannot be recorded right now. Retry shortly.', {
       headers: { ...s.limitHeaders, 'retry-after': '5' },
     });
