@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { DataDirBusyError, type LockInfo } from '../control-plane/db/data-dir-lock.js';
-import { isFreshDataDir } from '../control-plane/db/first-start.js';
+import { isFreshDataDir } from '../control-plane/db/fresh-data-dir.js';
 
 /**
  * `npm start` runs the control plane as a child process of its own, so the

@@ -1,15 +1,8 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from '../../shared/logger.js';
 import { acquireLock } from './data-dir-lock.js';
 import { ensurePrivateDataDir, tightenDataDir } from './data-dir-mode.js';
 import { migrate } from './migrate.js';
 import { openPglite } from './pglite.js';
-
-/** Whether DATA_DIR holds no embedded store yet (PostgreSQL's data directory marker is missing). */
-export function isFreshDataDir(dataDir: string): boolean {
-  return !existsSync(join(dataDir, 'PG_VERSION'));
-}
 
 /**
  * Creates and migrates the embedded store, then closes it. PGlite's initdb
