@@ -6,8 +6,10 @@ import { setPriority } from 'node:os';
  * the control plane share a core, a settlement batch that wakes while the
  * proxy has calls to answer waits for the proxy rather than sit in front of
  * them; with a core to spare it changes nothing. At 10 the control plane
- * still gets about a tenth of a busy core, more than settlement needs once
- * the proxy's usage reports grow with its load (docs/operations.md).
+ * still gets about a tenth of a core the proxy keeps busy (the scheduler's
+ * weights for nice 10 and 0 are 110 and 1024) and all of an idle one; usage
+ * reports wait meanwhile in the proxy's durable outbox and arrive in larger
+ * batches, which cost the control plane less per call (docs/operations.md).
  */
 export const CONTROL_PLANE_NICE = 10;
 
