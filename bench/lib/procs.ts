@@ -212,6 +212,22 @@ export const treeCpuMicros = (pid: number): number => overTree(pid, cpuMicros);
 /** RSS of a process tree, in bytes. */
 export const treeRssBytes = (pid: number): number => overTree(pid, rssBytes);
 
+/**
+ * Proportional set size of a process tree, in bytes: each page shared by
+ * several processes counts for its share in each, so the tree's sum counts
+ * it once. `npm start`'s three node processes (npm, the proxy, the control
+ * plane) share the node executable's ~50 MiB of code, which a sum of RSS
+ * counts three times though the machine holds it once.
+ */
+export const treePssBytes = (pid: number): number => overTree(pid, pssBytes);
+
+/** Proportional set size in bytes, from /proc/<pid>/smaps_rollup. */
+export function pssBytes(pid: number): number {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const match = /^Pss:\s+(\d+) kB/m.exec(rollup);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
 /** Resident set size in bytes, from /proc/<pid>/status. */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -1,5 +1,6 @@
 import { probe, tollgateSystem, type BenchContext, type System } from '../lib/context.js';
-import { treeRssBytes } from '../lib/procs.js';
+import { cpuMicros, processTree, pssBytes, rssBytes, treePssBytes, treeRssBytes } from '../lib/procs.js';
+import { readFileSync } from 'node:fs';
 import { fmtMiB, fmtMs, fmtNum, ratio } from '../lib/report.js';
 import { provision, startTollgate } from '../lib/tollgate.js';
 import { measureLoad, type LoadFigures } from './overhead.js';
@@ -11,6 +12,9 @@ import { measureLoad, type LoadFigures } from './overhead.js';
  * tree — beside the bare pass-through and the split shape (proxy and
  * control plane apart, their CPU added), in one run. Chat Completions,
  * non-streamed, at 1 and 50 connections; p99 and p99.9 are the tail.
+ * The tree's memory is given as the sum of RSS and of PSS (shared pages,
+ * chiefly the node executable's code, counted once), and per process; its
+ * CPU per call also per process, so the control plane's share shows.
  */
 export async function wholeScenario(ctx: BenchContext): Promise<void> {
   const modelsFile = await ctx.models();
@@ -25,6 +29,8 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   // Idle RSS after start: started, provisioned, nothing served yet, a moment to settle.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const rssIdle = treeRssBytes(whole.pid!);
+  const pssIdle = treePssBytes(whole.pid!);
+  const idleByProcess = processTree(whole.pid!).map((pid) => ({ role: role(pid), rss: safely(rssBytes, pid), pss: safely(pssBytes, pid) }));
   const systems = [bare, split, whole];
   for (const s of systems) {
     const problem = await probe(s.request('chat'));
@@ -32,18 +38,28 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   }
   for (const s of systems) await measureLoad(ctx, s, 'chat', 50, ctx.profile.freshWarmS);
   const rssWarm = treeRssBytes(whole.pid!);
-  const figures: LoadFigures[] = [];
+  const pssWarm = treePssBytes(whole.pid!);
+  const figures: WholeFigures[] = [];
   for (const connections of [1, 50]) {
     for (const s of systems) {
       ctx.log(`whole: ${s.name === 'tollgate' ? ctx.shape : s.name} chat at ${connections} connection(s)`);
-      figures.push(await measureLoad(ctx, s, 'chat', connections, ctx.profile.measureS));
+      if (s !== whole) figures.push(await measureLoad(ctx, s, 'chat', connections, ctx.profile.measureS));
+      else {
+        const before = cpuByRole(whole.pid!);
+        const f = await measureLoad(ctx, s, 'chat', connections, ctx.profile.measureS);
+        const after = cpuByRole(whole.pid!);
+        const completed = f.requests - f.errors;
+        const perCall = Object.fromEntries(Object.entries(after).map(([r, us]) => [r, completed > 0 ? (us - (before[r] ?? 0)) / completed : NaN]));
+        figures.push({ ...f, cpuUsPerRequestByProcess: perCall });
+      }
     }
   }
   const rssAfter = treeRssBytes(whole.pid!);
+  const pssAfter = treePssBytes(whole.pid!);
   await tollgate.stop();
 
-  const total = (f: LoadFigures) => (f.cpuUsPerRequest ?? NaN) + (f.controlPlaneCpuUsPerRequest ?? 0);
-  ctx.report.data.whole = { figures, rssIdle, rssWarm, rssAfter };
+  const total = (f: WholeFigures) => (f.cpuUsPerRequest ?? NaN) + (f.controlPlaneCpuUsPerRequest ?? 0);
+  ctx.report.data.whole = { figures, rssIdle, rssWarm, rssAfter, pssIdle, pssWarm, pssAfter, idleByProcess };
   const table = ctx.report.section('Whole: `npm start` as a user runs it, beside bare and the split halves (Chat Completions, non-streamed)', [
     'system',
     'conns',
@@ -75,10 +91,19 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   table.note(
     `npm start tree RSS: ${fmtMiB(rssIdle)} MiB idle after start, ${fmtMiB(rssWarm)} MiB after warm-up, ${fmtMiB(rssAfter)} MiB after the measurements.`,
   );
+  table.note(
+    `npm start tree PSS (shared pages once): ${fmtMiB(pssIdle)} MiB idle after start, ${fmtMiB(pssWarm)} MiB after warm-up, ${fmtMiB(pssAfter)} MiB after the measurements.`,
+  );
+  table.note(`Idle after start, per process (RSS / PSS MiB): ${idleByProcess.map((p) => `${p.role} ${fmtMiB(p.rss)} / ${fmtMiB(p.pss)}`).join('; ')}.`);
+  for (const f of figures) {
+    if (!f.cpuUsPerRequestByProcess) continue;
+    const parts = Object.entries(f.cpuUsPerRequestByProcess).map(([r, us]) => `${r} ${fmtNum(us)}`);
+    table.note(`npm start CPU µs/req at ${f.connections} connection(s), per process: ${parts.join('; ')}.`);
+  }
   table.note('CPU µs/req: bare = its process; split = proxy + control plane; npm start = every process of the tree (npm, node).');
   const w50 = figures.find((f) => f.system === 'whole' && f.connections === 50);
   const b50 = bareAt(50);
-  const ok = (f: LoadFigures | undefined) => f && f.errors <= f.requests * 0.01;
+  const ok = (f: WholeFigures | undefined) => f && f.errors <= f.requests * 0.01;
   const measured = ok(w50) && ok(b50);
   const note = measured ? undefined : 'not measured or failing';
   const value = ratio(w50 ? total(w50) : NaN, b50?.cpuUsPerRequest ?? NaN);
@@ -107,4 +132,45 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
     target: '≤ 300',
     pass: idleMiB > 0 ? idleMiB <= 300 : undefined,
   });
+  const idlePssMiB = pssIdle / 1024 / 1024;
+  ctx.report.check({
+    scenario: 'whole',
+    figure: 'npm start tree PSS idle after start (MiB)',
+    value: idlePssMiB,
+    target: '≤ 300',
+    pass: idlePssMiB > 0 ? idlePssMiB <= 300 : undefined,
+    note: 'shared pages (the node executable) once; the RSS sum counts them per process',
+  });
+}
+
+type WholeFigures = LoadFigures & { cpuUsPerRequestByProcess?: Record<string, number> };
+
+/** Which part of `npm start`'s tree a process is, from its command line. */
+function role(pid: number): string {
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return `pid ${pid}`;
+  }
+  if (cmdline.includes('control-plane-child')) return 'control plane';
+  if (cmdline.includes('bin/start.js')) return cmdline.startsWith('sh ') || cmdline.startsWith('/bin/sh ') ? 'sh' : 'proxy';
+  if (cmdline.includes('npm')) return 'npm';
+  return cmdline.split(' ')[0]!.split('/').pop() ?? `pid ${pid}`;
+}
+
+/** CPU µs so far of each part of the tree, by role (processes of the same role added). */
+function cpuByRole(root: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pid of processTree(root)) out[role(pid)] = (out[role(pid)] ?? 0) + safely(cpuMicros, pid);
+  return out;
+}
+
+/** A /proc figure of a process that may have ended meanwhile (0 then). */
+function safely(read: (pid: number) => number, pid: number): number {
+  try {
+    return read(pid);
+  } catch {
+    return 0;
+  }
 }
