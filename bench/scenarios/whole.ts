@@ -94,7 +94,9 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   table.note(
     `npm start tree PSS (shared pages once): ${fmtMiB(pssIdle)} MiB idle after start, ${fmtMiB(pssWarm)} MiB after warm-up, ${fmtMiB(pssAfter)} MiB after the measurements.`,
   );
-  table.note(`Idle after start, per process (RSS / PSS MiB): ${idleByProcess.map((p) => `${p.role} ${fmtMiB(p.rss)} / ${fmtMiB(p.pss)}`).join('; ')}.`);
+  table.note(
+    `Idle after start, per process (RSS / PSS MiB): ${idleByProcess.map((p) => `${p.role} ${fmtMiB(p.rss)} / ${fmtMiB(p.pss)}`).join('; ')}.`,
+  );
   for (const f of figures) {
     if (!f.cpuUsPerRequestByProcess) continue;
     const parts = Object.entries(f.cpuUsPerRequestByProcess).map(([r, us]) => `${r} ${fmtNum(us)}`);
@@ -147,7 +149,7 @@ type WholeFigures = LoadFigures & { cpuUsPerRequestByProcess?: Record<string, nu
 
 /** Which part of `npm start`'s tree a process is, from its command line. */
 function role(pid: number): string {
-  let cmdline = '';
+  let cmdline: string;
   try {
     cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
