@@ -11,15 +11,12 @@ import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 import { startControlPlane, type RunningControlPlane } from '../control-plane/runtime.js';
 import { createEmbeddedStore } from '../control-plane/db/first-start.js';
 import type { FromChild, ToChild } from './control-plane-process.js';
-import { CONTROL_PLANE_NICE, lowerPriority } from './control-plane-nice.js';
 
 const send = (message: FromChild) => process.send!(message);
 
 // Ctrl-C reaches the whole process group: the parent drains the proxy first, then tells this process to close.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => undefined);
-// The proxy's calls go first when both want the same core (see control-plane-nice.ts).
-lowerPriority(CONTROL_PLANE_NICE);
 
 restrictUmask();
 // The parent read .env and checked the settings already; its environment (with the data-plane token) is this one.
