@@ -30,7 +30,7 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   const rssIdle = treeRssBytes(whole.pid!);
   const pssIdle = treePssBytes(whole.pid!);
-  const idleByProcess = processTree(whole.pid!).map((pid) => ({ role: role(pid), rss: safely(rssBytes, pid), pss: safely(pssBytes, pid) }));
+  const idleByProcess = memoryByProcess(whole.pid!);
   const systems = [bare, split, whole];
   for (const s of systems) {
     const problem = await probe(s.request('chat'));
@@ -56,10 +56,11 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   }
   const rssAfter = treeRssBytes(whole.pid!);
   const pssAfter = treePssBytes(whole.pid!);
+  const afterByProcess = memoryByProcess(whole.pid!);
   await tollgate.stop();
 
   const total = (f: WholeFigures) => (f.cpuUsPerRequest ?? NaN) + (f.controlPlaneCpuUsPerRequest ?? 0);
-  ctx.report.data.whole = { figures, rssIdle, rssWarm, rssAfter, pssIdle, pssWarm, pssAfter, idleByProcess };
+  ctx.report.data.whole = { figures, rssIdle, rssWarm, rssAfter, pssIdle, pssWarm, pssAfter, idleByProcess, afterByProcess };
   const table = ctx.report.section('Whole: `npm start` as a user runs it, beside bare and the split halves (Chat Completions, non-streamed)', [
     'system',
     'conns',
@@ -94,9 +95,8 @@ export async function wholeScenario(ctx: BenchContext): Promise<void> {
   table.note(
     `npm start tree PSS (shared pages once): ${fmtMiB(pssIdle)} MiB idle after start, ${fmtMiB(pssWarm)} MiB after warm-up, ${fmtMiB(pssAfter)} MiB after the measurements.`,
   );
-  table.note(
-    `Idle after start, per process (RSS / PSS MiB): ${idleByProcess.map((p) => `${p.role} ${fmtMiB(p.rss)} / ${fmtMiB(p.pss)}`).join('; ')}.`,
-  );
+  const perProcess = (list: typeof idleByProcess) => list.map((p) => `${p.role} ${fmtMiB(p.rss)} / ${fmtMiB(p.pss)}`).join('; ');
+  table.note(`Per process (RSS / PSS MiB), idle after start: ${perProcess(idleByProcess)}; after the measurements: ${perProcess(afterByProcess)}.`);
   for (const f of figures) {
     if (!f.cpuUsPerRequestByProcess) continue;
     const parts = Object.entries(f.cpuUsPerRequestByProcess).map(([r, us]) => `${r} ${fmtNum(us)}`);
@@ -159,6 +159,11 @@ function role(pid: number): string {
   if (cmdline.includes('bin/start.js')) return cmdline.startsWith('sh ') || cmdline.startsWith('/bin/sh ') ? 'sh' : 'proxy';
   if (cmdline.includes('npm')) return 'npm';
   return cmdline.split(' ')[0]!.split('/').pop() ?? `pid ${pid}`;
+}
+
+/** RSS and PSS of each process of the tree, named by its role. */
+function memoryByProcess(root: number): { role: string; rss: number; pss: number }[] {
+  return processTree(root).map((pid) => ({ role: role(pid), rss: safely(rssBytes, pid), pss: safely(pssBytes, pid) }));
 }
 
 /** CPU µs so far of each part of the tree, by role (processes of the same role added). */
