@@ -84,7 +84,7 @@ export function createSettlementWatch(metrics: ProxyMetrics | undefined): Settle
         async reportUsage(reports) {
           const results = await report(reports);
           const now = performance.now();
-          for (const r of reports) recorded(r.request_id, now);
+          if (pending.size) for (const r of reports) recorded(r.requestId, now);
           return results;
         },
       };
