@@ -68,6 +68,28 @@ function keysOf(answer: z.infer<typeof usageEitherAnswerSchema>, reports: readon
   return [...keys.values()];
 }
 
+const BATCH_HEAD = '{"reports":[';
+const BATCH_TAIL = ']}';
+
+/**
+ * A usage batch's body written straight into one buffer from its reports'
+ * text: a string of 400 KB built by concatenation, then copied out as UTF-8,
+ * cost several times this (measured 2-5 ms against 0.2 ms per 1,000 reports),
+ * most of it page faults on fresh large objects.
+ */
+function usageBody(reports: readonly ReportText[]): Buffer {
+  let bytes = BATCH_HEAD.length + BATCH_TAIL.length + Math.max(0, reports.length - 1);
+  for (const r of reports) bytes += Buffer.byteLength(r.json);
+  const body = Buffer.allocUnsafe(bytes);
+  let at = body.write(BATCH_HEAD, 0, 'latin1');
+  for (let i = 0; i < reports.length; i++) {
+    if (i > 0) at += body.write(',', at, 'latin1');
+    at += body.write(reports[i]!.json, at);
+  }
+  body.write(BATCH_TAIL, at, 'latin1');
+  return body;
+}
+
 /**
  * The proxy's client of /internal, authenticated with DATA_PLANE_TOKEN. Every
  * answer is checked against the wire contract; that costs a parse per key
@@ -101,7 +123,7 @@ export function createControlPlaneClient(baseUrl: string, token: string): Contro
   const auth = `Bearer ${token}`;
 
   /** An answer's text, once the status says it is one; throws as the callers' fallbacks expect. */
-  async function send(method: 'GET' | 'POST', path: string, body?: string): Promise<string> {
+  async function send(method: 'GET' | 'POST', path: string, body?: string | Buffer): Promise<string> {
     let res;
     try {
       res = await pool.request({
@@ -123,16 +145,14 @@ export function createControlPlaneClient(baseUrl: string, token: string): Contro
     return text;
   }
 
-  async function json<S extends z.ZodType>(schema: S, method: 'GET' | 'POST', path: string, body?: string): Promise<z.infer<S>> {
+  async function json<S extends z.ZodType>(schema: S, method: 'GET' | 'POST', path: string, body?: string | Buffer): Promise<z.infer<S>> {
     return parseAnswer(schema, await send(method, path, body), `${method} ${path}`);
   }
 
   return {
     resolveKey: (keyHash: string) => json(keyResolutionSchema, 'GET', `/internal/keys/${keyHash}`),
     async reportUsage(reports: readonly ReportText[]) {
-      let body = '{"reports":[';
-      for (let i = 0; i < reports.length; i++) body += i === 0 ? reports[i]!.json : `,${reports[i]!.json}`;
-      const answer = await json(usageEitherAnswerSchema, 'POST', `/internal/usage?answer=${USAGE_ANSWER_PER_KEY}`, `${body}]}`);
+      const answer = await json(usageEitherAnswerSchema, 'POST', `/internal/usage?answer=${USAGE_ANSWER_PER_KEY}`, usageBody(reports));
       return keysOf(answer, reports);
     },
     keyMoney: async (keyId: string) => (await json(keyMoneyAnswerSchema, 'GET', `/internal/money/${keyId}`)).money,

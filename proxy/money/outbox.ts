@@ -2,7 +2,7 @@ import { closeSync, constants, fdatasync, mkdirSync, openSync, readdirSync, read
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive } from '../../shared/process.js';
-import { entryLine, type OutboxEntry, type OutboxRecord } from './record-json.js';
+import { linesBuffer, type OutboxEntry, type OutboxRecord } from './record-json.js';
 
 export type { OutboxEntry, OutboxRecord } from './record-json.js';
 
@@ -182,9 +182,7 @@ export function openOutbox(dir: string): Outbox {
           }
         }
         const seg = current;
-        let text = '';
-        for (const e of entries) text += entryLine(e);
-        const bytes = Buffer.from(text);
+        const bytes = linesBuffer(entries);
         try {
           await writeDurably(seg.handle!, bytes);
         } catch (err) {

@@ -93,7 +93,8 @@ describe('proxy: control-plane client sends usage reports as they were serialize
   });
   const texts = (...keys: string[]) =>
     keys.map((keyId, i) => ({
-      json: JSON.stringify({ request_id: `r${i}`, key_id: keyId, model: 'tg/x', input_tokens: 1, output_tokens: 1, cost_micros: 1 }),
+      // A model name beyond ASCII: the body is sized in UTF-8 bytes, not characters.
+      json: JSON.stringify({ request_id: `r${i}`, key_id: keyId, model: 'tg/modèle-☃', input_tokens: 1, output_tokens: 1, cost_micros: 1 }),
       requestId: `r${i}`,
       keyId,
     }));

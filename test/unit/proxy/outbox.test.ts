@@ -10,7 +10,7 @@ import { createMemoryHoldStore } from '../../../proxy/money/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/money/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../proxy/money/metering.js';
 import { openOutbox, type OutboxRecord } from '../../../proxy/money/outbox.js';
-import { entryOf, recordLine } from '../../../proxy/money/record-json.js';
+import { entryOf, linesBuffer, recordLine } from '../../../proxy/money/record-json.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createLogger } from '../../../shared/logger.js';
 import { testConfig } from '../../support/control-plane.js';
@@ -146,6 +146,8 @@ describe('proxy: settlement outbox', () => {
     fc.assert(
       fc.property(rec, (r) => {
         expect(recordLine(r)).to.equal(`${JSON.stringify({ ...r, recordOnly: r.recordOnly ? true : undefined })}\n`);
+        // What the outbox writes: the same lines, straight into a buffer.
+        expect(linesBuffer([entryOf(r), entryOf(r)]).toString('utf8')).to.equal(recordLine(r).repeat(2));
       }),
     );
     const usual = { ...record(1), report: { ...record(1).report, format: 'chat' as const, status: 200, latency_ms: 3 } };
