@@ -4,12 +4,7 @@ import { changePageSchema, changeVersionSchema } from '../shared/contract/change
 import { keyResolutionSchema, type KeyResolution } from '../shared/contract/keys.js';
 import { keyMoneyAnswerSchema, type KeyMoney } from '../shared/contract/money.js';
 import type { DeploymentReport } from '../shared/contract/deployments.js';
-import {
-  USAGE_ANSWER_PER_KEY,
-  usageAnswerSchema,
-  usageKeysAnswerSchema,
-  type UsageKeyMoney,
-} from '../shared/contract/usage.js';
+import { USAGE_ANSWER_PER_KEY, usageAnswerSchema, usageKeysAnswerSchema, type UsageKeyMoney } from '../shared/contract/usage.js';
 
 export class ControlPlaneUnavailable extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

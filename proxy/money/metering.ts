@@ -3,14 +3,14 @@ import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
 import type { Usage, UsageFormat, WireFormat } from '../call.js';
-import type { HoldStore, MoneySnapshot } from './holds.js';
-import { liveHold, moneySnapshot } from './snapshot.js';
+import type { HoldStore } from './holds.js';
+import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox } from './outbox.js';
 import { reportJson } from './record-json.js';
 import { createSettlementBatcher } from './batcher.js';
 import { watchOutboxDisk } from './outbox-disk.js';
-import { releaseRecorded } from './hold-release.js';
+import { releaseBatch } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
 import { createInFlight, settlementOf, type Settlement } from './settlement.js';
 import { callCost, type CallCost } from './cost.js';
@@ -126,15 +126,7 @@ export function createMetering(deps: MeteringDeps): Metering {
    */
   async function recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
     owed -= batch.length;
-    const snapshots = new Map<string, MoneySnapshot>();
-    for (const m of money) snapshots.set(m.key_id, moneySnapshot(m.workspace_id, m.key_id, m));
-    // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
-    const releasing: Promise<void>[] = [];
-    for (const s of batch) {
-      const released = releaseRecorded(holds, live, logger, s, snapshots.get(s.keyId));
-      if (released) releasing.push(released);
-    }
-    if (releasing.length) await Promise.all(releasing);
+    await releaseBatch(holds, live, logger, batch, money);
     await ackSegments(outbox, logger, batch);
   }
 

@@ -109,7 +109,6 @@ export function linesBuffer(entries: readonly OutboxEntry[]): Buffer {
   return out;
 }
 
-
 /** A record read back from disk (replay), or made in a test, as the outbox writes it. */
 export function entryOf(r: OutboxRecord): OutboxEntry {
   return { json: reportJson(r.report), workspaceId: r.workspaceId, keyBudget: r.keyBudget, recordOnly: r.recordOnly === true };
@@ -142,4 +141,3 @@ function splitFields(p: UsageReport): string | undefined {
     `"cost_femtos":${json(p.cost_femtos!)},"cache_saved_femtos":${json(p.cache_saved_femtos!)}`
   );
 }
-

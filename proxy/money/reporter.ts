@@ -101,10 +101,7 @@ export function createUsageReporter(deps: UsageReporterDeps): UsageReporter {
       exact.push(batch.slice(0, mid), batch.slice(mid));
       return;
     }
-    logger.error(
-      { err: err.message, requestId: batch[0]!.requestId },
-      'control plane refused a usage report; kept, and retried apart',
-    );
+    logger.error({ err: err.message, requestId: batch[0]!.requestId }, 'control plane refused a usage report; kept, and retried apart');
     const later = setTimeout(() => {
       exact.push(batch);
       pump();

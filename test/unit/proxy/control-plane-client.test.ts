@@ -115,7 +115,7 @@ describe('proxy: control-plane client sends usage reports as they were serialize
     return { seen, client: createControlPlaneClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'token') };
   }
 
-  it('posts the reports\' own text as the batch, asks for the answer per key, and returns it', async () => {
+  it("posts the reports' own text as the batch, asks for the answer per key, and returns it", async () => {
     const keys = [{ key_id: KEY_A, ...money('ws', 7) }];
     const { seen, client } = await controlPlane({ keys });
     const sent = texts(KEY_A, KEY_A);

@@ -73,7 +73,9 @@ function metering(
       async reportUsage(sent) {
         const reports = reportsOf(sent);
         reported.push(...reports);
-        const results = await (opts.answer ? opts.answer(reports) : Promise.resolve(reports.map((r) => result(r, { balance_micros: 999_000, balance_version: 2 }))));
+        const results = await (opts.answer
+          ? opts.answer(reports)
+          : Promise.resolve(reports.map((r) => result(r, { balance_micros: 999_000, balance_version: 2 }))));
         return perKey(reports, results);
       },
     },

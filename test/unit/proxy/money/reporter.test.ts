@@ -8,7 +8,13 @@ import { perKey, quietLogger, reportsOf, result, settlement } from './fakes.js';
 
 type Answer = (reports: UsageReport[]) => Promise<UsageKeyMoney[]>;
 
-const recordAll: Answer = (reports) => Promise.resolve(perKey(reports, reports.map((r) => result(r))));
+const recordAll: Answer = (reports) =>
+  Promise.resolve(
+    perKey(
+      reports,
+      reports.map((r) => result(r)),
+    ),
+  );
 
 /** A reporter over an injected control plane that answers with `answer` and records what it was sent. */
 function reporter(answer: Answer = recordAll, retryMaxMs = 2_000) {
