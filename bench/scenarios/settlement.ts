@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { UsageReport, UsageResult } from '../../shared/contract/usage.js';
+import { USAGE_ANSWER_PER_KEY, type UsageKeyMoney, type UsageReport, type UsageResult } from '../../shared/contract/usage.js';
 import type { BenchContext } from '../lib/context.js';
 import { runChild } from '../lib/load.js';
 import { REPO_ROOT } from '../lib/procs.js';
@@ -15,8 +15,8 @@ const MONEY = 1e15;
 
 /**
  * A control plane that records nothing and answers every usage report as the
- * real one does (one result per report, with the key's money), so the child
- * pays for the same answer it would parse in production.
+ * real one does (each key's money, once), so the child pays for the same
+ * answer it would parse in production.
  */
 function standInControlPlane(): Promise<Server> {
   const server = createServer((req, res) => {
@@ -24,16 +24,12 @@ function standInControlPlane(): Promise<Server> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const { reports } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { reports: UsageReport[] };
-      const results: UsageResult[] = reports.map((r) => ({
-        request_id: r.request_id,
-        recorded: true,
-        workspace_id: WORKSPACE_ID,
-        balance_micros: MONEY,
-        balance_version: 1,
-        key_remaining_micros: MONEY,
-        key_version: 1,
-      }));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
+      const money = { workspace_id: WORKSPACE_ID, balance_micros: MONEY, balance_version: 1, key_remaining_micros: MONEY, key_version: 1 };
+      // Per key when asked (as the proxy does), else per report.
+      const answer = req.url?.includes(`answer=${USAGE_ANSWER_PER_KEY}`)
+        ? { keys: [...new Set(reports.map((r) => r.key_id))].map((key_id): UsageKeyMoney => ({ key_id, ...money })) }
+        : { results: reports.map((r): UsageResult => ({ request_id: r.request_id, recorded: true, ...money })) };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));

@@ -7,10 +7,10 @@ import { parseValid, readJson } from '../http/body.js';
 import { invalidInput, unauthenticated } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/secrets.js';
 import { changesSince, changeVersion, resolveKey } from '../services/data-plane/key-resolution.js';
-import { keyMoney, recordUsage } from '../services/data-plane/usage.js';
+import { keyMoney, recordUsage, recordUsageByKey } from '../services/data-plane/usage.js';
 import { createChangeHub } from './change-hub.js';
 import { keyHashSchema } from '../../shared/contract/keys.js';
-import { usageBatchSchema } from '../../shared/contract/usage.js';
+import { USAGE_ANSWER_PER_KEY, usageBatchSchema } from '../../shared/contract/usage.js';
 import { keyIdSchema } from '../../shared/contract/money.js';
 import { deploymentReportSchema } from '../../shared/contract/deployments.js';
 import { recordDeploymentReport } from '../services/deployments/health.js';
@@ -52,7 +52,9 @@ export function internalSurface(deps: ControlPlaneDeps): { errors: Middleware; r
 
   router.post('/usage', async function reportUsage(ctx: Context) {
     const { reports } = parseValid(usageBatchSchema, await readJson(ctx));
-    ctx.body = { results: await recordUsage(deps, reports) };
+    // A proxy that asks is answered per key; one from before the per-key answer gets one result per report.
+    ctx.body =
+      ctx.query.answer === USAGE_ANSWER_PER_KEY ? { keys: await recordUsageByKey(deps, reports) } : { results: await recordUsage(deps, reports) };
   });
 
   router.post('/deployments/health', async function reportDeploymentHealth(ctx: Context) {

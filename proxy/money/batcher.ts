@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.js';
-import type { Outbox, OutboxRecord } from './outbox.js';
+import type { Outbox } from './outbox.js';
 import type { InFlight, Settlement } from './settlement.js';
 
 /**
@@ -13,7 +13,7 @@ const FLUSH_AT = 200;
 
 /** Gathers settled calls' records into batches, each one durable write to the outbox. */
 export interface SettlementBatcher {
-  add(record: OutboxRecord): void;
+  add(settlement: Settlement): void;
   /** The gathered batch goes to disk now. */
   flush(): void;
   /** Flushes what has gathered unless a flush is already scheduled (drain). */
@@ -46,7 +46,7 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
     const batch = gathering;
     gathering = [];
     inFlight.track(
-      outbox.append(batch.map((s) => s.record)).then(
+      outbox.append(batch).then(
         (slot) => {
           for (const s of batch) s.slot = slot;
           deps.stored(true);
@@ -74,8 +74,8 @@ export function createSettlementBatcher(deps: SettlementBatcherDeps): Settlement
   }
 
   return {
-    add(record) {
-      gathering.push({ record });
+    add(settlement) {
+      gathering.push(settlement);
       schedule();
     },
     flush,

@@ -1,20 +1,46 @@
-import type { UsageResult } from '../../shared/contract/usage.js';
+import type { UsageKeyMoney } from '../../shared/contract/usage.js';
 import type { Logger } from '../../shared/logger.js';
-import type { HoldStore } from './holds.js';
+import type { HoldStore, MoneySnapshot } from './holds.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Settlement } from './settlement.js';
 import { moneySnapshot } from './snapshot.js';
 
 /**
- * Ends a recorded call's hold, adopting the control plane's answer (its
- * money snapshot after the usage) so the store never sees more money than
- * exists; a promise only when the store is Redis.
+ * Ends a recorded call's hold, adopting the control plane's answer (its key's
+ * money snapshot after the batch; none for a key it does not know) so the
+ * store never sees more money than exists; a promise only when the store is Redis.
  */
-export function releaseRecorded(holds: HoldStore, live: HoldKeepAlive, logger: Logger, s: Settlement, r: UsageResult): Promise<void> | undefined {
-  const { report, workspaceId } = s.record;
-  const snapshot = r.workspace_id === null ? undefined : moneySnapshot(r.workspace_id, report.key_id, r);
+export function releaseRecorded(
+  holds: HoldStore,
+  live: HoldKeepAlive,
+  logger: Logger,
+  s: Settlement,
+  snapshot: MoneySnapshot | undefined,
+): Promise<void> | undefined {
   // Off the live list first: a hold put back after Redis lost its data must not outlive its release.
-  live.remove(report.request_id);
-  const released = holds.release(report.request_id, { workspaceId, keyId: report.key_id }, snapshot);
-  return released?.catch((err: unknown) => logger.warn({ err, requestId: report.request_id }, 'hold release failed; it will expire'));
+  live.remove(s.requestId);
+  const released = holds.release(s.requestId, { workspaceId: s.workspaceId, keyId: s.keyId }, snapshot);
+  return released?.catch((err: unknown) => logger.warn({ err, requestId: s.requestId }, 'hold release failed; it will expire'));
+}
+
+/**
+ * Ends every hold of a recorded batch, each adopting its key's money after
+ * the batch: one snapshot per key, not one per call. A record-only report's
+ * hold went when the call failed; adopting the snapshot is still welcome.
+ */
+export async function releaseBatch(
+  holds: HoldStore,
+  live: HoldKeepAlive,
+  logger: Logger,
+  batch: readonly Settlement[],
+  money: readonly UsageKeyMoney[],
+): Promise<void> {
+  const snapshots = new Map<string, MoneySnapshot>();
+  for (const m of money) snapshots.set(m.key_id, moneySnapshot(m.workspace_id, m.key_id, m));
+  const releasing: Promise<void>[] = [];
+  for (const s of batch) {
+    const released = releaseRecorded(holds, live, logger, s, snapshots.get(s.keyId));
+    if (released) releasing.push(released);
+  }
+  if (releasing.length) await Promise.all(releasing);
 }

@@ -4,6 +4,8 @@ import type { HoldStore, LiveHold } from './holds.js';
 /** The holds this proxy owes, kept alive until each is released or acknowledged. */
 export interface HoldKeepAlive {
   add(hold: LiveHold): void;
+  /** A call ended: its live hold is now what it cost (changed in place; added if it was not there). */
+  resize(hold: Omit<LiveHold, 'amountMicros'>, amountMicros: number): void;
   remove(requestId: string): void;
   /** Every live hold (what is put back when the shared store lost its data). */
   list(): LiveHold[];
@@ -41,6 +43,11 @@ export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: 
         timer = setInterval(extendAll, periodMs);
         timer.unref();
       }
+    },
+    resize(hold, amountMicros) {
+      const h = live.get(hold.requestId);
+      if (h) h.amountMicros = amountMicros;
+      else this.add({ requestId: hold.requestId, workspaceId: hold.workspaceId, keyId: hold.keyId, amountMicros, keyBudget: hold.keyBudget });
     },
     remove(requestId: string): void {
       live.delete(requestId);

@@ -1,4 +1,4 @@
-import type { UsageResult } from '../../shared/contract/usage.js';
+import type { UsageKeyMoney, UsageReport } from '../../shared/contract/usage.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
@@ -6,12 +6,13 @@ import type { Usage, UsageFormat, WireFormat } from '../call.js';
 import type { HoldStore } from './holds.js';
 import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
-import type { Outbox, OutboxRecord } from './outbox.js';
+import type { Outbox } from './outbox.js';
+import { reportJson } from './record-json.js';
 import { createSettlementBatcher } from './batcher.js';
 import { watchOutboxDisk } from './outbox-disk.js';
-import { releaseRecorded } from './hold-release.js';
+import { releaseBatch } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
-import { createInFlight, type Settlement } from './settlement.js';
+import { createInFlight, settlementOf, type Settlement } from './settlement.js';
 import { callCost, type CallCost } from './cost.js';
 import type { RateLimits } from '../rate-limits.js';
 
@@ -119,16 +120,13 @@ export function createMetering(deps: MeteringDeps): Metering {
   /** Settled and not yet acknowledged by the control plane. */
   let owed = 0;
 
-  /** The control plane recorded a batch: its holds go (adopting its answer), then its records leave the outbox. */
-  async function recorded(batch: Settlement[], results: UsageResult[]): Promise<void> {
+  /**
+   * The control plane recorded a batch: its holds go (each adopting its key's
+   * money after the batch, one snapshot per key), then its records leave the outbox.
+   */
+  async function recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
     owed -= batch.length;
-    // A record-only report's hold went when the call failed; adopting the answer's snapshot is still welcome.
-    const releasing: Promise<void>[] = [];
-    for (let i = 0; i < batch.length; i++) {
-      const released = releaseRecorded(holds, live, logger, batch[i]!, results[i]!);
-      if (released) releasing.push(released);
-    }
-    if (releasing.length) await Promise.all(releasing);
+    await releaseBatch(holds, live, logger, batch, money);
     await ackSegments(outbox, logger, batch);
   }
 
@@ -144,7 +142,7 @@ export function createMetering(deps: MeteringDeps): Metering {
   /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
   function gather(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
     owed++;
-    const report: OutboxRecord['report'] = {
+    const report: UsageReport = {
       request_id: call.requestId,
       key_id: call.keyId,
       model: call.model.alias,
@@ -157,7 +155,6 @@ export function createMetering(deps: MeteringDeps): Metering {
       latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
       deployment: call.deployment,
     };
-    const record: OutboxRecord = { report, workspaceId: call.workspaceId, keyBudget: call.keyBudget };
     if (usage && cost) {
       report.cache_read_tokens = usage.cacheReadTokens;
       report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
@@ -165,13 +162,21 @@ export function createMetering(deps: MeteringDeps): Metering {
       report.web_search_requests = usage.webSearchRequests;
       report.cost_femtos = String(cost.costFemtos);
       report.cache_saved_femtos = String(cost.savedFemtos);
-    } else record.recordOnly = true;
-    batcher.add(record);
+    }
+    // Serialized once, now: the report object dies young; its text goes to disk and to the control plane.
+    batcher.add({
+      json: reportJson(report),
+      requestId: call.requestId,
+      keyId: call.keyId,
+      workspaceId: call.workspaceId,
+      keyBudget: call.keyBudget,
+      recordOnly: !(usage && cost),
+    });
   }
 
   /** The hold of a call that ended becomes what it cost: no more (it shrinks), or all of it (it grows). */
   function holdTheCost(call: HeldCall, costMicros: number): void {
-    live.add(liveHold(call.requestId, call.workspaceId, call.keyId, costMicros, call.keyBudget));
+    live.resize(call, costMicros);
     const ids = { workspaceId: call.workspaceId, keyId: call.keyId };
     const resized = holds.resize(call.requestId, ids, costMicros);
     // A failed resize leaves the worst case held: the money stays covered, only admission is stricter until the release.
@@ -191,7 +196,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       owed += replayed.length;
       logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
       // Replayed records have waited long enough already.
-      reporter.queue(replayed.map(({ record, slot }) => ({ record, slot, queuedAt: -Infinity })));
+      reporter.queue(replayed.map(({ record, slot }) => ({ ...settlementOf(record, slot), queuedAt: -Infinity })));
     },
     /** A call was admitted with this hold: it is owed until released or acknowledged. */
     admitted(call: HeldCall): void {

@@ -1,18 +1,10 @@
 import { closeSync, constants, fdatasync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { UsageReport } from '../../shared/contract/usage.js';
 import { isAlive } from '../../shared/process.js';
+import { linesBuffer, type OutboxEntry, type OutboxRecord } from './record-json.js';
 
-/** What the outbox keeps of a settled call: the report, and where its hold lives (to re-hold it after a restart). */
-export interface OutboxRecord {
-  report: UsageReport;
-  workspaceId: string;
-  /** The key has a budget: its hold is also on the key's account. */
-  keyBudget: boolean;
-  /** A call not billed (recorded at no cost for the usage console): it holds nothing. */
-  recordOnly?: boolean;
-}
+export type { OutboxEntry, OutboxRecord } from './record-json.js';
 
 /** Where a written record sits, to be acknowledged later. */
 export type OutboxSlot = { segment: number };
@@ -24,7 +16,7 @@ export interface Outbox {
   /** Records written and not yet acknowledged. */
   pending(): number;
   /** Writes a batch and makes it durable before resolving with the batch's slot; on failure nothing of it stays. */
-  append(records: OutboxRecord[]): Promise<OutboxSlot>;
+  append(entries: readonly OutboxEntry[]): Promise<OutboxSlot>;
   /** Writes (durably) and deletes a file of this many bytes: whether the disk takes writes again after a failed append. */
   probe(bytes: number): Promise<void>;
   /** The control plane has recorded these: forget them (a segment goes once all its records have). */
@@ -50,70 +42,6 @@ interface Segment {
   outstanding: number;
   bytes: number;
   handle?: FileHandle;
-}
-
-/**
- * One record as its JSON line: the same text `JSON.stringify` makes, written
- * out for the shapes every settled call has (a batch is hundreds of records,
- * and the generic serializer costs several times this): a billed call with
- * its cache split and exact cost, or a record-only one without them. A
- * record of any other shape (some optional field absent) goes through
- * `JSON.stringify`, so no field is ever lost on the way to disk.
- */
-/** Text JSON.stringify writes as it is (no quote, backslash, control character or surrogate): ids, names, digits. */
-const PLAIN = /^[\w .:/@+-]*$/;
-
-/**
- * A string as its JSON text: quoted as it is when it holds nothing
- * JSON.stringify would escape (every id and number a record carries),
- * else by JSON.stringify. A test costs a fraction of a generic stringify,
- * and a record has eight of these.
- */
-function json(s: string): string {
-  return typeof s === 'string' && PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
-}
-
-export function recordLine(r: OutboxRecord): string {
-  const p = r.report;
-  const usual =
-    p.format !== undefined &&
-    p.status !== undefined &&
-    p.latency_ms !== undefined &&
-    r.recordOnly !== false &&
-    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
-  if (!usual) return `${JSON.stringify(r)}\n`;
-  const split = splitFields(p);
-  if (split === undefined) return `${JSON.stringify(r)}\n`;
-  return (
-    `{"report":{"request_id":${json(p.request_id)},"key_id":${json(p.key_id)},"model":${json(p.model)},` +
-    `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
-    `"format":${json(p.format!)},"status":${p.status},"latency_ms":${p.latency_ms}` +
-    `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}${split}},` +
-    `"workspaceId":${json(r.workspaceId)},"keyBudget":${r.keyBudget}${r.recordOnly ? ',"recordOnly":true' : ''}}\n`
-  );
-}
-
-const SPLIT_KEYS = [
-  'cache_read_tokens',
-  'cache_write_tokens',
-  'cache_write_1h_tokens',
-  'web_search_requests',
-  'cost_femtos',
-  'cache_saved_femtos',
-] as const;
-
-/** The cache split and exact cost as JSON members (all six, or none); undefined for any other mix, which the generic serializer writes. */
-function splitFields(p: UsageReport): string | undefined {
-  let present = 0;
-  for (const k of SPLIT_KEYS) if (p[k] !== undefined) present++;
-  if (present === 0) return '';
-  if (present !== SPLIT_KEYS.length) return undefined;
-  const n = [p.cache_read_tokens!, p.cache_write_tokens!, p.cache_write_1h_tokens!, p.web_search_requests!];
-  if (!Number.isFinite(n[0]! + n[1]! + n[2]! + n[3]!)) return undefined;
-  return (
-    `,"cache_read_tokens":${n[0]},"cache_write_tokens":${n[1]},"cache_write_1h_tokens":${n[2]},"web_search_requests":${n[3]},` +
-    `"cost_femtos":${json(p.cost_femtos!)},"cache_saved_femtos":${json(p.cache_saved_femtos!)}`
-  );
 }
 
 class OutboxWriteError extends Error {
@@ -238,7 +166,7 @@ export function openOutbox(dir: string): Outbox {
     /** Records written and not yet acknowledged. */
     pending: () => pending,
     /** Writes a batch and makes it durable before resolving with the batch's slot. */
-    append: (records: OutboxRecord[]): Promise<OutboxSlot> =>
+    append: (entries: readonly OutboxEntry[]): Promise<OutboxSlot> =>
       serial(async () => {
         if (!current || current.bytes >= SEGMENT_BYTES) {
           const seq = nextSeq++;
@@ -254,9 +182,7 @@ export function openOutbox(dir: string): Outbox {
           }
         }
         const seg = current;
-        let text = '';
-        for (const r of records) text += recordLine(r);
-        const bytes = Buffer.from(text);
+        const bytes = linesBuffer(entries);
         try {
           await writeDurably(seg.handle!, bytes);
         } catch (err) {
@@ -264,8 +190,8 @@ export function openOutbox(dir: string): Outbox {
           throw err;
         }
         seg.bytes += bytes.length;
-        seg.outstanding += records.length;
-        pending += records.length;
+        seg.outstanding += entries.length;
+        pending += entries.length;
         return { segment: seg.seq };
       }),
     probe: (bytes: number): Promise<void> => serial(() => probeWrite(join(dir, 'probe.tmp'), bytes)),

@@ -1,4 +1,4 @@
-import { USAGE_BATCH_MAX, type UsageResult } from '../../shared/contract/usage.js';
+import { USAGE_BATCH_MAX, type UsageKeyMoney } from '../../shared/contract/usage.js';
 import type { Logger } from '../../shared/logger.js';
 import { ControlPlaneUnavailable, type ControlPlaneClient } from '../control-plane-client.js';
 import type { InFlight, Settlement } from './settlement.js';
@@ -51,8 +51,8 @@ export interface UsageReporterDeps {
   logger: Logger;
   inFlight: InFlight;
   retryMaxMs: number;
-  /** The control plane recorded the batch; `results` answer its records in order. */
-  recorded(batch: Settlement[], results: UsageResult[]): Promise<void>;
+  /** The control plane recorded the batch; `money` is each known key's after it. */
+  recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void>;
 }
 
 export function createUsageReporter(deps: UsageReporterDeps): UsageReporter {
@@ -68,9 +68,9 @@ export function createUsageReporter(deps: UsageReporterDeps): UsageReporter {
   let hurry = false;
 
   async function send(batch: Settlement[]): Promise<void> {
-    let results: UsageResult[];
+    let money: UsageKeyMoney[];
     try {
-      results = await cp.reportUsage(batch.map((s) => s.record.report));
+      money = await cp.reportUsage(batch);
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) return refused(batch, err as Error);
       unsent.unshift(...batch);
@@ -86,7 +86,7 @@ export function createUsageReporter(deps: UsageReporterDeps): UsageReporter {
       return;
     }
     failures = 0;
-    await deps.recorded(batch, results);
+    await deps.recorded(batch, money);
   }
 
   /**
@@ -101,10 +101,7 @@ export function createUsageReporter(deps: UsageReporterDeps): UsageReporter {
       exact.push(batch.slice(0, mid), batch.slice(mid));
       return;
     }
-    logger.error(
-      { err: err.message, requestId: batch[0]!.record.report.request_id },
-      'control plane refused a usage report; kept, and retried apart',
-    );
+    logger.error({ err: err.message, requestId: batch[0]!.requestId }, 'control plane refused a usage report; kept, and retried apart');
     const later = setTimeout(() => {
       exact.push(batch);
       pump();

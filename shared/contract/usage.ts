@@ -68,3 +68,29 @@ export type UsageResult = z.infer<typeof usageResultSchema>;
 
 /** `POST /internal/usage` answer: one result per report, in order. */
 export const usageAnswerSchema = z.object({ results: z.array(usageResultSchema) });
+
+/**
+ * The query value (`POST /internal/usage?answer=keys`) by which a proxy asks
+ * for the answer per key instead of per report: the money is the same for
+ * every report of one key (it is the key's after the whole batch), and the
+ * proxy does not use `recorded`, so a batch of 1,000 reports on a few keys is
+ * answered in a few hundred bytes rather than 190 KB parsed and checked
+ * report by report. A control plane from before it ignores the query and
+ * answers per report (`usageAnswerSchema`), which the proxy still reads: in a
+ * rolling upgrade either side may be the older.
+ */
+export const USAGE_ANSWER_PER_KEY = 'keys';
+
+/** One key's money after the batch (workspace balance and key budget, with row versions). */
+export const usageKeyMoneySchema = z.object({
+  key_id: z.string(),
+  workspace_id: z.string(),
+  balance_micros: z.number().int(),
+  balance_version: z.number().int(),
+  key_remaining_micros: z.number().int().nullable(),
+  key_version: z.number().int(),
+});
+export type UsageKeyMoney = z.infer<typeof usageKeyMoneySchema>;
+
+/** `POST /internal/usage?answer=keys` answer: each key the batch billed and the control plane knows, once. A key it does not know is absent. */
+export const usageKeysAnswerSchema = z.object({ keys: z.array(usageKeyMoneySchema) });

@@ -1,5 +1,5 @@
 import type { KeyMoney } from '../../../shared/contract/money.js';
-import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import type { UsageKeyMoney, UsageReport, UsageResult } from '../../../shared/contract/usage.js';
 import { femtosToUsdText, microsToFemtos } from '../../../shared/money-units.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import { retryOnConcurrencyConflict } from '../../db/retry-conflicts.js';
@@ -10,16 +10,22 @@ function costText(r: UsageReport): string {
   return femtosToUsdText(r.cost_femtos === undefined ? microsToFemtos(r.cost_micros) : BigInt(r.cost_femtos));
 }
 
+/** What recording a batch found: whether each request id was recorded now, and every known key's money after the batch. */
+interface Recorded {
+  recorded: (requestId: string) => boolean;
+  money: Map<string, UsageKeyMoney>;
+}
+
 /**
  * Records settled requests, each exactly once (the ledger is idempotent on
- * request_id, so a retried report moves no money), and answers every key's
+ * request_id, so a retried report moves no money), and finds every key's
  * new balance and budget with their versions. The whole batch is one
  * statement: the control plane's cost per request is what the ledger row
  * costs, not a transaction and three round trips per batch. When a
  * workspace balance or a key budget runs out, proxies are told at once
  * through the change feed (in the same statement).
  */
-export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageResult[]> {
+async function record(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<Recorded> {
   // A request id repeated inside one batch is one request: the last report of it counts.
   const unique = new Map(reports.map((r) => [r.request_id, r]));
   const rows = [...unique.values()].map((r) => ({
@@ -44,9 +50,14 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
   // should PostgreSQL still abort one (a lock order elsewhere, a serializable default), running it
   // again is safe, being idempotent by request id and its own transaction, and beats a 500.
   const { recorded, money } = await retryOnConcurrencyConflict(() => ledger_settle_usage_batch(deps.db, rows, now));
-  const byKey = new Map(money.map((m) => [m.key_id, m]));
+  return { recorded, money: new Map(money.map((m) => [m.key_id, m])) };
+}
+
+/** Records the batch; the answer per report, in order (what proxies from before the per-key answer read). */
+export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageResult[]> {
+  const { recorded, money } = await record(deps, reports);
   return reports.map((r) => {
-    const a = byKey.get(r.key_id);
+    const a = money.get(r.key_id);
     return {
       request_id: r.request_id,
       recorded: recorded(r.request_id),
@@ -57,6 +68,19 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
       key_version: a ? a.key_version : 0,
     };
   });
+}
+
+/** Records the batch; the answer per key (`?answer=keys`): each known key's money after the batch, once. */
+export async function recordUsageByKey(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<UsageKeyMoney[]> {
+  const { money } = await record(deps, reports);
+  return [...money.values()].map((a) => ({
+    key_id: a.key_id,
+    workspace_id: a.workspace_id,
+    balance_micros: a.balance_micros,
+    balance_version: a.balance_version,
+    key_remaining_micros: a.key_remaining_micros,
+    key_version: a.key_version,
+  }));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
-import { recordUsage } from '../../../control-plane/services/data-plane/usage.js';
+import { recordUsage, recordUsageByKey } from '../../../control-plane/services/data-plane/usage.js';
 import type { UsageReport } from '../../../shared/contract/usage.js';
 import { CHANGE_CHANNEL } from '../../../control-plane/stores/change-feed.js';
 import { describeEachStore } from '../../support/stores.js';
@@ -115,6 +115,26 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
 
     const onlyUnknown = await recordUsage(deps(), [report(randomUUID(), 100), report(randomUUID(), 100)]);
     expect(onlyUnknown.map((r) => r.recorded)).to.deep.equal([false, false]);
+  });
+
+  it("answers per key when asked: each known key's money after the batch once, the same as every per-report result of that key", async () => {
+    const unknown = randomUUID();
+    const keys = await recordUsageByKey(deps(), [report(budgetKey, 300), report(plainKey, 1_000), report(budgetKey, 200), report(unknown, 100)]);
+    const after = await money();
+    expect(keys.map((k) => k.key_id).sort()).to.deep.equal([budgetKey, plainKey].sort());
+    const byKey = new Map(keys.map((k) => [k.key_id, k]));
+    expect(byKey.get(budgetKey)).to.deep.equal({
+      key_id: budgetKey,
+      workspace_id: workspaceId,
+      balance_micros: 8_500,
+      balance_version: after.version,
+      key_remaining_micros: 1_500,
+      key_version: byKey.get(budgetKey)!.key_version,
+    });
+    expect(byKey.get(plainKey)).to.include({ workspace_id: workspaceId, balance_micros: 8_500, key_remaining_micros: null });
+    // The per-report answer of a later batch agrees with it key by key.
+    const results = await recordUsage(deps(), [report(budgetKey, 0)]);
+    expect(results[0]!.key_version).to.be.at.least(byKey.get(budgetKey)!.key_version);
   });
 
   it('is a named statement, prepared once per connection and reused by the next batch', async () => {

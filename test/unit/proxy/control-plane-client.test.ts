@@ -73,7 +73,67 @@ describe('proxy: control-plane client checks answers against the wire contract',
       output_tokens: 1,
       cost_micros: 1,
     };
-    expect(await client.reportUsage([report]).catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
+    const sent = [{ json: JSON.stringify(report), requestId: report.request_id, keyId: report.key_id }];
+    expect(await client.reportUsage(sent).catch((e: unknown) => e)).to.be.instanceOf(ControlPlaneUnavailable);
+    await client.close();
+  });
+});
+
+describe('proxy: control-plane client sends usage reports as they were serialized, and reads either answer', () => {
+  const servers: Server[] = [];
+  after(() => servers.forEach((s) => s.close()));
+  const KEY_A = '00000000-0000-4000-8000-00000000000a';
+  const KEY_B = '00000000-0000-4000-8000-00000000000b';
+  const money = (workspace_id: string | null, balance_micros: number) => ({
+    workspace_id,
+    balance_micros,
+    balance_version: 2,
+    key_remaining_micros: null,
+    key_version: 1,
+  });
+  const texts = (...keys: string[]) =>
+    keys.map((keyId, i) => ({
+      // A model name beyond ASCII: the body is sized in UTF-8 bytes, not characters.
+      json: JSON.stringify({ request_id: `r${i}`, key_id: keyId, model: 'tg/modèle-☃', input_tokens: 1, output_tokens: 1, cost_micros: 1 }),
+      requestId: `r${i}`,
+      keyId,
+    }));
+
+  /** A control plane that keeps what it was sent and answers `answer`. */
+  async function controlPlane(answer: unknown) {
+    const seen: { url: string; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push({ url: req.url!, body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    servers.push(server);
+    return { seen, client: createControlPlaneClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'token') };
+  }
+
+  it("posts the reports' own text as the batch, asks for the answer per key, and returns it", async () => {
+    const keys = [{ key_id: KEY_A, ...money('ws', 7) }];
+    const { seen, client } = await controlPlane({ keys });
+    const sent = texts(KEY_A, KEY_A);
+    expect(await client.reportUsage(sent)).to.deep.equal(keys);
+    expect(seen[0]!.url).to.equal('/internal/usage?answer=keys');
+    expect(seen[0]!.body).to.equal(`{"reports":[${sent[0]!.json},${sent[1]!.json}]}`);
+    expect(JSON.parse(seen[0]!.body)).to.deep.equal({ reports: sent.map((t) => JSON.parse(t.json) as unknown) });
+    await client.close();
+  });
+
+  it('reads a control plane that answers per report (older, mid rolling upgrade): each known key once, by position', async () => {
+    const results = [
+      { request_id: 'r0', recorded: true, ...money('ws', 5) },
+      { request_id: 'r1', recorded: false, ...money(null, 0) },
+      { request_id: 'r2', recorded: true, ...money('ws', 5) },
+    ];
+    const { client } = await controlPlane({ results });
+    expect(await client.reportUsage(texts(KEY_A, KEY_B, KEY_A))).to.deep.equal([{ key_id: KEY_A, ...money('ws', 5) }]);
     await client.close();
   });
 });

@@ -3,13 +3,14 @@ import fc from 'fast-check';
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UsageReport, UsageResult } from '../../../shared/contract/usage.js';
+import type { UsageKeyMoney, UsageReport } from '../../../shared/contract/usage.js';
 import { plainUsage } from '../../../proxy/call.js';
-import { ControlPlaneUnavailable } from '../../../proxy/control-plane-client.js';
+import { ControlPlaneUnavailable, type ReportText } from '../../../proxy/control-plane-client.js';
 import { createMemoryHoldStore } from '../../../proxy/money/holds.js';
 import { createHoldKeepAlive } from '../../../proxy/money/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../proxy/money/metering.js';
-import { openOutbox, recordLine, type OutboxRecord } from '../../../proxy/money/outbox.js';
+import { openOutbox, type OutboxRecord } from '../../../proxy/money/outbox.js';
+import { entryOf, linesBuffer, recordLine } from '../../../proxy/money/record-json.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createLogger } from '../../../shared/logger.js';
 import { testConfig } from '../../support/control-plane.js';
@@ -71,20 +72,14 @@ function fakeControlPlane() {
     refuse: undefined as string | undefined,
     attempts: 0,
     taken,
-    async reportUsage(reports: UsageReport[]): Promise<UsageResult[]> {
+    async reportUsage(sent: readonly ReportText[]): Promise<UsageKeyMoney[]> {
       cp.attempts++;
+      const reports = sent.map((r) => JSON.parse(r.json) as UsageReport);
       if (cp.down) throw new ControlPlaneUnavailable('control plane unreachable');
       if (reports.some((r) => r.request_id === cp.refuse)) throw new Error('control plane refused POST /internal/usage: 400');
       taken.push(...reports);
-      return reports.map((r) => ({
-        request_id: r.request_id,
-        recorded: true,
-        workspace_id: null,
-        balance_micros: 0,
-        balance_version: 0,
-        key_remaining_micros: null,
-        key_version: 0,
-      }));
+      // No key known: no money to adopt.
+      return [];
     },
   };
   return cp;
@@ -122,7 +117,7 @@ describe('proxy: settlement outbox', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('writes each record as the very line JSON.stringify makes, whatever its text and whichever optional fields it has', () => {
+  it('writes each record as the very line JSON.stringify makes (recordOnly only when true), whatever its text and whichever optional fields it has', () => {
     const int = fc.oneof(fc.nat(), fc.integer(), fc.constant(-0));
     const report = fc.record(
       {
@@ -150,7 +145,9 @@ describe('proxy: settlement outbox', () => {
     );
     fc.assert(
       fc.property(rec, (r) => {
-        expect(recordLine(r)).to.equal(`${JSON.stringify(r)}\n`);
+        expect(recordLine(r)).to.equal(`${JSON.stringify({ ...r, recordOnly: r.recordOnly ? true : undefined })}\n`);
+        // What the outbox writes: the same lines, straight into a buffer.
+        expect(linesBuffer([entryOf(r), entryOf(r)]).toString('utf8')).to.equal(recordLine(r).repeat(2));
       }),
     );
     const usual = { ...record(1), report: { ...record(1).report, format: 'chat' as const, status: 200, latency_ms: 3 } };
@@ -160,7 +157,7 @@ describe('proxy: settlement outbox', () => {
 
   it('replays a billed record with its cache split and exact cost, every field as written', async () => {
     const first = openOutbox(dir);
-    await first.append([billed(1), record(2)]);
+    await first.append([billed(1), record(2)].map(entryOf));
     await first.close();
     const again = openOutbox(dir);
     expect(again.replayed.map((r) => r.record)).to.deep.equal([billed(1), record(2)]);
@@ -169,9 +166,9 @@ describe('proxy: settlement outbox', () => {
 
   it('replays what was written and not acknowledged, skipping a torn last line; a file whose records were all acknowledged is emptied', async () => {
     const first = openOutbox(dir);
-    const slot = await first.append([record(1), record(2)]);
+    const slot = await first.append([record(1), record(2)].map(entryOf));
     await first.ack(slot, 2);
-    await first.append([record(3)]);
+    await first.append([record(3)].map(entryOf));
     // A crash mid-write leaves half a line.
     const [file] = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
     appendFileSync(join(dir, file!), '{"report":{"request_id":"req_4"');
@@ -200,7 +197,7 @@ describe('proxy: settlement outbox', () => {
 
   it('a restarted proxy holds its unacknowledged spend again before it admits anything, and sends it', async () => {
     const earlier = openOutbox(dir);
-    await earlier.append([record(1), record(2)]);
+    await earlier.append([record(1), record(2)].map(entryOf));
     const cp = fakeControlPlane();
     cp.down = true;
     const { holds, live, metering } = meteringOn(dir, cp, 50, 100);

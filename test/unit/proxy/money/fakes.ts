@@ -1,6 +1,8 @@
 import { pino, type Logger } from 'pino';
-import type { UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import type { UsageKeyMoney, UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import type { ReportText } from '../../../../proxy/control-plane-client.js';
 import type { OutboxRecord } from '../../../../proxy/money/outbox.js';
+import { settlementOf, type Settlement } from '../../../../proxy/money/settlement.js';
 
 export const KEY = '00000000-0000-4000-8000-000000000001';
 
@@ -10,6 +12,28 @@ export function report(n: number, over: Partial<UsageReport> = {}): UsageReport 
 
 export function record(n: number): OutboxRecord {
   return { report: report(n), workspaceId: 'ws1', keyBudget: true };
+}
+
+/** A settled call's record as metering hands it on. */
+export function settlement(n: number): Settlement {
+  return settlementOf(record(n));
+}
+
+/** What the control plane was sent, read back. */
+export function reportsOf(sent: readonly ReportText[]): UsageReport[] {
+  return sent.map((r) => JSON.parse(r.json) as UsageReport);
+}
+
+/** Per-report results as the per-key answer: each known key's money once (the last result of it). */
+export function perKey(reports: readonly UsageReport[], results: readonly UsageResult[]): UsageKeyMoney[] {
+  const keys = new Map<string, UsageKeyMoney>();
+  results.forEach((r, i) => {
+    if (r.workspace_id === null) return;
+    const key_id = reports[i]!.key_id;
+    const { workspace_id, balance_micros, balance_version, key_remaining_micros, key_version } = r;
+    keys.set(key_id, { key_id, workspace_id, balance_micros, balance_version, key_remaining_micros, key_version });
+  });
+  return [...keys.values()];
 }
 
 /** The control plane's answer to a recorded report. */

@@ -6,10 +6,10 @@ import { costMicros } from '../../../../proxy/money/cost.js';
 import { createMemoryHoldStore, type MoneySnapshot } from '../../../../proxy/money/holds.js';
 import { createHoldKeepAlive } from '../../../../proxy/money/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../../proxy/money/metering.js';
-import type { Outbox, OutboxRecord, OutboxSlot } from '../../../../proxy/money/outbox.js';
+import type { Outbox, OutboxEntry, OutboxRecord, OutboxSlot } from '../../../../proxy/money/outbox.js';
 import type { RateLimits } from '../../../../proxy/rate-limits.js';
 import { testConfig } from '../../../support/control-plane.js';
-import { KEY, quietLogger, record, result } from './fakes.js';
+import { KEY, perKey, quietLogger, record, reportsOf, result } from './fakes.js';
 
 const SONNET = testConfig().models.models.get('tg/sonnet')!;
 const SNAPSHOT: MoneySnapshot = {
@@ -40,7 +40,7 @@ function held(n: number, over: Partial<HeldCall> = {}): HeldCall {
 
 /** An outbox in memory: what was appended and acknowledged, and what an earlier run left. */
 function memoryOutbox(replayed: { record: OutboxRecord; slot: OutboxSlot }[] = [], disk = { full: false }) {
-  const appended: OutboxRecord[] = [];
+  const appended: OutboxEntry[] = [];
   const acked: number[] = [];
   const outbox: Outbox = {
     replayed,
@@ -70,9 +70,13 @@ function metering(
   const { outbox, appended, acked } = memoryOutbox(opts.replayed, opts.disk);
   const m = createMetering({
     cp: {
-      reportUsage: (reports) => {
+      async reportUsage(sent) {
+        const reports = reportsOf(sent);
         reported.push(...reports);
-        return opts.answer ? opts.answer(reports) : Promise.resolve(reports.map((r) => result(r, { balance_micros: 999_000, balance_version: 2 })));
+        const results = await (opts.answer
+          ? opts.answer(reports)
+          : Promise.resolve(reports.map((r) => result(r, { balance_micros: 999_000, balance_version: 2 }))));
+        return perKey(reports, results);
       },
     },
     holds,

@@ -5,6 +5,7 @@ import { open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openOutbox, OutboxBusyError } from '../../../../proxy/money/outbox.js';
+import { entryOf } from '../../../../proxy/money/record-json.js';
 import { record } from './fakes.js';
 import { skipped } from '../../../support/skips.js';
 
@@ -17,7 +18,7 @@ describe('money: the outbox on disk (a temp dir)', () => {
 
   it('counts what is written and not acknowledged; a segment goes once all its records are acknowledged', async () => {
     const outbox = openOutbox(dir);
-    const slot = await outbox.append([record(1), record(2), record(3)]);
+    const slot = await outbox.append([record(1), record(2), record(3)].map(entryOf));
     expect(outbox.pending()).to.equal(3);
     expect(segments(dir)).to.have.length(1);
     await outbox.ack(slot, 2);
@@ -31,8 +32,8 @@ describe('money: the outbox on disk (a temp dir)', () => {
 
   it('replays a request id written twice only once, oldest first', async () => {
     const first = openOutbox(dir);
-    await first.append([record(1), record(2)]);
-    await first.append([record(2), record(3)]);
+    await first.append([record(1), record(2)].map(entryOf));
+    await first.append([record(2), record(3)].map(entryOf));
     await first.close();
     const again = openOutbox(dir);
     expect(again.replayed.map((r) => r.record.report.request_id)).to.deep.equal(['req_1', 'req_2', 'req_3']);
@@ -67,7 +68,7 @@ describe('money: the outbox on a disk that fills up (a 256 KiB tmpfs, root only)
 
   it('a batch the disk cut short leaves nothing of itself: the records before and after it are all replayed', async () => {
     const outbox = openOutbox(dir);
-    await outbox.append([record(1), record(2)]);
+    await outbox.append([record(1), record(2)].map(entryOf));
     // Every free page taken: only the rest of the segment's last page takes bytes, so a large batch is written in part.
     const filler = await open(join(dir, 'filler'), 'w');
     try {
@@ -79,7 +80,7 @@ describe('money: the outbox on a disk that fills up (a 256 KiB tmpfs, root only)
     }
     const big = Array.from({ length: 60 }, (_, i) => record(100 + i));
     let refused: unknown;
-    await outbox.append(big).catch((err: unknown) => (refused = err));
+    await outbox.append(big.map(entryOf)).catch((err: unknown) => (refused = err));
     expect(refused, 'the write was refused').to.be.instanceOf(Error);
     await outbox.probe(4096).then(
       () => expect.fail('the probe must fail on a full disk'),
@@ -87,7 +88,7 @@ describe('money: the outbox on a disk that fills up (a 256 KiB tmpfs, root only)
     );
     await unlink(join(dir, 'filler'));
     await outbox.probe(4096);
-    await outbox.append([record(3)]);
+    await outbox.append([record(3)].map(entryOf));
     expect(outbox.pending()).to.equal(3);
     await outbox.close();
     const again = openOutbox(dir);

@@ -1,14 +1,20 @@
 import { expect } from 'chai';
-import type { UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import type { UsageKeyMoney, UsageReport } from '../../../../shared/contract/usage.js';
 import { ControlPlaneUnavailable } from '../../../../proxy/control-plane-client.js';
 import { createUsageReporter } from '../../../../proxy/money/reporter.js';
 import { createInFlight, type Settlement } from '../../../../proxy/money/settlement.js';
 import { useFakeClock } from '../../../support/fake-clock.js';
-import { quietLogger, record, result } from './fakes.js';
+import { perKey, quietLogger, reportsOf, result, settlement } from './fakes.js';
 
-type Answer = (reports: UsageReport[]) => Promise<UsageResult[]>;
+type Answer = (reports: UsageReport[]) => Promise<UsageKeyMoney[]>;
 
-const recordAll: Answer = (reports) => Promise.resolve(reports.map((r) => result(r)));
+const recordAll: Answer = (reports) =>
+  Promise.resolve(
+    perKey(
+      reports,
+      reports.map((r) => result(r)),
+    ),
+  );
 
 /** A reporter over an injected control plane that answers with `answer` and records what it was sent. */
 function reporter(answer: Answer = recordAll, retryMaxMs = 2_000) {
@@ -19,7 +25,8 @@ function reporter(answer: Answer = recordAll, retryMaxMs = 2_000) {
   let most = 0;
   const r = createUsageReporter({
     cp: {
-      async reportUsage(reports) {
+      async reportUsage(texts) {
+        const reports = reportsOf(texts);
         sent.push(reports.map((x) => x.request_id));
         most = Math.max(most, ++inFlight);
         try {
@@ -33,14 +40,14 @@ function reporter(answer: Answer = recordAll, retryMaxMs = 2_000) {
     inFlight: createInFlight(),
     retryMaxMs,
     recorded: (batch) => {
-      recorded.push(...batch.map((s) => s.record.report.request_id));
+      recorded.push(...batch.map((s) => s.requestId));
       return Promise.resolve();
     },
   });
   return { r, sent, recorded, logger, most: () => most };
 }
 
-const settlements = (from: number, n: number): Settlement[] => Array.from({ length: n }, (_, i) => ({ record: record(from + i) }));
+const settlements = (from: number, n: number): Settlement[] => Array.from({ length: n }, (_, i) => settlement(from + i));
 
 describe('money: the usage reporter (POST /internal/usage)', () => {
   const clock = useFakeClock();
