@@ -38,11 +38,11 @@ function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefi
   let byAuth = fixedWithoutExtra;
   if (extra) {
     let forExtra = fixedByExtra.get(extra);
-    if (!forExtra) fixedByExtra.set(extra, (forExtra = new Map()));
+    if (!forExtra) fixedByExtra.set(extra, (forExtra = new Map<AuthHeader, Map<string, string[]>>()));
     byAuth = forExtra;
   }
   let bySecret = byAuth.get(auth.header);
-  if (!bySecret) byAuth.set(auth.header, (bySecret = new Map()));
+  if (!bySecret) byAuth.set(auth.header, (bySecret = new Map<string, string[]>()));
   let fixed = bySecret.get(auth.secret);
   if (!fixed) {
     fixed = ['content-type', 'application/json', 'accept-encoding', 'identity'];

@@ -93,7 +93,7 @@ const endpoints = new Map<string, Map<string, Endpoint>>();
  */
 export function providerEndpoint(base: string, suffix: string): Endpoint {
   let bySuffix = endpoints.get(suffix);
-  if (!bySuffix) endpoints.set(suffix, (bySuffix = new Map()));
+  if (!bySuffix) endpoints.set(suffix, (bySuffix = new Map<string, Endpoint>()));
   let e = bySuffix.get(base);
   if (!e) {
     const url = new URL(base);
