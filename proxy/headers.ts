@@ -23,24 +23,33 @@ const PASSED_TO: Record<string, 'messages' | 'openai'> = {
 
 type UpstreamAuth = { header: AuthHeader; secret: string };
 
-/** The part of the provider's headers that is the same on every call, as name/value pairs: built once per provider. */
-const fixedByAuth = new Map<string, string[]>();
-const fixedByExtra = new WeakMap<Record<string, string>, Map<string, string[]>>();
+/**
+ * The part of the provider's headers that is the same on every call, as
+ * name/value pairs: built once per provider. Looked up by the extra-headers
+ * object, the auth header's name and the secret in turn, all strings and
+ * objects the provider entry already holds: a key joined from them would be
+ * a new string to hash on every call.
+ */
+type FixedByAuth = Map<AuthHeader, Map<string, string[]>>;
+const fixedWithoutExtra: FixedByAuth = new Map();
+const fixedByExtra = new WeakMap<Record<string, string>, FixedByAuth>();
 
 function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefined): string[] {
-  const id = `${auth.header}\0${auth.secret}`;
-  let byAuth = fixedByAuth;
+  let byAuth = fixedWithoutExtra;
   if (extra) {
-    byAuth = fixedByExtra.get(extra) ?? new Map<string, string[]>();
-    fixedByExtra.set(extra, byAuth);
+    let forExtra = fixedByExtra.get(extra);
+    if (!forExtra) fixedByExtra.set(extra, (forExtra = new Map<AuthHeader, Map<string, string[]>>()));
+    byAuth = forExtra;
   }
-  let fixed = byAuth.get(id);
+  let bySecret = byAuth.get(auth.header);
+  if (!bySecret) byAuth.set(auth.header, (bySecret = new Map<string, string[]>()));
+  let fixed = bySecret.get(auth.secret);
   if (!fixed) {
     fixed = ['content-type', 'application/json', 'accept-encoding', 'identity'];
     // The operator's headers for this provider; the body's framing and the credential below always win.
     if (extra) for (const name in extra) if (!(name in FIXED)) fixed.push(name, extra[name]!);
     fixed.push(auth.header, auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret);
-    byAuth.set(id, fixed);
+    bySecret.set(auth.secret, fixed);
   }
   return fixed;
 }

@@ -70,14 +70,20 @@ function withModelReplaced(raw: Buffer, model: ModelConfig): Buffer | undefined 
   return Buffer.concat([raw.subarray(0, i), upstream, raw.subarray(i + alias.length)]);
 }
 
-/** A provider endpoint: `path` is the base URL's path with the API's own after it, `query` the base URL's query string (or ''). */
+/**
+ * A provider endpoint: `path` is the base URL's path with the API's own after
+ * it, `query` the base URL's query string (or ''), `target` the two together
+ * (what the request line carries).
+ */
 interface Endpoint {
   origin: string;
   path: string;
   query: string;
+  target: string;
 }
 
-const endpoints = new Map<string, Endpoint>();
+/** By suffix, then base URL: both strings the catalog already holds, so no key is joined (and hashed) per call. */
+const endpoints = new Map<string, Map<string, Endpoint>>();
 
 /**
  * `suffix` under a provider's base URL, parsed once per base URL rather than
@@ -86,12 +92,14 @@ const endpoints = new Map<string, Endpoint>();
  * provider (docs/security.md).
  */
 export function providerEndpoint(base: string, suffix: string): Endpoint {
-  const cacheKey = `${suffix} ${base}`;
-  let e = endpoints.get(cacheKey);
+  let bySuffix = endpoints.get(suffix);
+  if (!bySuffix) endpoints.set(suffix, (bySuffix = new Map<string, Endpoint>()));
+  let e = bySuffix.get(base);
   if (!e) {
     const url = new URL(base);
-    e = { origin: url.origin, path: `${url.pathname.replace(/\/+$/, '')}${suffix}`, query: url.search };
-    endpoints.set(cacheKey, e);
+    const path = `${url.pathname.replace(/\/+$/, '')}${suffix}`;
+    e = { origin: url.origin, path, query: url.search, target: `${path}${url.search}` };
+    bySuffix.set(base, e);
   }
   return e;
 }
@@ -102,6 +110,19 @@ function jsonBytes(json: Record<string, unknown>): Buffer {
 
 /** The Messages API refuses calls without a version; a translated Chat Completions client never sends one. */
 const MESSAGES_VERSION = '2023-06-01';
+
+/**
+ * A translated call's headers for a Messages provider: the version, then the
+ * provider's own. One object per provider entry, so the provider's fixed
+ * request headers (headers.ts) are found again instead of rebuilt per call.
+ */
+const withMessagesVersion = new WeakMap<ProviderConfig, Record<string, string>>();
+
+function messagesHeaders(provider: ProviderConfig): Record<string, string> {
+  let headers = withMessagesVersion.get(provider);
+  if (!headers) withMessagesVersion.set(provider, (headers = { 'anthropic-version': MESSAGES_VERSION, ...provider.extra_headers }));
+  return headers;
+}
 
 /**
  * Alias → upstream model, in the provider's format: unchanged but for the
@@ -130,12 +151,12 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     body = jsonBytes(translated.request);
     translate = translated.answer;
     dropped = translated.dropped.map(safeDroppedName);
-    if (target === 'messages') extraHeaders = { 'anthropic-version': MESSAGES_VERSION, ...extraHeaders };
+    if (target === 'messages') extraHeaders = messagesHeaders(provider);
   }
   const url = providerEndpoint(baseUrlOf(provider, target)!, PATHS[target]);
   return {
     origin: url.origin,
-    path: `${url.path}${url.query}`,
+    path: url.target,
     body,
     authHeader: authHeaderOf(provider, target),
     dropUsageChunk,
@@ -167,7 +188,7 @@ export function countTokensCall(
   const url = providerEndpoint(base, `${PATHS[format]}${countPath}`);
   return {
     origin: url.origin,
-    path: `${url.path}${url.query}`,
+    path: url.target,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
     authHeader: authHeaderOf(provider, format),
     format,

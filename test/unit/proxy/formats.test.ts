@@ -90,6 +90,26 @@ describe('proxy: request formats', () => {
     expect(embed.path).to.equal('/openai/deployments/d/embeddings?api-version=2024-10-21');
   });
 
+  it("sends a translated call to a Messages provider the API version and the provider's own headers, the same on every call", () => {
+    const messagesOnly = {
+      ...provider,
+      chat_completions_base_url: undefined,
+      responses_base_url: undefined,
+      messages_base_url: 'https://m.example',
+      extra_headers: { 'x-org': 'ops', 'anthropic-version': '2099-01-01' },
+    };
+    const call = () => upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet, messagesOnly);
+    const first = call();
+    expect(first.format).to.equal('messages');
+    expect(first.path).to.equal('/v1/messages');
+    // The operator's own version wins over the default, as before.
+    expect(first.extraHeaders).to.deep.equal({ 'anthropic-version': '2099-01-01', 'x-org': 'ops' });
+    expect(call().extraHeaders).to.equal(first.extraHeaders);
+    const plain = { ...messagesOnly, extra_headers: undefined };
+    const second = upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet, plain);
+    expect(second.extraHeaders).to.deep.equal({ 'anthropic-version': '2023-06-01' });
+  });
+
   it("forwards the client's own bytes with only the model replaced: spacing, key order and escapes survive", () => {
     const raw = Buffer.from('{ "messages" : [{"role":"user","content":"caf\\u00e9 \\"model\\""}],\n  "model" :  "tg/sonnet", "temperature":0.20 }');
     const up = upstreamCall('chat', parseCall('chat', raw, {}), sonnet, provider);

@@ -82,6 +82,18 @@ describe('proxy: header handling', () => {
     }
   });
 
+  it('keeps each provider credential apart: the same secret under another header, or another secret with the same extra headers, is its own', () => {
+    const extra = { 'x-org': 'ops' };
+    const bearer = pairs(upstreamHeaders({}, { header: 'authorization', secret: 's1' }, 1, extra));
+    const apiKey = pairs(upstreamHeaders({}, { header: 'x-api-key', secret: 's1' }, 1, extra));
+    const other = pairs(upstreamHeaders({}, { header: 'authorization', secret: 's2' }, 1, extra));
+    const bare = pairs(upstreamHeaders({}, { header: 'authorization', secret: 's1' }, 1));
+    expect(bearer).to.include({ authorization: 'Bearer s1', 'x-org': 'ops' }).and.not.have.property('x-api-key');
+    expect(apiKey).to.include({ 'x-api-key': 's1', 'x-org': 'ops' }).and.not.have.property('authorization');
+    expect(other).to.include({ authorization: 'Bearer s2', 'x-org': 'ops' });
+    expect(bare).to.include({ authorization: 'Bearer s1' }).and.not.have.property('x-org');
+  });
+
   it("sends an Azure-style api-key as the bare key, and a provider's extra headers never override it", () => {
     const out = pairs(
       upstreamHeaders({ 'api-key': 'client-key' }, { header: 'api-key', secret: 'provider-key' }, 1, { 'api-key': 'x', 'x-extra': 'y' }),
