@@ -77,6 +77,13 @@ export interface TranslateOptions {
    * `web_search` tool becomes Chat's `web_search_options` rather than dropped.
    */
   webSearch?: boolean;
+  /**
+   * The client's API answers a conversation that ends on the assistant with
+   * a new assistant turn (Responses). A Messages provider would continue
+   * that turn instead (a prefill), so a user turn asking to continue is
+   * added there. Unset, a Chat client's final assistant turn stays a prefill.
+   */
+  newTurn?: boolean;
 }
 
 /**
