@@ -34,10 +34,12 @@ export function upstreamFormat(provider: ProviderConfig, client: WireFormat): Wi
  * What the provider at the end of the chain honours: a reasoning control
  * where the model entry says so, and web search run by the provider itself
  * on a Messages provider (Chat's `web_search_options` becomes Anthropic's
- * server web search tool there; a Chat provider has none).
+ * server web search tool there; a Chat provider has none). A Responses
+ * client expects a new assistant turn after its conversation, never a
+ * continuation of the last one.
  */
-function optionsFor(model: ModelConfig, provider: WireFormat): TranslateOptions {
-  return { reasoning: model.reasoning, webSearch: provider === 'messages' };
+function optionsFor(model: ModelConfig, client: WireFormat, provider: WireFormat): TranslateOptions {
+  return { reasoning: model.reasoning, webSearch: provider === 'messages', newTurn: client === 'responses' };
 }
 
 /** One call translated: the provider's request, what it dropped, and the translator of its answer back. */
@@ -64,7 +66,7 @@ export function answerTranslator(client: WireFormat, provider: WireFormat, call:
  */
 export function translateCall(client: WireFormat, provider: WireFormat, call: ParsedCall, model: ModelConfig): TranslatedCall {
   if (client === provider) throw new Error('A client and provider of one format need no translation.');
-  const options = optionsFor(model, provider);
+  const options = optionsFor(model, client, provider);
   if (client === 'chat' || provider === 'chat') {
     const t = client === 'chat' ? VIA_CHAT[provider as Exclude<WireFormat, 'chat'>].fromChat : VIA_CHAT[client].toChat;
     return { ...t.translate(call, model, options), answer: t.answer(call) };

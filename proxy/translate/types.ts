@@ -35,6 +35,14 @@ export interface AnswerTranslator {
    * bytes; the reader replaces `push`, `end` and `fail`.
    */
   fromChatChunks?: () => ChatChunkReader;
+  /**
+   * A translator whose client side is Chat may give a whole answer as the
+   * Chat completion object (what `JSON.parse` of `json(body)` would give),
+   * so two hops never write the middle answer out and read it back.
+   */
+  chatJson?: (body: Buffer) => unknown;
+  /** A translator whose provider side is Chat may take that object in place of the Chat completion's bytes (`json`). */
+  fromChatJson?: (completion: unknown) => Buffer;
 }
 
 /** A provider's stream read as bytes, its Chat chunks handed on as objects (see `AnswerTranslator.chatChunks`). */
@@ -69,6 +77,13 @@ export interface TranslateOptions {
    * `web_search` tool becomes Chat's `web_search_options` rather than dropped.
    */
   webSearch?: boolean;
+  /**
+   * The client's API answers a conversation that ends on the assistant with
+   * a new assistant turn (Responses). A Messages provider would continue
+   * that turn instead (a prefill), so a user turn asking to continue is
+   * added there. Unset, a Chat client's final assistant turn stays a prefill.
+   */
+  newTurn?: boolean;
 }
 
 /**

@@ -155,7 +155,11 @@ export function noteReasoning(from: Json, dropped: Set<string>): void {
 
 /** A whole Chat completion → a Messages message, its `model` the alias the client asked for. */
 export function messagesJson(call: ParsedCall, body: Buffer, dropped: Set<string>): Buffer {
-  const completion = parse(body.toString('utf8'));
+  return messagesJsonOf(call, parse(body.toString('utf8')), dropped);
+}
+
+/** `messagesJson` of the completion already parsed (or handed over as an object by a first hop, chain.ts). */
+export function messagesJsonOf(call: ParsedCall, completion: unknown, dropped: Set<string>): Buffer {
   if (!isObject(completion) || !Array.isArray(completion.choices)) {
     // Some servers report errors with a 200; the status is sent by now, so the body says it.
     const message = providerMessage(completion) ?? 'The model provider sent an answer that is not a chat completion.';

@@ -39,6 +39,17 @@ export function chatUsage(t: Tokens): string {
   return `{"prompt_tokens":${prompt},"completion_tokens":${t.output},"total_tokens":${prompt + t.output},"prompt_tokens_details":{"cached_tokens":${t.cacheRead}}}`;
 }
 
+/** `chatUsage` as the object it reads back as. */
+function chatUsageObject(t: Tokens): Json {
+  const prompt = t.input + t.cacheCreation + t.cacheRead;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: t.output,
+    total_tokens: prompt + t.output,
+    prompt_tokens_details: { cached_tokens: t.cacheRead },
+  };
+}
+
 export function readTokens(u: unknown, into: Tokens): void {
   if (!isObject(u)) return;
   if (u.input_tokens !== undefined) into.input = count(u.input_tokens);
@@ -67,11 +78,15 @@ function typeForStatus(status: number): string {
 }
 
 /** `{"error":{message,type,param,code}}` from a Messages error object (or none). */
-export function chatError(error: unknown, status: number, fallback: string): string {
+function chatErrorObject(error: unknown, status: number, fallback: string): Json {
   const e = isObject(error) ? error : {};
   const message = typeof e.message === 'string' && e.message !== '' ? e.message : fallback;
   const [type, code] = (typeof e.type === 'string' && ERROR_TYPES[e.type]) || [typeForStatus(status), null];
-  return JSON.stringify({ error: { message, type, param: null, code } });
+  return { error: { message, type, param: null, code } };
+}
+
+export function chatError(error: unknown, status: number, fallback: string): string {
+  return JSON.stringify(chatErrorObject(error, status, fallback));
 }
 
 export function errorFromBody(status: number, body: Buffer): Buffer {
@@ -98,14 +113,24 @@ export function noteBlock(block: Json, dropped: Set<string>): void {
   if (block.type !== 'text' && block.type !== 'tool_use') dropped.add(`content[${String(block.type)}]`);
 }
 
-export function jsonAnswer(body: Buffer, alias: string, created: number, dropped: Set<string>): Buffer {
+const NOT_JSON = 'The model provider sent an answer that is not JSON.';
+
+/** What a whole Messages answer says, read once for either way of writing the Chat completion. */
+interface Answer {
+  id: unknown;
+  message: Json;
+  finish: string;
+  tokens: Tokens;
+}
+
+function readAnswer(body: Buffer, dropped: Set<string>): Answer | undefined {
   let m: unknown;
   try {
     m = JSON.parse(body.toString('utf8'));
   } catch {
     m = undefined;
   }
-  if (!isObject(m)) return Buffer.from(chatError(undefined, 502, 'The model provider sent an answer that is not JSON.'));
+  if (!isObject(m)) return undefined;
   let text: string | null = null;
   const calls: Json[] = [];
   for (const block of Array.isArray(m.content) ? m.content : []) {
@@ -118,9 +143,35 @@ export function jsonAnswer(body: Buffer, alias: string, created: number, dropped
   if (calls.length) message.tool_calls = calls;
   const tokens: Tokens = { input: 0, cacheCreation: 0, cacheRead: 0, output: 0 };
   readTokens(m.usage, tokens);
+  return { id: m.id ?? '', message, finish: finishReason(m.stop_reason), tokens };
+}
+
+/** A whole Messages answer → the Chat completion's bytes (the usage written by hand, as on the stream). */
+export function jsonAnswer(body: Buffer, alias: string, created: number, dropped: Set<string>): Buffer {
+  const a = readAnswer(body, dropped);
+  if (a === undefined) return Buffer.from(chatError(undefined, 502, NOT_JSON));
   const out =
-    `{"id":${JSON.stringify(m.id ?? '')},"object":"chat.completion","created":${created},"model":${JSON.stringify(alias)},` +
-    `"choices":[{"index":0,"message":${JSON.stringify(message)},"logprobs":null,"finish_reason":"${finishReason(m.stop_reason)}"}],` +
-    `"usage":${chatUsage(tokens)}}`;
+    `{"id":${JSON.stringify(a.id)},"object":"chat.completion","created":${created},"model":${JSON.stringify(alias)},` +
+    `"choices":[{"index":0,"message":${JSON.stringify(a.message)},"logprobs":null,"finish_reason":"${a.finish}"}],` +
+    `"usage":${chatUsage(a.tokens)}}`;
   return Buffer.from(out);
+}
+
+/**
+ * The same Chat completion as an object, for a second hop (chain.ts). Its
+ * fields are what `JSON.parse` of `jsonAnswer` gives but for tool call keys
+ * left undefined (no id or name from the provider), which JSON omits: the
+ * Chat readers treat the two alike.
+ */
+export function chatCompletion(body: Buffer, alias: string, created: number, dropped: Set<string>): Json {
+  const a = readAnswer(body, dropped);
+  if (a === undefined) return chatErrorObject(undefined, 502, NOT_JSON);
+  return {
+    id: a.id,
+    object: 'chat.completion',
+    created,
+    model: alias,
+    choices: [{ index: 0, message: a.message, logprobs: null, finish_reason: a.finish }],
+    usage: chatUsageObject(a.tokens),
+  };
 }

@@ -306,12 +306,30 @@ function thinking(body: Json, out: Json, reasoning: boolean, dropped: Set<string
   out.thinking = { type: 'enabled', budget_tokens: budget };
 }
 
+/** What the added user turn says: the least that makes the model answer afresh after its own last message. */
+export const NEW_TURN_TEXT = 'Continue.';
+
+/**
+ * A conversation that ends on the assistant's text, for a client whose API
+ * answers it with a new assistant turn (a Responses client): Messages would
+ * continue that text instead, so a user turn asking to continue is added. A
+ * final turn holding tool calls is left as it is: a user turn after it would
+ * need their results.
+ */
+function askForNewTurn(turns: Turn[]): void {
+  const last = turns.at(-1);
+  if (last?.role !== 'assistant') return;
+  if (Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_use')) return;
+  turns.push({ role: 'user', content: NEW_TURN_TEXT });
+}
+
 /** The client's checked Chat Completions call → a Messages request body for `model`, and the names it dropped. */
 function chatRequestToMessages(call: ParsedCall, model: ModelConfig, options: TranslateOptions = {}): Translation {
   const body = call.body;
   const dropped = new Set<string>();
   checkFields(body, dropped);
   const { system, turns } = conversation(body.messages as unknown[]);
+  if (options.newTurn) askForNewTurn(turns);
   const out: Json = {
     model: model.upstream_model,
     // Messages needs a ceiling: the client's, held to the model's own (a Messages provider refuses more),

@@ -1,11 +1,12 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ParsedCall } from '../../call.js';
-import type { AnswerTranslator } from '../types.js';
+import type { AnswerTranslator, ChatChunkReader } from '../types.js';
 import { isObject } from '../../../shared/json.js';
 import {
   messageId,
   messagesError,
   messagesJson,
+  messagesJsonOf,
   messagesUsage,
   noteReasoning,
   parse,
@@ -52,8 +53,9 @@ const MESSAGE_STOP = frame('message_stop', { type: 'message_stop' });
  * usage chunk, not this translation.
  */
 class ChatStreamTranslator implements AnswerTranslator {
-  private readonly parser: EventSourceParser;
-  private readonly decoder = new TextDecoder();
+  // Made on the first bytes: a JSON answer, or a second hop fed Chat objects (chain.ts), never reads SSE.
+  private parser: EventSourceParser | undefined;
+  private decoder: TextDecoder | undefined;
   private readonly stopSequences: string[];
   private out: string[] = [];
   private started = false;
@@ -71,11 +73,30 @@ class ChatStreamTranslator implements AnswerTranslator {
 
   constructor(private readonly call: ParsedCall) {
     this.stopSequences = stopSequencesOf(call);
-    this.parser = createParser({ onEvent: (e) => this.onData(e.data) });
   }
 
   json(body: Buffer): Buffer {
     return messagesJson(this.call, body, this.droppedNames);
+  }
+
+  fromChatJson(completion: unknown): Buffer {
+    return messagesJsonOf(this.call, completion, this.droppedNames);
+  }
+
+  /** The stream as Chat chunk objects, not bytes (two hops, chain.ts). */
+  fromChatChunks(): ChatChunkReader {
+    return {
+      chunk: (chunk) => {
+        if (this.ended) return;
+        if (chunk === '[DONE]') this.close();
+        else this.onChunk(chunk);
+      },
+      end: () => void this.finishStream(),
+      fail: (message) => {
+        if (!this.ended) this.failWith('api_error', message);
+      },
+      take: () => this.flush(),
+    };
   }
 
   dropped(): string[] {
@@ -87,16 +108,21 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   push(chunk: Buffer): Buffer {
+    this.parser ??= createParser({ onEvent: (e) => this.onData(e.data) });
+    this.decoder ??= new TextDecoder();
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
     return this.flush();
   }
 
   end(): Buffer {
-    if (!this.ended) {
-      if (this.finish !== undefined) this.close();
-      else this.failWith('api_error', 'The model provider ended the answer before it finished.');
-    }
+    this.finishStream();
     return this.flush();
+  }
+
+  private finishStream(): void {
+    if (this.ended) return;
+    if (this.finish !== undefined) this.close();
+    else this.failWith('api_error', 'The model provider ended the answer before it finished.');
   }
 
   fail(message: string): Buffer {
@@ -122,7 +148,10 @@ class ChatStreamTranslator implements AnswerTranslator {
       this.close();
       return;
     }
-    const chunk = parse(data);
+    this.onChunk(parse(data));
+  }
+
+  private onChunk(chunk: unknown): void {
     if (!isObject(chunk)) return;
     if (chunk.error !== undefined) {
       const error = isObject(chunk.error) ? chunk.error : {};

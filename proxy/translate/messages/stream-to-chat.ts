@@ -2,7 +2,18 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { AnswerTranslator, ChatChunkStream } from '../types.js';
 import { isObject } from '../../../shared/json.js';
 import { parseJson } from '../../formats/responses/json.js';
-import { chatError, chatUsage, count, errorFromBody, finishReason, jsonAnswer, noteBlock, readTokens, type Tokens } from './answer-to-chat.js';
+import {
+  chatCompletion,
+  chatError,
+  chatUsage,
+  count,
+  errorFromBody,
+  finishReason,
+  jsonAnswer,
+  noteBlock,
+  readTokens,
+  type Tokens,
+} from './answer-to-chat.js';
 
 /**
  * A Messages provider's event stream → Chat Completions chunks: one event in,
@@ -188,6 +199,7 @@ export function createChatAnswer(alias: string, includeUsage: boolean): AnswerTr
   const streamed = () => (stream ??= new StreamTranslator(alias, created, includeUsage, dropped));
   return {
     json: (body) => jsonAnswer(body, alias, created, dropped),
+    chatJson: (body) => chatCompletion(body, alias, created, dropped),
     dropped: () => [...dropped],
     push: (chunk) => streamed().push(chunk),
     end: () => streamed().end(),

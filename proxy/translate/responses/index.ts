@@ -1,5 +1,6 @@
 import type { ModelConfig } from '../../../shared/models.js';
-import { parseResponsesRequest } from '../../formats/responses/schema.js';
+import type { ResponsesRequest } from '../../formats/responses/schema.js';
+import type { ParsedCall } from '../../call.js';
 import type { FormatTranslation, TranslateOptions, Translator } from '../types.js';
 import type { TargetAbilities } from './options.js';
 import { isObject } from '../../../shared/json.js';
@@ -14,11 +15,21 @@ function abilities(model: ModelConfig, options: TranslateOptions | undefined): T
   return { reasoning: options?.reasoning ?? model.reasoning, webSearch: options?.webSearch ?? false };
 }
 
+/**
+ * The call's body as the Responses request it is: a ParsedCall has passed its
+ * format's checks (parseCall runs parseResponsesRequest), so checking it
+ * again here, once for the request and once for the answer, was two more
+ * schema walks per translated call for nothing.
+ */
+function requestOf(call: ParsedCall): ResponsesRequest {
+  return call.body as ResponsesRequest;
+}
+
 /** A Responses client on a Chat provider: its request to Chat, the Chat answer and stream back as Responses. */
 const responsesToChat: Translator = {
-  translate: (call, model, options) => requestToChat(parseResponsesRequest(call.body), model.upstream_model, abilities(model, options)),
-  request: (call, model) => requestToChat(parseResponsesRequest(call.body), model.upstream_model, abilities(model, undefined)).request,
-  answer: (call) => responsesAnswerFromChat(responsesCall(call.alias, parseResponsesRequest(call.body))),
+  translate: (call, model, options) => requestToChat(requestOf(call), model.upstream_model, abilities(model, options)),
+  request: (call, model) => requestToChat(requestOf(call), model.upstream_model, abilities(model, undefined)).request,
+  answer: (call) => responsesAnswerFromChat(responsesCall(call.alias, requestOf(call))),
 };
 
 /** A Chat client on a Responses provider: its request to Responses, the Responses answer and stream back as Chat. */

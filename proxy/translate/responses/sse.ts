@@ -5,14 +5,16 @@ import { createParser, type EventSourceParser } from 'eventsource-parser';
  * however the bytes were split: a frame cut across chunks waits for its end.
  */
 export class SseReader {
-  private readonly parser: EventSourceParser;
-  private readonly decoder = new TextDecoder();
+  // Made on the first bytes: a JSON answer, or a second hop fed objects (chain.ts), never reads SSE,
+  // and a TextDecoder is among the dearest things a translator makes per call.
+  private parser: EventSourceParser | undefined;
+  private decoder: TextDecoder | undefined;
 
-  constructor(onData: (data: string, event: string | undefined) => void) {
-    this.parser = createParser({ onEvent: (e) => onData(e.data, e.event) });
-  }
+  constructor(private readonly onData: (data: string, event: string | undefined) => void) {}
 
   feed(chunk: Buffer): void {
+    this.parser ??= createParser({ onEvent: (e) => this.onData(e.data, e.event) });
+    this.decoder ??= new TextDecoder();
     this.parser.feed(this.decoder.decode(chunk, { stream: true }));
   }
 }

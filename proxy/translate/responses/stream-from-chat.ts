@@ -250,6 +250,7 @@ export function responsesAnswerFromChat(call: ResponsesCall): AnswerTranslator {
   const reader = new SseReader((data) => events.chunk(data === '[DONE]' ? '[DONE]' : parseJson(data)));
   return {
     json: (body) => Buffer.from(JSON.stringify(answerFromChat(call, parseJson(body.toString('utf8'))))),
+    fromChatJson: (completion) => Buffer.from(JSON.stringify(answerFromChat(call, completion))),
     // Nothing of a Chat or Responses answer is left out in this direction yet.
     dropped: () => [],
     push(chunk) {

@@ -1,7 +1,7 @@
 import { isObject } from '../../../shared/json.js';
 import { parseJson, type Json } from '../../formats/responses/json.js';
 import { toOpenAIErrorBody } from '../../formats/responses/errors.js';
-import type { AnswerTranslator } from '../types.js';
+import type { AnswerTranslator, ChatChunkStream } from '../types.js';
 import { answerToChat, chatIdFrom, chatToolCall, chatUsage, finishReason } from './answer-to-chat.js';
 import { Outbox, SseReader } from './sse.js';
 
@@ -174,6 +174,7 @@ export function chatAnswerFromResponses(alias: string, includeUsage: boolean): A
   };
   return {
     json: (body) => Buffer.from(JSON.stringify(answerToChat(alias, parseJson(body.toString('utf8'))))),
+    chatJson: (body) => answerToChat(alias, parseJson(body.toString('utf8'))),
     // Nothing of a Chat or Responses answer is left out in this direction yet.
     dropped: () => [],
     push(chunk) {
@@ -189,5 +190,21 @@ export function chatAnswerFromResponses(alias: string, includeUsage: boolean): A
       return drain();
     },
     error: (status, body) => toOpenAIErrorBody(status, body),
+    // The chunks `frames` would write, handed on as they are (two hops, chain.ts).
+    chatChunks(sink): ChatChunkStream {
+      const hand = () => {
+        for (const c of chunks.take()) sink(c);
+      };
+      return {
+        push(chunk) {
+          reader.feed(chunk);
+          hand();
+        },
+        end() {
+          chunks.end();
+          hand();
+        },
+      };
+    },
   };
 }

@@ -74,8 +74,9 @@ function normal(body: Json): Json {
 }
 
 /**
- * A conversation that ends on the assistant's text is a prefill on Messages (the answer continues it), which
- * a Messages client cannot send back through Chat: the trip is for conversations that end on the user or a tool.
+ * A conversation that ends on the assistant's text gets a user turn asking to continue on Messages (a
+ * Responses client expects a new turn, not a prefill; new-turn.test.ts), which the trip back would carry:
+ * the trip is for conversations that end on the user or a tool.
  */
 const endsOnTheUser = responsesRequest.filter((body) => {
   const last = (body.input as Json[]).at(-1)!;
