@@ -77,7 +77,8 @@ interface Endpoint {
   query: string;
 }
 
-const endpoints = new Map<string, Endpoint>();
+/** Base URL → the API's suffix → its endpoint: two lookups by strings the config and the code already hold, no key built per call. */
+const endpoints = new Map<string, Map<string, Endpoint>>();
 
 /**
  * `suffix` under a provider's base URL, parsed once per base URL rather than
@@ -86,12 +87,13 @@ const endpoints = new Map<string, Endpoint>();
  * provider (docs/security.md).
  */
 export function providerEndpoint(base: string, suffix: string): Endpoint {
-  const cacheKey = `${suffix} ${base}`;
-  let e = endpoints.get(cacheKey);
+  let ofBase = endpoints.get(base);
+  if (!ofBase) endpoints.set(base, (ofBase = new Map()));
+  let e = ofBase.get(suffix);
   if (!e) {
     const url = new URL(base);
     e = { origin: url.origin, path: `${url.pathname.replace(/\/+$/, '')}${suffix}`, query: url.search };
-    endpoints.set(cacheKey, e);
+    ofBase.set(suffix, e);
   }
   return e;
 }
