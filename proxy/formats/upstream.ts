@@ -88,7 +88,7 @@ const endpoints = new Map<string, Map<string, Endpoint>>();
  */
 export function providerEndpoint(base: string, suffix: string): Endpoint {
   let ofBase = endpoints.get(base);
-  if (!ofBase) endpoints.set(base, (ofBase = new Map()));
+  if (!ofBase) endpoints.set(base, (ofBase = new Map<string, Endpoint>()));
   let e = ofBase.get(suffix);
   if (!e) {
     const url = new URL(base);
