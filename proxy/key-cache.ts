@@ -11,6 +11,8 @@ interface Entry {
   fetchedAt: number;
   /** No background refresh before this (set after one failed, so an outage is not asked every call). */
   refreshAfter: number;
+  /** The answer a hit gives, made once per entry rather than per call (nobody changes it). */
+  answer: Lookup;
 }
 
 export type Lookup = { kind: 'known'; key: ResolvedKey } | { kind: 'unknown' } | { kind: 'unavailable' };
@@ -95,22 +97,22 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
   const stats = { hit: 0, miss: 0, stale: 0, unavailable: 0 };
 
   const halfFresh = settings.keyFreshMs / 2;
-  const answer = (e: Entry): Lookup => (e.key ? { kind: 'known', key: e.key } : { kind: 'unknown' });
+  const UNKNOWN: Lookup = { kind: 'unknown' };
 
   async function fetchKey(hash: string, stale: Entry | undefined): Promise<Lookup> {
     const started = generation;
     try {
       const { key } = await source.resolveKey(hash);
       const t = now();
-      const entry: Entry = { key, fetchedAt: t, refreshAfter: t + halfFresh };
+      const entry: Entry = { key, fetchedAt: t, refreshAfter: t + halfFresh, answer: key ? { kind: 'known', key } : UNKNOWN };
       if (generation === started) store(hash, entry);
-      return answer(entry);
+      return entry.answer;
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) logger.error({ err }, 'key resolution failed');
       else logger.warn({ err: err.message }, 'key resolution: control plane unavailable');
       if (stale?.key && now() - stale.fetchedAt < settings.keyStaleMs) {
         stats.stale++;
-        return answer(stale);
+        return stale.answer;
       }
       stats.unavailable++;
       return { kind: 'unavailable' };
@@ -144,12 +146,12 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     if (!e.key) {
       if (age >= settings.keyNegativeMs) return undefined;
       stats.hit++;
-      return answer(e);
+      return e.answer;
     }
     if (age >= settings.keyFreshMs) return undefined;
     if (t >= e.refreshAfter) refreshInBackground(hash, e, t);
     stats.hit++;
-    return answer(e);
+    return e.answer;
   }
 
   return {

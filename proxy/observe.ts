@@ -271,7 +271,8 @@ export function createEdgeObserver(parts: ObserverParts): EdgeObserver {
     end(call, status) {
       const now = performance.now();
       if (series) recordMetrics(series, call, status, now);
-      if (accessLog) writeAccessLog(accessLog, call, status, now);
+      // The line's fields are gathered only when it is written (a proxy at LOG_LEVEL=warn writes none).
+      if (accessLog?.isLevelEnabled('info')) writeAccessLog(accessLog, call, status, now);
       if (call.settledAt && watchSettlement) settlements?.watch(call.requestId, call.settledAt);
       if (tracing && call.span) finishSpans(tracing, call, status, now, settlements);
     },

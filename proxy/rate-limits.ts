@@ -58,11 +58,19 @@ export function createWindowCounter(now: NowMs = Date.now) {
   };
 }
 
+type WindowCounter = ReturnType<typeof createWindowCounter>;
+
 /** Limits of one process (REDIS_URL unset): every decision is immediate. */
 function createMemoryRateLimits(): RateLimits {
-  const counter = createWindowCounter();
-  const take = (kind: string, limit: number, keyId: string, points: number) => {
-    const r = counter.add(`${kind}:${limit}:${keyId}`, points);
+  // One counter per kind and limit, keyed by the key's id: no key string is built per call (a key's limit changing starts a new window, as before).
+  const counters = { rpm: new Map<number, WindowCounter>(), tpm: new Map<number, WindowCounter>() };
+  const counterOf = (kind: 'rpm' | 'tpm', limit: number): WindowCounter => {
+    let c = counters[kind].get(limit);
+    if (!c) counters[kind].set(limit, (c = createWindowCounter()));
+    return c;
+  };
+  const take = (kind: 'rpm' | 'tpm', limit: number, keyId: string, points: number) => {
+    const r = counterOf(kind, limit).add(keyId, points);
     return { ok: r.used <= limit, state: { limit, remaining: Math.max(0, limit - r.used), resetMs: r.msBeforeNext }, msBeforeNext: r.msBeforeNext };
   };
   return {
@@ -82,7 +90,7 @@ function createMemoryRateLimits(): RateLimits {
       return { ok: true, requests, tokens: tokenState };
     },
     adjustTokens(keyId, tpm, delta) {
-      if (tpm !== null && delta !== 0) counter.add(`tpm:${tpm}:${keyId}`, delta);
+      if (tpm !== null && delta !== 0) counterOf('tpm', tpm).add(keyId, delta);
     },
   };
 }

@@ -4,7 +4,7 @@ import { AppError, toAppError } from '../../shared/errors.js';
 import { errorBody } from '../formats/errors.js';
 import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
-import { newRequestId } from '../request-id.js';
+import { createRequestIds, newRequestId } from '../request-id.js';
 import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
 import { listModels, oneModel } from './list-models.js';
@@ -54,6 +54,8 @@ const SETTLEMENT: Steps = [
   ['meter', meterUsage],
   ['settle', settleCall],
 ];
+const MODEL_CALL: Steps = [...ADMISSION, ...SETTLEMENT];
+const EMBED_CALL: Steps = [...EMBED_ADMISSION, ...SETTLEMENT];
 
 /** The edge as runtime.ts drives it. */
 export interface EdgeHandler {
@@ -71,24 +73,54 @@ function stepped(name: string, s: CallState, refused: StepOutcome): void {
 }
 
 /**
- * Runs the steps in order. The loops are inline (no helper promise per
- * call): a step that answered at once is not awaited.
+ * Runs `steps` from `i` on, synchronously while each step answers at once:
+ * undefined when all did (a refusal is thrown), else the promise of the
+ * rest, resumed when the step that had to wait is done. No async function
+ * and no promise per step: a call whose key is cached and whose limits and
+ * hold answer in process makes one promise between its body's end and the
+ * upstream dispatch (the body read's).
  */
-async function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
-  const s = newCallState(req, res, r, obs);
-  for (const [name, step] of r.action === 'embed' ? EMBED_ADMISSION : ADMISSION) {
+function runSteps(steps: Steps, i: number, s: CallState, deps: EdgeDeps): Promise<void> | undefined {
+  for (; i < steps.length; i++) {
+    const [name, step] = steps[i]!;
     const ran = step(s, deps);
-    stepped(name, s, ran instanceof Promise ? await ran : ran);
-  }
-  try {
-    for (const [name, step] of SETTLEMENT) {
-      const ran = step(s, deps);
-      stepped(name, s, ran instanceof Promise ? await ran : ran);
+    if (ran instanceof Promise) {
+      const next = i + 1;
+      return ran.then((refused) => {
+        stepped(name, s, refused);
+        return runSteps(steps, next, s, deps);
+      });
     }
-  } finally {
-    // A failure of the proxy's own after admission: nothing was billed, so the hold goes back now.
-    if (!s.accounted) deps.metering.release(s.held!, 500);
+    stepped(name, s, ran);
   }
+  return undefined;
+}
+
+/**
+ * A model call, admission then settlement in one run of steps; undefined
+ * when it finished without waiting. From the hold on the money is owed: a
+ * failure of the proxy's own after it (nothing was billed) hands the hold
+ * back, on every path, a throw included.
+ */
+function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> | undefined {
+  const s = newCallState(req, res, r, obs);
+  let rest: Promise<void> | undefined;
+  try {
+    rest = runSteps(r.action === 'embed' ? EMBED_CALL : MODEL_CALL, 0, s, deps);
+  } finally {
+    if (!rest) releaseIfOwed(s, deps);
+  }
+  return rest?.then(
+    () => releaseIfOwed(s, deps),
+    (err: unknown) => {
+      releaseIfOwed(s, deps);
+      throw err;
+    },
+  );
+}
+
+function releaseIfOwed(s: CallState, deps: EdgeDeps): void {
+  if (s.held && !s.accounted) deps.metering.release(s.held, 500);
 }
 
 /** A request the edge answers before any step: bad method, or both Content-Length and Transfer-Encoding. */
@@ -108,8 +140,8 @@ function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, req
   return false;
 }
 
-/** The handler of a routed request's action. */
-function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
+/** The handler of a routed request's action: undefined when it finished without waiting (a throw is its refusal). */
+function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> | undefined {
   switch (r.action) {
     case 'models':
       return listModels(deps, req, res, r, obs);
@@ -127,6 +159,7 @@ function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: 
 export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   const { logger } = deps;
   const settings = deps.config.proxy;
+  const requestIds = createRequestIds();
 
   // Calls in flight, so shutdown can wait for them and for the settlements they queue.
   let active = 0;
@@ -158,7 +191,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
-    const requestId = newRequestId(deps.now());
+    const requestId = requestIds(deps.now());
     const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -192,20 +225,28 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       return;
     }
     active++;
-    void run(req, res, r, obs);
+    let pending: Promise<void> | undefined;
+    try {
+      pending = dispatch(deps, req, res, r, obs);
+    } catch (thrown) {
+      // Refused before waiting on anything (a bad key): answered once the parser has handed over
+      // what it read with the head, as when every call was async, so a small body that came whole
+      // keeps its connection open.
+      queueMicrotask(() => answered(req, res, obs, true, thrown));
+      return;
+    }
+    if (pending)
+      pending.then(
+        () => answered(req, res, obs, false, undefined),
+        (thrown: unknown) => answered(req, res, obs, true, thrown),
+      );
+    else answered(req, res, obs, false, undefined);
   }
 
-  /**
-   * A routed request from dispatch to its record: one async function, so a
-   * call makes one promise here rather than a chain of four with a closure each.
-   */
-  async function run(req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
+  /** A routed request from its end to its record: its failure answered, if it failed; then it is no longer in flight. */
+  function answered(req: IncomingMessage, res: ServerResponse, obs: EdgeCall, threw: boolean, thrown: unknown): void {
     try {
-      try {
-        await dispatch(deps, req, res, r, obs);
-      } catch (thrown) {
-        failed(req, res, obs, thrown);
-      }
+      if (threw) failed(req, res, obs, thrown);
       deps.observe.end(obs, res.statusCode);
     } catch (err) {
       logger.error({ err, requestId: obs.requestId }, 'recording the request failed');

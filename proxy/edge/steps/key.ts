@@ -30,12 +30,15 @@ export function lookupKey(
 ): ResolvedKey | null | Promise<ResolvedKey | null> {
   if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
   const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
-  // Malformed keys never cost a lookup.
-  if (!presented || !isWellFormedSecret(presented, 'apiKey')) return null;
+  if (!presented) return null;
   const hash = sha256Hex(presented);
   timing.keyStartAt = performance.now();
+  // Only well-formed keys are ever looked up, so a key the cache knows is one: its checksum is checked on a miss alone.
   const hit = deps.keys.cached(hash);
-  return hit ? keyOf(hit, timing) : deps.keys.lookup(hash).then((found) => keyOf(found, timing));
+  if (hit) return keyOf(hit, timing);
+  // Malformed keys never cost a lookup.
+  if (!isWellFormedSecret(presented, 'apiKey')) return null;
+  return deps.keys.lookup(hash).then((found) => keyOf(found, timing));
 }
 
 function decided(s: CallState, key: ResolvedKey | null, deps: EdgeDeps): StepOutcome {

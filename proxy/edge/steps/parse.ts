@@ -1,9 +1,29 @@
-import { readBody } from '../../request-body.js';
+import { takeBody } from '../../request-body.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
-/** Step `parse` (413, 400): the body read and checked by its format's rules. */
-export async function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
-  const raw = await readBody(s.req, deps.config.proxy.maxBodyBytes);
-  s.call = await deps.bodies.parse(s.route.format, raw, s.req.headers);
-  return undefined;
+/**
+ * Step `parse` (413, 400): the body read and checked by its format's rules.
+ * One promise for the body's arrival; a body small enough to parse on the
+ * event loop is parsed in the body's last event, without another.
+ */
+export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
+  return new Promise((resolve, reject) => {
+    takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
+      if (err) return reject(err);
+      try {
+        const parsed = deps.bodies.parse(s.route.format, raw!, s.req.headers);
+        if (!(parsed instanceof Promise)) {
+          s.call = parsed;
+          return resolve(undefined);
+        }
+        parsed.then((call) => {
+          s.call = call;
+          resolve(undefined);
+        }, reject);
+      } catch (thrown) {
+        // Passed on as it was thrown: the edge answers any value (toAppError).
+        reject(thrown as Error);
+      }
+    });
+  });
 }

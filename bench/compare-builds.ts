@@ -1,0 +1,94 @@
+/**
+ * The proxy of two builds side by side, with the floor, in alternating rounds
+ * of one run: CPU per call at 50 connections (the overhead scenario's
+ * measurement), so a change is judged against its base on the same machine
+ * at the same moment rather than across runs minutes apart.
+ *
+ *   npx tsx bench/compare-builds.ts --base /tmp/base [--rounds 6] [--seconds 4] [--format chat]
+ *
+ * `--base` is another checkout with its own `dist/` (built) and `node_modules`;
+ * this checkout's proxy (built if stale) is "head". Both proxies share one
+ * control plane (this checkout's) and the bench's fake upstream.
+ */
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { BenchContext, PROFILES, tollgateRequest, type Format, type System } from './lib/context.js';
+import { measureLoad } from './scenarios/overhead.js';
+import { choosePlacement, ensureBuilt, freePort, readyWhenHealthy, startProcess } from './lib/procs.js';
+import { Report } from './lib/report.js';
+
+const { values } = parseArgs({
+  options: {
+    base: { type: 'string' },
+    rounds: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '4' },
+    format: { type: 'string', default: 'chat' },
+    connections: { type: 'string', default: '50' },
+  },
+});
+if (!values.base) throw new Error('--base <checkout with dist/> is required');
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const format = values.format as Format;
+const connections = Number(values.connections);
+
+ensureBuilt();
+const placement = choosePlacement();
+const ctx = new BenchContext(PROFILES.full, placement, 'wrk', 'split', new Report());
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+process.stdout.write(`compare-builds: ${placement.note}; load average at start ${load()}\n`);
+
+try {
+  const floor = await ctx.floor();
+  const { system: head, tollgate, provisioned } = await ctx.tollgate();
+  const port = await freePort();
+  const edgeUrl = `http://127.0.0.1:${port}`;
+  const baseProc = await startProcess('proxy (base)', process.execPath, [join(values.base, 'dist/bin/proxy.js')], {
+    cpus: placement.sut,
+    env: { ...tollgate.env, PROXY_PORT: String(port), EDGE_BASE_URL: edgeUrl, PROXY_DATA_DIR: join(tollgate.dataDir, `proxy-${port}`) },
+    ready: readyWhenHealthy(`${edgeUrl}/healthz`),
+  });
+  const slug = provisioned.org.workspace_slug;
+  const base: System = {
+    name: 'tollgate',
+    pid: baseProc.pid,
+    controlPlanePid: tollgate.controlPlane?.pid,
+    request: (f, o = {}) => tollgateRequest(edgeUrl, slug, provisioned.key, f, o),
+  };
+  const systems: [string, System][] = [
+    ['floor', floor],
+    ['base', base],
+    ['head', head],
+  ];
+  for (const [, s] of systems) await measureLoad(ctx, s, format, connections, 5);
+  const per: Record<string, number[]> = { floor: [], base: [], head: [] };
+  for (let r = 0; r < rounds; r++) {
+    // Each round starts one system later, so none always runs right after another.
+    const order = systems.map((_, i) => systems[(i + r) % systems.length]!);
+    const row: Record<string, number> = {};
+    for (const [name, s] of order) {
+      const f = await measureLoad(ctx, s, format, connections, seconds);
+      if (f.errors) process.stdout.write(`  ${name}: ${f.errors}/${f.requests} errors\n`);
+      row[name] = f.cpuUsPerRequest!;
+      per[name]!.push(f.cpuUsPerRequest!);
+    }
+    process.stdout.write(
+      `round ${r + 1}: floor ${row.floor!.toFixed(1)}  base ${row.base!.toFixed(1)} (${(row.base! / row.floor!).toFixed(2)}x)  ` +
+        `head ${row.head!.toFixed(1)} (${(row.head! / row.floor!).toFixed(2)}x)  head-base ${(row.head! - row.base!).toFixed(1)} µs  load ${load()}\n`,
+    );
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const m = { floor: median(per.floor!), base: median(per.base!), head: median(per.head!) };
+  const diffs = per.head!.map((h, i) => h - per.base![i]!);
+  process.stdout.write(
+    `median µs/call (${format}, ${connections} conns): floor ${m.floor.toFixed(1)}, base ${m.base.toFixed(1)} (${(m.base / m.floor).toFixed(2)}x), ` +
+      `head ${m.head.toFixed(1)} (${(m.head / m.floor).toFixed(2)}x); head-base per round median ${median(diffs).toFixed(1)} µs; load ${load()}\n`,
+  );
+  await baseProc.stop();
+} finally {
+  await ctx.close();
+}
