@@ -1,5 +1,6 @@
 import type { Logger } from '../../shared/logger.js';
 import type { HoldStore, LiveHold } from './holds.js';
+import { liveHold } from './snapshot.js';
 
 /** The holds this proxy owes, kept alive until each is released or acknowledged. */
 export interface HoldKeepAlive {
@@ -47,7 +48,7 @@ export function createHoldKeepAlive(holds: Pick<HoldStore, 'extend'>, periodMs: 
     resize(hold, amountMicros) {
       const h = live.get(hold.requestId);
       if (h) h.amountMicros = amountMicros;
-      else this.add({ requestId: hold.requestId, workspaceId: hold.workspaceId, keyId: hold.keyId, amountMicros, keyBudget: hold.keyBudget });
+      else this.add(liveHold(hold.requestId, hold.workspaceId, hold.keyId, amountMicros, hold.keyBudget));
     },
     remove(requestId: string): void {
       live.delete(requestId);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyMoneySchema } from './money.js';
 
 /** Most reports one `POST /internal/usage` may carry. */
 export const USAGE_BATCH_MAX = 1000;
@@ -82,14 +83,7 @@ export const usageAnswerSchema = z.object({ results: z.array(usageResultSchema) 
 export const USAGE_ANSWER_PER_KEY = 'keys';
 
 /** One key's money after the batch (workspace balance and key budget, with row versions). */
-export const usageKeyMoneySchema = z.object({
-  key_id: z.string(),
-  workspace_id: z.string(),
-  balance_micros: z.number().int(),
-  balance_version: z.number().int(),
-  key_remaining_micros: z.number().int().nullable(),
-  key_version: z.number().int(),
-});
+export const usageKeyMoneySchema = keyMoneySchema.extend({ key_id: z.string() });
 export type UsageKeyMoney = z.infer<typeof usageKeyMoneySchema>;
 
 /** `POST /internal/usage?answer=keys` answer: each key the batch billed and the control plane knows, once. A key it does not know is absent. */
