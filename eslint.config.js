@@ -66,6 +66,17 @@ export default tseslint.config(
     STORES,
   ),
   {
+    // An ES module import of node:http loads Node's bundled undici (shared/node-http.ts says why); types are free.
+    files: ['proxy/**', 'control-plane/**', 'shared/**', 'bin/**'],
+    ignores: ['shared/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        ...['node:http', 'http'].map((name) => ({ name, allowTypeImports: true, message: 'Take node:http values from shared/node-http.ts.' })),
+      ],
+    },
+  },
+  {
     // Tests read JSON answers as untyped values and assert on them: chai is the check, not the compiler.
     files: ['test/**'],
     rules: {

@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from '../shared/node-http.js';
 import type { Duplex } from 'node:stream';
 import { refuseUpgrade } from './edge/upgrade.js';
 import type { AddressInfo } from 'node:net';
