@@ -10,7 +10,6 @@ import { restrictUmask } from '../control-plane/db/data-dir-mode.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
 import { startControlPlane, type RunningControlPlane } from '../control-plane/runtime.js';
 import { createEmbeddedStore } from '../control-plane/db/first-start.js';
-import { releaseStartupMemory } from '../shared/startup-memory.js';
 import type { FromChild, ToChild } from './control-plane-process.js';
 
 const send = (message: FromChild) => process.send!(message);
@@ -70,5 +69,4 @@ process.on('message', (message: ToChild) => {
 });
 // The parent is gone (killed, or exited at a second signal): nobody is left to serve, close the store and go.
 process.on('disconnect', () => close(1_000));
-releaseStartupMemory();
 send({ type: 'ready', url: controlPlane.url });

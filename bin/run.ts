@@ -4,7 +4,6 @@ import { restrictUmask } from '../control-plane/db/data-dir-mode.js';
 import { createLogger, type Logger } from '../shared/logger.js';
 import { createMetricsRegistry, startMetricsServer, type MetricsServer, type Registry } from '../shared/metrics.js';
 import { DataDirBusyError } from '../control-plane/db/data-dir-lock.js';
-import { releaseStartupMemory } from '../shared/startup-memory.js';
 
 export interface Running {
   /** Stops taking connections and lets work in flight finish for up to `graceMs`. */
@@ -73,7 +72,6 @@ export async function run(
     const registry = config.ops.metricsEnabled ? createMetricsRegistry() : undefined;
     running = await start(config, logger, registry);
     if (registry) metricsServer = await serveMetrics(config, logger, registry, running.moreMetrics);
-    releaseStartupMemory();
   } catch (err) {
     if (err instanceof DataDirBusyError) {
       process.stderr.write(`${err.message} Stop it first, or set DATA_DIR to another directory.\n`);
