@@ -26,6 +26,8 @@ export interface OutboxEntry {
   workspaceId: string;
   keyBudget: boolean;
   recordOnly?: boolean;
+  /** Refused calls (the report's `refusal_reason`): not a settlement, so not counted among those owed. Known from the report on replay. */
+  refusal?: boolean;
 }
 
 /** Text JSON.stringify writes as it is (no quote, backslash, control character or surrogate): ids, names, digits. */
@@ -55,6 +57,7 @@ export function reportJson(p: UsageReport): string {
     p.format !== undefined &&
     p.status !== undefined &&
     p.latency_ms !== undefined &&
+    p.refusal_reason === undefined &&
     Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
   const split = usual ? splitFields(p) : undefined;
   if (split === undefined) return JSON.stringify(p);
@@ -111,7 +114,13 @@ export function linesBuffer(entries: readonly OutboxEntry[]): Buffer {
 
 /** A record read back from disk (replay), or made in a test, as the outbox writes it. */
 export function entryOf(r: OutboxRecord): OutboxEntry {
-  return { json: reportJson(r.report), workspaceId: r.workspaceId, keyBudget: r.keyBudget, recordOnly: r.recordOnly === true };
+  return {
+    json: reportJson(r.report),
+    workspaceId: r.workspaceId,
+    keyBudget: r.keyBudget,
+    recordOnly: r.recordOnly === true,
+    refusal: r.report.refusal_reason !== undefined,
+  };
 }
 
 /** One record as its JSON line. */
