@@ -208,4 +208,15 @@ describe('models file', () => {
       'Unexpected token in JSON at position 5 (line 2 column 3)',
     );
   });
+
+  it('names a trailing comma and where it is, in an object or an array (V8 gives no position for the array)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-models-'));
+    const path = join(dir, 'models.json');
+    writeFileSync(path, '{\n  "alias_prefix": "tg, not a comma,]",\n  "providers": {},\n  "models": [],\n}\n');
+    expect(loadModelCatalog(path, {}).problems).to.deep.equal([
+      `MODELS_FILE: ${path} is not valid JSON: a trailing comma at line 4 column 15 (JSON allows none before } or ])`,
+    ]);
+    writeFileSync(path, '{\n  "alias_prefix": "tg",\n  "providers": {},\n  "models": [\n    {"alias": "tg/a"},\n  ]\n}\n');
+    expect(loadModelCatalog(path, {}).problems[0]).to.match(/a trailing comma at line 5 column 22 /);
+  });
 });
