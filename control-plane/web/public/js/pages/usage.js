@@ -1,6 +1,6 @@
 // @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, usd, money, when, table, badge, copyButton } from '../dom.js';
+import { h, fill, field, usd, money, moneyDetail, when, table, badge, copyButton } from '../dom.js';
 import { stackedBars, moneyTickFormat } from '../chart.js';
 import { REASONS } from './refusals.js';
 
@@ -328,7 +328,7 @@ async function requestLog(base, query, state, apply) {
           h('td', {}, h('span', { class: 'mono' }, r.model ?? '—'), h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—')),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : ''), refusalHint(r)),
           h('td', { class: 'num' }, r.refusal_reason ? '—' : `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
-          h('td', { class: 'num' }, r.refusal_reason ? '—' : money(r.cost_usd), savedHint(r)),
+          h('td', { class: 'num' }, r.refusal_reason ? '—' : moneyDetail(r.cost_usd), savedHint(r)),
           h('td', { class: 'num' }, r.latency_ms == null ? '—' : `${count(r.latency_ms)} ms`),
           h(
             'td',
