@@ -139,6 +139,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         'deployment',
         'refusal_reason',
         'refused_count',
+        'settled_at',
       ],
       page.requests.map((r) => [
         r.time,
@@ -163,6 +164,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         r.deployment,
         r.refusal_reason,
         r.refused_count,
+        r.settled_at,
       ]),
     );
   });

@@ -10,6 +10,7 @@ export interface RefusalRow {
   status: number | null;
   refusal_reason: string;
   refused_count: number;
+  started_at: Date | null;
 }
 
 /**
@@ -26,11 +27,11 @@ export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], n
   if (!rows.length) return new Set();
   const recorded = await q.query<{ request_id: string }>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[])
-         AS t(request_id, key_id, model, format, status, refusal_reason, refused_count)
+       SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::text[], $7::int[], $9::timestamptz[])
+         AS t(request_id, key_id, model, format, status, refusal_reason, refused_count, started_at)
      ), ins AS (
-       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, input_tokens, output_tokens, request_id, key_id, model, format, status, refusal_reason, refused_count, created_at)
-       SELECT k.workspace_id, 'usage', 0, 0, 0, i.request_id, i.key_id, i.model, i.format, i.status, i.refusal_reason, i.refused_count, $8
+       INSERT INTO ledger_entries (workspace_id, kind, amount_usd, input_tokens, output_tokens, request_id, key_id, model, format, status, refusal_reason, refused_count, started_at, created_at)
+       SELECT k.workspace_id, 'usage', 0, 0, 0, i.request_id, i.key_id, i.model, i.format, i.status, i.refusal_reason, i.refused_count, i.started_at, $8
          FROM input i JOIN api_keys k ON k.id = i.key_id
        ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING request_id, key_id, workspace_id, refusal_reason
@@ -65,6 +66,7 @@ export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], n
       rows.map((r) => r.refusal_reason),
       rows.map((r) => r.refused_count),
       now,
+      rows.map((r) => r.started_at),
     ],
   );
   return new Set(recorded.map((r) => r.request_id));

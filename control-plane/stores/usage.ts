@@ -95,7 +95,10 @@ export async function usage_aggregate(
 
 export interface UsageRequestRow {
   id: string;
+  /** When the control plane recorded the call. */
   created_at: Date;
+  /** When the proxy received it (created_at for rows that do not say). */
+  started_at: Date;
   request_id: string;
   key_id: string | null;
   key_name: string | null;
@@ -123,7 +126,8 @@ export interface UsageRequestRow {
 }
 
 /**
- * Usage rows newest first; with `after_id` (the last row of the previous
+ * Usage rows newest recorded first, the calls of one batch by when they
+ * started (rows are recorded in batches, their start shown); with `after_id` (the last row of the previous
  * page), the rows that come after it in that order. The row's own time is
  * read in SQL, so no precision is lost on the way through a cursor.
  */
@@ -134,11 +138,13 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
     w.params.push(page.after_id);
     const p = `$${w.params.length}::bigint`;
     // The cursor row must be one of this workspace's: another tenant's id finds nothing here, and so reveals nothing of when its rows were written.
-    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
+    keyset =
+      ` AND (l.created_at, COALESCE(l.started_at, l.created_at), l.id) < ` +
+      `(SELECT c.created_at, COALESCE(c.started_at, c.created_at), c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
   }
   w.params.push(page.limit);
   return q.query<UsageRequestRow>(
-    `SELECT l.id::text AS id, l.created_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
+    `SELECT l.id::text AS id, l.created_at, COALESCE(l.started_at, l.created_at) AS started_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
             k.team_id, t.name AS team_name, k.owner_user_id AS user_id, u.user_name,
             l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms, l.deployment,
             l.cache_read_tokens, l.cache_write_tokens, l.cache_write_1h_tokens, l.web_search_requests, l.cache_saved_usd::float8 AS cache_saved_usd,
@@ -148,7 +154,7 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
        LEFT JOIN teams t ON t.id = k.team_id
        LEFT JOIN users u ON u.id = k.owner_user_id
       WHERE ${w.sql}${keyset}
-      ORDER BY l.created_at DESC, l.id DESC
+      ORDER BY l.created_at DESC, COALESCE(l.started_at, l.created_at) DESC, l.id DESC
       LIMIT $${w.params.length}`,
     w.params,
   );

@@ -44,5 +44,6 @@ export function countRefusal(s: CallState, deps: EdgeDeps, thrown: unknown): voi
     reason,
     format: s.route.action === 'embed' ? 'embeddings' : s.route.format,
     status: thrown.status,
+    startedAtMs: Math.round(performance.timeOrigin + s.startedMs),
   });
 }

@@ -179,6 +179,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       format: call.format,
       status,
       latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
+      started_at_ms: Math.round(performance.timeOrigin + call.startedMs),
       deployment: call.deployment,
     };
     if (usage && cost) {

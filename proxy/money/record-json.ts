@@ -58,13 +58,14 @@ export function reportJson(p: UsageReport): string {
     p.status !== undefined &&
     p.latency_ms !== undefined &&
     p.refusal_reason === undefined &&
-    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
+    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms + (p.started_at_ms ?? 0));
   const split = usual ? splitFields(p) : undefined;
   if (split === undefined) return JSON.stringify(p);
   return flat(
     `{"request_id":${json(p.request_id)},"key_id":${json(p.key_id)},"model":${json(p.model)},` +
       `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
       `"format":${json(p.format!)},"status":${p.status},"latency_ms":${p.latency_ms}` +
+      `${p.started_at_ms === undefined ? '' : `,"started_at_ms":${p.started_at_ms}`}` +
       `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}${split}}`,
   );
 }

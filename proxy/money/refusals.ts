@@ -12,6 +12,8 @@ export interface RefusedCall {
   reason: RefusalReason;
   format: UsageFormat;
   status: number;
+  /** When the proxy received the call, ms since the epoch. */
+  startedAtMs: number;
 }
 
 /**
@@ -89,6 +91,7 @@ export function createRefusalCounter(deps: RefusalCounterDeps): RefusalCounter {
           format: c.format,
           status: c.status,
           latency_ms: 0,
+          started_at_ms: c.startedAtMs,
           refusal_reason: c.reason,
           refused_count: g.count,
         },

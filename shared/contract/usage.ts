@@ -39,6 +39,8 @@ export const usageReportSchema = z
     status: z.number().int().min(100).max(599).optional(),
     /** From the proxy receiving the call to the answer's end. */
     latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
+    /** When the proxy received the call, ms since the epoch (a refusal group: its first call); the request log shows it. */
+    started_at_ms: z.number().int().min(0).max(8_640_000_000_000_000).optional(),
     /** The deployment that served the call, `provider/upstream_model` (`model` is the alias billed, a fallback's when one answered). */
     deployment: z.string().min(1).max(400).optional(),
     /** Prompt tokens read from the provider's cache. */

@@ -11,6 +11,10 @@ function costText(r: UsageReport): string {
   return femtosToUsdText(r.cost_femtos === undefined ? microsToFemtos(r.cost_micros) : BigInt(r.cost_femtos));
 }
 
+function startedAt(r: UsageReport): Date | null {
+  return r.started_at_ms === undefined ? null : new Date(r.started_at_ms);
+}
+
 /** The reports of calls that were served (billed, or recorded at no cost): not refusals. */
 function served(reports: Map<string, UsageReport>): UsageReport[] {
   return [...reports.values()].filter((r) => r.refusal_reason === undefined);
@@ -29,6 +33,7 @@ function refusalsOf(reports: Map<string, UsageReport>): RefusalRow[] {
       status: r.status ?? null,
       refusal_reason: r.refusal_reason,
       refused_count: r.refused_count ?? 1,
+      started_at: startedAt(r),
     });
   }
   return rows;
@@ -68,6 +73,7 @@ async function record(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<R
     cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
     web_search_requests: r.web_search_requests ?? 0,
     cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
+    started_at: startedAt(r),
   }));
   const now = deps.clock.now();
   // The statement takes its row locks in one order, so concurrent batches should not deadlock;

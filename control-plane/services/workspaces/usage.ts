@@ -185,11 +185,14 @@ export async function usageSummary(
   };
 }
 
-/** One row of the request log: the ledger row's detail, its time as ISO 8601. */
-export type UsageRequest = Omit<UsageRequestRow, 'id' | 'created_at'> & { time: string };
+/**
+ * One row of the request log: the ledger row's detail; `time` when the proxy
+ * received the call, `settled_at` when the control plane recorded it (ISO 8601).
+ */
+export type UsageRequest = Omit<UsageRequestRow, 'id' | 'created_at' | 'started_at'> & { time: string; settled_at: string };
 
-function requestOf({ id: _id, created_at, ...rest }: UsageRequestRow): UsageRequest {
-  return { time: new Date(created_at).toISOString(), ...rest };
+function requestOf({ id: _id, created_at, started_at, ...rest }: UsageRequestRow): UsageRequest {
+  return { time: new Date(started_at).toISOString(), settled_at: new Date(created_at).toISOString(), ...rest };
 }
 
 /** The page cursor names the last row of a page; opaque to clients. */

@@ -153,10 +153,10 @@ describeEachStore('usage: calls Tollgate refused, by key, model and reason, with
 
     const log = (await (await fetch(`${usageUrl}/requests?format=csv&refused=true`, { headers })).text()).trim().split(/\r?\n/);
     const cols = log[0]!.split(',');
-    expect(cols.slice(-2)).to.deep.equal(['refusal_reason', 'refused_count']);
+    expect(cols.slice(-3)).to.deep.equal(['refusal_reason', 'refused_count', 'settled_at']);
     const rows = log.slice(1).map((l) => l.split(','));
-    expect(rows.reduce((n, r) => n + Number(r.at(-1)), 0)).to.equal(10);
-    expect(new Set(rows.map((r) => r.at(-2)))).to.deep.equal(new Set(['rate_limit', 'budget', 'model_access', 'bad_request', 'key']));
+    expect(rows.reduce((n, r) => n + Number(r.at(-2)), 0)).to.equal(10);
+    expect(new Set(rows.map((r) => r.at(-3)))).to.deep.equal(new Set(['rate_limit', 'budget', 'model_access', 'bad_request', 'key']));
   });
 
   it('a workspace without credits shows its balance refusal; a key nobody knows is counted in no workspace', async () => {

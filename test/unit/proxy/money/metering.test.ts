@@ -240,6 +240,7 @@ describe('money: refusals ride the usage path, counted, never owed', () => {
     reason: 'rate_limit',
     format: 'chat',
     status: 429,
+    startedAtMs: Date.now(),
     ...over,
   });
 

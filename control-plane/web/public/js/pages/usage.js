@@ -323,7 +323,8 @@ async function requestLog(base, query, state, apply) {
         h(
           'tr',
           {},
-          h('td', { class: 'num' }, when(r.time)),
+          // When the call started; when the ledger recorded it on hover.
+          h('td', { class: 'num', title: `Started ${when(r.time)}; recorded ${when(r.settled_at)}` }, when(r.time)),
           h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
           h('td', {}, h('span', { class: 'mono' }, r.model ?? '—'), h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—')),
           h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : ''), refusalHint(r)),
