@@ -122,6 +122,33 @@ function tokenWindowNotCorrected(logger: Logger, call: HeldCall) {
   return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
 }
 
+/** A call's usage report: billed (`usage` and `cost`) or recorded at no cost. */
+function reportOf(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): UsageReport {
+  const report: UsageReport = {
+    request_id: call.requestId,
+    key_id: call.keyId,
+    model: call.model.alias,
+    input_tokens: usage?.inputTokens ?? 0,
+    output_tokens: usage?.outputTokens ?? 0,
+    cost_micros: cost?.costMicros ?? 0,
+    // The request detail for the usage console.
+    format: call.format,
+    status,
+    latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
+    started_at_ms: Math.round(performance.timeOrigin + call.startedMs),
+    deployment: call.deployment,
+  };
+  if (usage && cost) {
+    report.cache_read_tokens = usage.cacheReadTokens;
+    report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
+    report.cache_write_1h_tokens = usage.cacheWrite1hTokens;
+    report.web_search_requests = usage.webSearchRequests;
+    report.cost_femtos = String(cost.costFemtos);
+    report.cache_saved_femtos = String(cost.savedFemtos);
+  }
+  return report;
+}
+
 /** The records of a batch that are settled calls (owed until recorded), not refusals. */
 function settlements(batch: readonly { refusal?: boolean }[]): number {
   let n = 0;
@@ -168,28 +195,7 @@ export function createMetering(deps: MeteringDeps): Metering {
   /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
   function gather(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
     owed++;
-    const report: UsageReport = {
-      request_id: call.requestId,
-      key_id: call.keyId,
-      model: call.model.alias,
-      input_tokens: usage?.inputTokens ?? 0,
-      output_tokens: usage?.outputTokens ?? 0,
-      cost_micros: cost?.costMicros ?? 0,
-      // The request detail for the usage console.
-      format: call.format,
-      status,
-      latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
-      started_at_ms: Math.round(performance.timeOrigin + call.startedMs),
-      deployment: call.deployment,
-    };
-    if (usage && cost) {
-      report.cache_read_tokens = usage.cacheReadTokens;
-      report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
-      report.cache_write_1h_tokens = usage.cacheWrite1hTokens;
-      report.web_search_requests = usage.webSearchRequests;
-      report.cost_femtos = String(cost.costFemtos);
-      report.cache_saved_femtos = String(cost.savedFemtos);
-    }
+    const report = reportOf(call, usage, cost, status);
     // Serialized once, now: the report object dies young; its text goes to disk and to the control plane.
     batcher.add({
       json: reportJson(report),

@@ -9,6 +9,7 @@ import { createMetering, type HeldCall } from '../../../../proxy/money/metering.
 import type { Outbox, OutboxEntry, OutboxRecord, OutboxSlot } from '../../../../proxy/money/outbox.js';
 import type { RateLimits } from '../../../../proxy/rate-limits.js';
 import { createRefusalCounter, type RefusedCall } from '../../../../proxy/money/refusals.js';
+import { reportJson } from '../../../../proxy/money/record-json.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { KEY, perKey, quietLogger, record, reportsOf, result } from './fakes.js';
 
@@ -286,5 +287,45 @@ describe('money: refusals ride the usage path, counted, never owed', () => {
     ]);
     expect(logger.warnings.join('\n')).to.include('refusals past the per-window limit');
     counter.stop();
+  });
+});
+
+describe('money: a usage report serialized once (record-json)', () => {
+  it('keeps every field of a billed call, a record-only call and a refusal, the start time included', () => {
+    const base: UsageReport = {
+      request_id: 'req_1',
+      key_id: KEY,
+      model: 'tg/sonnet',
+      input_tokens: 10,
+      output_tokens: 5,
+      cost_micros: 7,
+      format: 'chat',
+      status: 200,
+      latency_ms: 12,
+      started_at_ms: 1_795_000_000_123,
+    };
+    const billed: UsageReport = {
+      ...base,
+      deployment: 'primary/claude',
+      cache_read_tokens: 1,
+      cache_write_tokens: 2,
+      cache_write_1h_tokens: 1,
+      web_search_requests: 0,
+      cost_femtos: '7000000000',
+      cache_saved_femtos: '-5',
+    };
+    const refusal: UsageReport = {
+      ...base,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_micros: 0,
+      status: 429,
+      refusal_reason: 'rate_limit',
+      refused_count: 3,
+    };
+    for (const r of [base, billed, refusal]) {
+      expect(JSON.parse(reportJson(r))).to.deep.equal(r);
+      expect(usageReportSchema.safeParse(JSON.parse(reportJson(r))).success).to.equal(true);
+    }
   });
 });
