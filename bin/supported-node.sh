@@ -16,8 +16,11 @@
 #   and exit 1, before anything else runs.
 #
 # POSIX sh, and the one line of JavaScript it asks node to run parses on any
-# Node, however old. Sourced with no COMMAND (`. bin/supported-node.sh`, as
-# .ci/run does), it only sets PATH for the rest of the caller.
+# Node, however old. Sourced (`. bin/supported-node.sh && tsx …`, as most npm
+# scripts and .ci/run do), it sets PATH for the rest of the caller's shell:
+# every command after it runs on the supported Node, and knip still reads
+# those commands. Run by path with COMMAND it execs COMMAND (npm start and
+# the other long-running scripts, so nothing stands between npm and node).
 
 # The oldest Node the project runs on: package.json's "engines" (a unit test
 # keeps the two equal), and the one fetched when the machine's is older.
@@ -56,8 +59,12 @@ tollgate_use_supported_node() {
     tollgate_refuse "$tollgate_where" " (on Linux x64 it would be fetched for you)"
   fi
   tollgate_dir="${XDG_CACHE_HOME:-$HOME/.cache}/tollgate/node-$NODE_WANTED"
-  tollgate_root="$(cd "$(dirname "$0")/.." 2>/dev/null && pwd)"
-  [ -f "$tollgate_root/.ci/fetch-node" ] || tollgate_root="$(pwd)"
+  # Run by path, the checkout is the script's; sourced (npm runs scripts, and
+  # .ci/run, from the checkout's root), the working directory.
+  case "$0" in
+    *supported-node.sh) tollgate_root="$(cd "$(dirname "$0")/.." && pwd)" ;;
+    *) tollgate_root="$(pwd)" ;;
+  esac
   if [ ! -x "$tollgate_dir/bin/node" ]; then
     echo "tollgate: $tollgate_where is too old; fetching Node $NODE_WANTED from the npm registry into $tollgate_dir (once; TOLLGATE_FETCH_NODE=0 opts out)" >&2
     bash "$tollgate_root/.ci/fetch-node" "$NODE_WANTED" "$tollgate_dir" >&2 ||
@@ -81,6 +88,6 @@ tollgate_use_supported_node() {
 }
 
 tollgate_use_supported_node
-if [ "$#" -gt 0 ]; then
-  exec "$@"
-fi
+case "$0" in
+  *supported-node.sh) [ "$#" -eq 0 ] || exec "$@" ;;
+esac

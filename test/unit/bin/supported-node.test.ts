@@ -52,10 +52,27 @@ describe('bin/supported-node.sh: every npm script runs on a supported Node', () 
 
   it('is the first thing every script and pre-hook runs, so none starts on an old node', () => {
     for (const [name, line] of Object.entries(pkg.scripts)) {
-      expect(line, name).to.match(/^sh bin\/supported-node\.sh /);
-      // A second command after `&&` would run outside the first launch.
-      for (const part of line.split('&&').slice(1)) if (!line.includes("sh -c '")) expect(part.trim(), name).to.match(/^sh bin\/supported-node\.sh /);
+      // Sourced: everything after it on the line runs in the same shell, with its PATH.
+      if (line.startsWith('. bin/supported-node.sh && ')) continue;
+      // Run by path: it execs the one command it is given (no `&&` that would run outside it).
+      expect(line, name).to.match(/^sh bin\/supported-node\.sh [^&;|]+$/);
     }
+  });
+
+  it('sourced, it puts the supported Node first on PATH for the rest of the line', function () {
+    if (process.platform !== 'linux' || process.arch !== 'x64') this.skip();
+    const cached = join(dir, 'cache', 'tollgate', `node-${NODE_WANTED}`, 'bin');
+    mkdirSync(cached, { recursive: true });
+    symlinkSync(process.execPath, join(cached, 'node'));
+    const r = spawnSync('/bin/sh', ['-c', '. bin/supported-node.sh && node -p process.versions.node && echo "$#"', 'sh', 'stray'], {
+      cwd: ROOT,
+      env: { HOME: tmpdir(), PATH: oldNodeOnPath(dir, '20.20.2'), XDG_CACHE_HOME: join(dir, 'cache'), npm_config_globalconfig: '/dev/null' },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    expect(r.status, r.stderr).to.equal(0);
+    // The caller's own arguments are not taken for a command to exec.
+    expect(r.stdout.trim().split('\n')).to.deep.equal([process.versions.node, '1']);
   });
 
   it('this test itself runs on a supported Node (npm test started it through the launcher)', () => {
