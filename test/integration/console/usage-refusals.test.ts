@@ -168,6 +168,27 @@ describeEachStore('usage: calls Tollgate refused, by key, model and reason, with
     expect(row!.n).to.equal(0);
   });
 
+  it('a flood of refusals is a handful of ledger rows, every call still counted', async function () {
+    this.timeout(60_000);
+    const rows = async () =>
+      (
+        await dp.cp.deps.db.query<{ n: number; calls: number }>(
+          `SELECT count(*)::int AS n, COALESCE(sum(refused_count), 0)::int AS calls FROM ledger_entries WHERE key_id = $1 AND refusal_reason IS NOT NULL`,
+          [keys.limited!.id],
+        )
+      )[0]!;
+    const before = await rows();
+    const started = performance.now();
+    const statuses = await Promise.all(Array.from({ length: 300 }, () => call(keys.limited!, 'chat', modelBody('chat'))));
+    const seconds = (performance.now() - started) / 1000;
+    await dp.proxy.drain();
+    expect(statuses.every((s) => s === 429)).to.equal(true);
+    const after = await rows();
+    expect(after.calls - before.calls).to.equal(300);
+    // One row per one-second window the burst spanned (and the window it started in).
+    expect(after.n - before.n).to.be.at.most(Math.ceil(seconds) + 1);
+  });
+
   it("a budget refusal records the key's 100 % alert once, though its spend never reached the budget", async () => {
     const alerts = () =>
       dp.cp.deps.db.query<{ payload: { key_id: string; threshold_percent: number; spend_usd: number } }>(
