@@ -159,7 +159,7 @@ export async function usagePage(section, s, { params, navigate }) {
         ['Saved by caching', money(t.cache_saved_usd), 'cache-saved'],
         ['Errors', count(t.errors), 'errors'],
         // Calls Tollgate refused (not in Requests): the Refusals page says why.
-        ['Refused by Tollgate', h('a', { href: '#/refusals' }, count(t.refused)), 'refused'],
+        ['Refused', h('a', { href: '#/refusals', title: 'Calls Tollgate itself refused: see why' }, count(t.refused)), 'refused'],
       ].map(([label, value, id]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-total': id }, value))),
     ),
   );
