@@ -192,6 +192,7 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
       admitted: () => undefined,
       settle: (c) => (back(c), 1),
       release: back,
+      refused: () => undefined,
       full: () => false,
       wake: () => undefined,
       drain: () => Promise.resolve(),

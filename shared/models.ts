@@ -172,11 +172,38 @@ export function loadModelCatalog(path: string, env: NodeJS.ProcessEnv): { catalo
  * here, since "position 155" sends the operator counting characters.
  */
 export function jsonErrorWithLine(message: string, text: string): string {
+  // A trailing comma is the usual slip, and V8 names it badly: an array's as an "Unexpected
+  // token ']'" with a snippet and no position, an object's at the brace after it.
+  const comma = trailingComma(text);
+  if (comma !== undefined) return `a trailing comma at ${lineColumn(text, comma)} (JSON allows none before } or ])`;
   if (/line \d+ column \d+/.test(message)) return message;
   const at = /position (\d+)/.exec(message);
   if (!at) return message;
-  const before = text.slice(0, Number(at[1])).split('\n');
-  return `${message} (line ${before.length} column ${before[before.length - 1]!.length + 1})`;
+  return `${message} (${lineColumn(text, Number(at[1]))})`;
+}
+
+function lineColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length} column ${before[before.length - 1]!.length + 1}`;
+}
+
+/** The offset of the first comma followed (past white space) by } or ], outside strings; undefined when there is none. */
+function trailingComma(text: string): number | undefined {
+  let inString = false;
+  let comma: number | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (c === '"') inString = true;
+    if (c === ',') comma = i;
+    else if ((c === '}' || c === ']') && comma !== undefined) return comma;
+    else if (!/\s/.test(c)) comma = undefined;
+  }
+  return undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { ControlPlaneDeps } from '../deps.js';
 import { authOf, requireSession } from '../http/auth.js';
 import { parseValid } from '../http/body.js';
 import { usageRequests, usageSummary } from '../services/workspaces/usage.js';
+import { REFUSAL_REASONS } from '../../shared/contract/usage.js';
 import { csvMoney, sendCsv } from './csv.js';
 
 /** One CSV export of the request log holds at most this many rows (the newest). */
@@ -20,13 +21,16 @@ const filters = {
   user_id: z.uuid().optional(),
   model: z.string().min(1).max(200).optional(),
   format: z.enum(['json', 'csv']).default('json'),
+  /** Only the calls Tollgate refused (`true`) or served (`false`). */
+  refused: z.enum(['true', 'false']).optional(),
+  reason: z.enum(REFUSAL_REASONS).optional(),
 };
 
 export const summaryQuery = z
   .object({
     ...filters,
     granularity: z.enum(['day', 'hour']).default('day'),
-    group_by: z.enum(['model', 'key', 'team', 'user', 'deployment']).default('model'),
+    group_by: z.enum(['model', 'key', 'team', 'user', 'deployment', 'reason']).default('model'),
   })
   .strict();
 
@@ -39,6 +43,10 @@ export const requestsQuery = z
   })
   .strict();
 
+function flag(v: 'true' | 'false' | undefined): boolean | undefined {
+  return v === undefined ? undefined : v === 'true';
+}
+
 function day(iso: string): string {
   return iso.slice(0, 10);
 }
@@ -50,7 +58,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
 
   router.get('/v1/workspaces/:workspace_id/usage', session, async function showUsage(ctx: Context) {
     const q = parseValid(summaryQuery, ctx.query);
-    const summary = await usageSummary(deps, authOf(ctx), ctx.params.workspace_id, q);
+    const summary = await usageSummary(deps, authOf(ctx), ctx.params.workspace_id, { ...q, refused: flag(q.refused) });
     if (q.format === 'json') {
       ctx.body = summary;
       return;
@@ -71,6 +79,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         'cache_write_tokens',
         'cache_saved_usd',
         'errors',
+        'refused',
       ],
       summary.buckets.map((b) => [
         b.bucket,
@@ -84,6 +93,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         b.cache_write_tokens,
         csvMoney(b.cache_saved_usd),
         b.errors,
+        b.refused,
       ]),
     );
   });
@@ -94,6 +104,7 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
     const page = await usageRequests(deps, authOf(ctx), ctx.params.workspace_id, {
       ...q,
       errors_only: q.errors === 'true',
+      refused: flag(q.refused),
       limit: csv ? MAX_CSV_REQUESTS : q.limit,
     });
     if (!csv) {
@@ -126,6 +137,9 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         'cache_saved_usd',
         'latency_ms',
         'deployment',
+        'refusal_reason',
+        'refused_count',
+        'settled_at',
       ],
       page.requests.map((r) => [
         r.time,
@@ -148,6 +162,9 @@ export function usageRoutes(deps: ControlPlaneDeps): Router {
         csvMoney(r.cache_saved_usd),
         r.latency_ms,
         r.deployment,
+        r.refusal_reason,
+        r.refused_count,
+        r.settled_at,
       ]),
     );
   });

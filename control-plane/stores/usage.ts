@@ -1,6 +1,7 @@
+import type { RefusalReason } from '../../shared/contract/usage.js';
 import type { Queryable } from '../db/database.js';
 
-export type UsageGrouping = 'model' | 'key' | 'team' | 'user' | 'deployment';
+export type UsageGrouping = 'model' | 'key' | 'team' | 'user' | 'deployment' | 'reason';
 export type UsageGranularity = 'day' | 'hour';
 
 export interface UsageFilter {
@@ -14,6 +15,10 @@ export interface UsageFilter {
   /** Only the keys of these teams (a member's view); undefined = the whole workspace. */
   team_ids?: string[];
   errors_only?: boolean;
+  /** Only calls Tollgate refused (true), or only calls it served (false); undefined = both. */
+  refused?: boolean;
+  /** Only refusals for this reason. */
+  reason?: RefusalReason;
 }
 
 /** The group column for each grouping, from a fixed list: nothing from a request reaches the SQL text. */
@@ -23,10 +28,14 @@ const GROUP_COLUMN: Record<UsageGrouping, string> = {
   team: 'k.team_id::text',
   user: 'k.owner_user_id::text',
   deployment: 'l.deployment',
+  reason: 'l.refusal_reason',
 };
 
-/** Error: the client got a status of 400 or more (provider refusals, failures, cut answers). */
-const IS_ERROR = 'l.status >= 400';
+/**
+ * Error: a served call whose client got a status of 400 or more (provider
+ * refusals, failures, cut answers). Tollgate's own refusals are counted apart.
+ */
+const IS_ERROR = 'l.status >= 400 AND l.refusal_reason IS NULL';
 
 function where(f: UsageFilter): { sql: string; params: unknown[] } {
   const params: unknown[] = [f.workspace_id, f.from, f.to];
@@ -41,6 +50,8 @@ function where(f: UsageFilter): { sql: string; params: unknown[] } {
   if (f.user_id) add((p) => `k.owner_user_id = ${p}::uuid`, f.user_id);
   if (f.team_ids) add((p) => `k.team_id = ANY(${p}::uuid[])`, f.team_ids);
   if (f.errors_only) clauses.push(IS_ERROR);
+  if (f.refused !== undefined) clauses.push(f.refused ? 'l.refusal_reason IS NOT NULL' : 'l.refusal_reason IS NULL');
+  if (f.reason) add((p) => `l.refusal_reason = ${p}`, f.reason);
   return { sql: clauses.join(' AND '), params };
 }
 
@@ -55,6 +66,7 @@ export interface UsageBucketRow {
   cache_write_tokens: number;
   cache_saved_usd: number;
   errors: number;
+  refused: number;
 }
 
 /** Usage per UTC day or hour and per group, oldest bucket first. */
@@ -69,11 +81,11 @@ export async function usage_aggregate(
   // date_bin from a UTC midnight gives UTC days and hours without a time-zone conversion per row.
   return q.query<UsageBucketRow>(
     `SELECT date_bin($${w.params.length}::interval, l.created_at, '2000-01-01T00:00:00Z') AS bucket, ${GROUP_COLUMN[grouping]} AS group_id,
-            COALESCE(sum(-l.amount_usd), 0)::float8 AS spend_usd, count(*)::int AS requests,
+            COALESCE(sum(-l.amount_usd), 0)::float8 AS spend_usd, count(*) FILTER (WHERE l.refusal_reason IS NULL)::int AS requests,
             COALESCE(sum(l.input_tokens), 0)::float8 AS input_tokens, COALESCE(sum(l.output_tokens), 0)::float8 AS output_tokens,
             COALESCE(sum(l.cache_read_tokens), 0)::float8 AS cache_read_tokens, COALESCE(sum(l.cache_write_tokens), 0)::float8 AS cache_write_tokens,
             COALESCE(sum(l.cache_saved_usd), 0)::float8 AS cache_saved_usd,
-            count(*) FILTER (WHERE ${IS_ERROR})::int AS errors
+            count(*) FILTER (WHERE ${IS_ERROR})::int AS errors, COALESCE(sum(l.refused_count), 0)::int AS refused
        FROM ledger_entries l LEFT JOIN api_keys k ON k.id = l.key_id
       WHERE ${w.sql}
       GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -83,7 +95,10 @@ export async function usage_aggregate(
 
 export interface UsageRequestRow {
   id: string;
+  /** When the control plane recorded the call. */
   created_at: Date;
+  /** When the proxy received it (created_at for rows that do not say). */
+  started_at: Date;
   request_id: string;
   key_id: string | null;
   key_name: string | null;
@@ -105,10 +120,14 @@ export interface UsageRequestRow {
   cache_write_1h_tokens: number;
   web_search_requests: number;
   cache_saved_usd: number;
+  /** Set on a row of refused calls: why, and how many calls it stands for. */
+  refusal_reason: RefusalReason | null;
+  refused_count: number | null;
 }
 
 /**
- * Usage rows newest first; with `after_id` (the last row of the previous
+ * Usage rows newest recorded first, the calls of one batch by when they
+ * started (rows are recorded in batches, their start shown); with `after_id` (the last row of the previous
  * page), the rows that come after it in that order. The row's own time is
  * read in SQL, so no precision is lost on the way through a cursor.
  */
@@ -119,20 +138,23 @@ export async function usage_request_list(q: Queryable, f: UsageFilter, page: { l
     w.params.push(page.after_id);
     const p = `$${w.params.length}::bigint`;
     // The cursor row must be one of this workspace's: another tenant's id finds nothing here, and so reveals nothing of when its rows were written.
-    keyset = ` AND (l.created_at, l.id) < (SELECT c.created_at, c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
+    keyset =
+      ` AND (l.created_at, COALESCE(l.started_at, l.created_at), l.id) < ` +
+      `(SELECT c.created_at, COALESCE(c.started_at, c.created_at), c.id FROM ledger_entries c WHERE c.id = ${p} AND c.workspace_id = $1 AND c.kind = 'usage')`;
   }
   w.params.push(page.limit);
   return q.query<UsageRequestRow>(
-    `SELECT l.id::text AS id, l.created_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
+    `SELECT l.id::text AS id, l.created_at, COALESCE(l.started_at, l.created_at) AS started_at, l.request_id, l.key_id, k.name AS key_name, k.prefix AS key_prefix,
             k.team_id, t.name AS team_name, k.owner_user_id AS user_id, u.user_name,
             l.model, l.format, l.status, l.input_tokens, l.output_tokens, (-l.amount_usd)::float8 AS cost_usd, l.latency_ms, l.deployment,
-            l.cache_read_tokens, l.cache_write_tokens, l.cache_write_1h_tokens, l.web_search_requests, l.cache_saved_usd::float8 AS cache_saved_usd
+            l.cache_read_tokens, l.cache_write_tokens, l.cache_write_1h_tokens, l.web_search_requests, l.cache_saved_usd::float8 AS cache_saved_usd,
+            l.refusal_reason, l.refused_count
        FROM ledger_entries l
        LEFT JOIN api_keys k ON k.id = l.key_id
        LEFT JOIN teams t ON t.id = k.team_id
        LEFT JOIN users u ON u.id = k.owner_user_id
       WHERE ${w.sql}${keyset}
-      ORDER BY l.created_at DESC, l.id DESC
+      ORDER BY l.created_at DESC, COALESCE(l.started_at, l.created_at) DESC, l.id DESC
       LIMIT $${w.params.length}`,
     w.params,
   );

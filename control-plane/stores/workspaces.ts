@@ -70,6 +70,8 @@ export interface UsageRow {
   web_search_requests: number;
   /** Exact decimal text, may be negative. */
   cache_saved_usd: string;
+  /** When the proxy received the call; undefined when it did not say. */
+  started_at?: Date | null;
 }
 
 /**
@@ -93,6 +95,7 @@ const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRo
   { column: 'cache_write_1h_tokens', type: 'int', value: (r) => r.cache_write_1h_tokens },
   { column: 'web_search_requests', type: 'int', value: (r) => r.web_search_requests },
   { column: 'cache_saved_usd', type: 'numeric', value: (r) => r.cache_saved_usd },
+  { column: 'started_at', type: 'timestamptz', value: (r) => r.started_at ?? null },
 ];
 
 const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[])

@@ -9,6 +9,7 @@ import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
 import { listModels, oneModel } from './list-models.js';
 import { observeStep } from './observe-steps.js';
+import { countRefusal } from './refusal.js';
 import { formatOfPath, isBaseProbe, route } from './route.js';
 import { planUpstream } from './steps/access.js';
 import { parseEmbeddingsBody, planEmbeddings } from './steps/embed.js';
@@ -107,6 +108,9 @@ function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r:
   let rest: Promise<void> | undefined;
   try {
     rest = runSteps(r.action === 'embed' ? EMBED_CALL : MODEL_CALL, 0, s, deps);
+  } catch (err) {
+    countRefusal(s, deps, err);
+    throw err;
   } finally {
     if (!rest) releaseIfOwed(s, deps);
   }
@@ -114,6 +118,7 @@ function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r:
     () => releaseIfOwed(s, deps),
     (err: unknown) => {
       releaseIfOwed(s, deps);
+      countRefusal(s, deps, err);
       throw err;
     },
   );

@@ -8,10 +8,11 @@ import { liveHold } from './snapshot.js';
 import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox } from './outbox.js';
 import { reportJson } from './record-json.js';
-import { createSettlementBatcher } from './batcher.js';
+import { createSettlementBatcher, type SettlementBatcher } from './batcher.js';
 import { watchOutboxDisk } from './outbox-disk.js';
 import { releaseBatch } from './hold-release.js';
 import { createUsageReporter } from './reporter.js';
+import { createRefusalCounter, type RefusalCounter, type RefusedCall } from './refusals.js';
 import { createInFlight, settlementOf, type Settlement } from './settlement.js';
 import { callCost, type CallCost } from './cost.js';
 import type { RateLimits } from '../rate-limits.js';
@@ -78,6 +79,8 @@ export interface Metering {
   settle(call: HeldCall, usage: Usage, format: WireFormat, status?: number): number;
   /** Not billed (`status` is what the client got): the hold goes now; the call is recorded at no cost. */
   release(call: HeldCall, status: number): void;
+  /** The proxy refused a call of a known key before holding anything: counted, and reported in groups at no cost (refusals.ts). */
+  refused(call: RefusedCall): void;
   /**
    * Usage cannot be recorded safely: too many settlements wait for the
    * control plane, or the outbox's disk refused a write (full). New calls
@@ -114,6 +117,60 @@ async function ackSegments(outbox: Outbox, logger: Logger, batch: Settlement[]):
   }
 }
 
+/** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
+function tokenWindowNotCorrected(logger: Logger, call: HeldCall) {
+  return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
+}
+
+/** A call's usage report: billed (`usage` and `cost`) or recorded at no cost. */
+function reportOf(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): UsageReport {
+  const report: UsageReport = {
+    request_id: call.requestId,
+    key_id: call.keyId,
+    model: call.model.alias,
+    input_tokens: usage?.inputTokens ?? 0,
+    output_tokens: usage?.outputTokens ?? 0,
+    cost_micros: cost?.costMicros ?? 0,
+    // The request detail for the usage console.
+    format: call.format,
+    status,
+    latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
+    started_at_ms: Math.round(performance.timeOrigin + call.startedMs),
+    deployment: call.deployment,
+  };
+  if (usage && cost) {
+    report.cache_read_tokens = usage.cacheReadTokens;
+    report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
+    report.cache_write_1h_tokens = usage.cacheWrite1hTokens;
+    report.web_search_requests = usage.webSearchRequests;
+    report.cost_femtos = String(cost.costFemtos);
+    report.cache_saved_femtos = String(cost.savedFemtos);
+  }
+  return report;
+}
+
+/** The records of a batch that are settled calls (owed until recorded), not refusals. */
+function settlements(batch: readonly { refusal?: boolean }[]): number {
+  let n = 0;
+  for (const s of batch) if (!s.refusal) n++;
+  return n;
+}
+
+/**
+ * Refusals ride the same batches, outbox and reporter as settlements, but
+ * are not owed: a flood of them never makes the proxy refuse calls for want
+ * of settlement room (`full`).
+ */
+function refusalsThrough(batcher: SettlementBatcher, logger: Logger): RefusalCounter {
+  return createRefusalCounter({
+    logger,
+    report(report, workspaceId) {
+      const json = reportJson(report);
+      batcher.add({ json, requestId: report.request_id, keyId: report.key_id, workspaceId, keyBudget: false, recordOnly: true, refusal: true });
+    },
+  });
+}
+
 export function createMetering(deps: MeteringDeps): Metering {
   const { holds, limits, logger, outbox, live } = deps;
   const inFlight = createInFlight();
@@ -125,7 +182,7 @@ export function createMetering(deps: MeteringDeps): Metering {
    * money after the batch, one snapshot per key), then its records leave the outbox.
    */
   async function recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
-    owed -= batch.length;
+    owed -= settlements(batch);
     await releaseBatch(holds, live, logger, batch, money);
     await ackSegments(outbox, logger, batch);
   }
@@ -133,36 +190,12 @@ export function createMetering(deps: MeteringDeps): Metering {
   const disk = watchOutboxDisk(outbox, logger, deps.diskProbeMs ?? 250);
   const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
   const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored: disk.stored });
-
-  /** The TPM window keeps the admission estimate instead of the real count; it rolls over within the minute. */
-  function tokenWindowNotCorrected(call: HeldCall) {
-    return (err: unknown) => logger.warn({ err: (err as Error).message, requestId: call.requestId }, 'token window correction failed');
-  }
+  const refusals = refusalsThrough(batcher, logger);
 
   /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
   function gather(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
     owed++;
-    const report: UsageReport = {
-      request_id: call.requestId,
-      key_id: call.keyId,
-      model: call.model.alias,
-      input_tokens: usage?.inputTokens ?? 0,
-      output_tokens: usage?.outputTokens ?? 0,
-      cost_micros: cost?.costMicros ?? 0,
-      // The request detail for the usage console.
-      format: call.format,
-      status,
-      latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
-      deployment: call.deployment,
-    };
-    if (usage && cost) {
-      report.cache_read_tokens = usage.cacheReadTokens;
-      report.cache_write_tokens = usage.cacheWrite5mTokens + usage.cacheWrite1hTokens;
-      report.cache_write_1h_tokens = usage.cacheWrite1hTokens;
-      report.web_search_requests = usage.webSearchRequests;
-      report.cost_femtos = String(cost.costFemtos);
-      report.cache_saved_femtos = String(cost.savedFemtos);
-    }
+    const report = reportOf(call, usage, cost, status);
     // Serialized once, now: the report object dies young; its text goes to disk and to the control plane.
     batcher.add({
       json: reportJson(report),
@@ -193,7 +226,7 @@ export function createMetering(deps: MeteringDeps): Metering {
         live.add(liveHold(record.report.request_id, record.workspaceId, record.report.key_id, record.report.cost_micros, record.keyBudget));
       }
       await holds.reassert(live.list());
-      owed += replayed.length;
+      owed += settlements(replayed.map(({ record }) => ({ refusal: record.report.refusal_reason !== undefined })));
       logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
       // Replayed records have waited long enough already.
       reporter.queue(replayed.map(({ record, slot }) => ({ ...settlementOf(record, slot), queuedAt: -Infinity })));
@@ -209,7 +242,7 @@ export function createMetering(deps: MeteringDeps): Metering {
       const cost = callCost(call.model, usage, format);
       holdTheCost(call, cost.costMicros);
       const counted = prompt + usage.outputTokens;
-      void limits.adjustTokens(call.keyId, call.tpm, Math.max(1, counted) - call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
+      void limits.adjustTokens(call.keyId, call.tpm, Math.max(1, counted) - call.tokensTaken)?.catch(tokenWindowNotCorrected(logger, call));
       gather(call, usage, cost, status);
       return cost.costMicros;
     },
@@ -224,16 +257,18 @@ export function createMetering(deps: MeteringDeps): Metering {
       gather(call, undefined, undefined, status);
       inFlight.track(
         (async () => {
-          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(call));
+          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(logger, call));
           await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
         })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
       );
     },
+    refused: (call) => refusals.count(call),
     full: (): boolean => disk.refused() || owed >= deps.maxPending,
     /** The control plane is reachable again: retry now, and start the backoff over. */
     wake: () => reporter.wake(),
     async drain(): Promise<void> {
       reporter.hurry(true);
+      refusals.flush();
       try {
         while (batcher.busy() || reporter.queued() || inFlight.size()) {
           batcher.nudge();
@@ -254,6 +289,7 @@ export function createMetering(deps: MeteringDeps): Metering {
     async close(ms: number): Promise<void> {
       disk.stop();
       reporter.hurry(true);
+      refusals.stop();
       batcher.flush();
       reporter.pump();
       const deadline = Date.now() + ms;

@@ -26,6 +26,8 @@ export interface OutboxEntry {
   workspaceId: string;
   keyBudget: boolean;
   recordOnly?: boolean;
+  /** Refused calls (the report's `refusal_reason`): not a settlement, so not counted among those owed. Known from the report on replay. */
+  refusal?: boolean;
 }
 
 /** Text JSON.stringify writes as it is (no quote, backslash, control character or surrogate): ids, names, digits. */
@@ -55,13 +57,15 @@ export function reportJson(p: UsageReport): string {
     p.format !== undefined &&
     p.status !== undefined &&
     p.latency_ms !== undefined &&
-    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms);
+    p.refusal_reason === undefined &&
+    Number.isFinite(p.input_tokens + p.output_tokens + p.cost_micros + p.status + p.latency_ms + (p.started_at_ms ?? 0));
   const split = usual ? splitFields(p) : undefined;
   if (split === undefined) return JSON.stringify(p);
   return flat(
     `{"request_id":${json(p.request_id)},"key_id":${json(p.key_id)},"model":${json(p.model)},` +
       `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
       `"format":${json(p.format!)},"status":${p.status},"latency_ms":${p.latency_ms}` +
+      `${p.started_at_ms === undefined ? '' : `,"started_at_ms":${p.started_at_ms}`}` +
       `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}${split}}`,
   );
 }
@@ -111,7 +115,13 @@ export function linesBuffer(entries: readonly OutboxEntry[]): Buffer {
 
 /** A record read back from disk (replay), or made in a test, as the outbox writes it. */
 export function entryOf(r: OutboxRecord): OutboxEntry {
-  return { json: reportJson(r.report), workspaceId: r.workspaceId, keyBudget: r.keyBudget, recordOnly: r.recordOnly === true };
+  return {
+    json: reportJson(r.report),
+    workspaceId: r.workspaceId,
+    keyBudget: r.keyBudget,
+    recordOnly: r.recordOnly === true,
+    refusal: r.report.refusal_reason !== undefined,
+  };
 }
 
 /** One record as its JSON line. */

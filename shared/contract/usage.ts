@@ -10,6 +10,14 @@ const signedFemtos = z.string().regex(/^-?\d{1,30}$/, 'a whole number of femtodo
 const tokens = z.number().int().nonnegative().max(2_147_483_647);
 
 /**
+ * Why Tollgate itself refused a call (docs/console-api.md, refusals): the key
+ * (revoked, expired, another workspace's), the body, the model (unknown or
+ * not allowed), a rate limit, the key's budget or the workspace balance.
+ */
+export const REFUSAL_REASONS = ['budget', 'balance', 'rate_limit', 'model_access', 'key', 'bad_request'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
+
+/**
  * One settled call, reported by the proxy. `cost_micros` is the cost in
  * integer micro-dollars (rounded up), what the proxy's holds count in;
  * `cost_femtos`, when given, is the exact cost and the one billed.
@@ -20,7 +28,8 @@ export const usageReportSchema = z
   .strictObject({
     request_id: z.string().min(1).max(200),
     key_id: z.uuid(),
-    model: z.string().min(1).max(200),
+    /** The alias billed; for a refusal the model the call asked for, empty when it was refused before its body was read. */
+    model: z.string().max(200),
     input_tokens: z.number().int().nonnegative(),
     output_tokens: z.number().int().nonnegative(),
     cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
@@ -30,6 +39,8 @@ export const usageReportSchema = z
     status: z.number().int().min(100).max(599).optional(),
     /** From the proxy receiving the call to the answer's end. */
     latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
+    /** When the proxy received the call, ms since the epoch (a refusal group: its first call); the request log shows it. */
+    started_at_ms: z.number().int().min(0).max(8_640_000_000_000_000).optional(),
     /** The deployment that served the call, `provider/upstream_model` (`model` is the alias billed, a fallback's when one answered). */
     deployment: z.string().min(1).max(400).optional(),
     /** Prompt tokens read from the provider's cache. */
@@ -44,6 +55,22 @@ export const usageReportSchema = z
     cost_femtos: femtos.optional(),
     /** What caching saved against every prompt token at the input price, femtodollars; negative when writes outweighed reads. */
     cache_saved_femtos: signedFemtos.optional(),
+    /**
+     * A refusal, not a call: `refused_count` calls of this key, model, reason,
+     * format and status were refused in one short window, the first of them
+     * `request_id`. Nothing is billed (`cost_micros` 0, no tokens).
+     */
+    refusal_reason: z.enum(REFUSAL_REASONS).optional(),
+    refused_count: z.number().int().min(1).max(1_000_000_000).optional(),
+  })
+  .refine((r) => r.model.length > 0 || r.refusal_reason !== undefined, { message: 'model: required', path: ['model'] })
+  .refine((r) => (r.refusal_reason === undefined) === (r.refused_count === undefined), {
+    message: 'refused_count: given with refusal_reason, and only then',
+    path: ['refused_count'],
+  })
+  .refine((r) => r.refusal_reason === undefined || (r.cost_micros === 0 && r.cost_femtos === undefined), {
+    message: 'cost_micros: a refusal costs nothing',
+    path: ['cost_micros'],
   })
   .refine((r) => (r.cache_write_1h_tokens ?? 0) <= (r.cache_write_tokens ?? 0), {
     message: 'cache_write_1h_tokens: part of cache_write_tokens, so never more',

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jsonErrorWithLine, loadModelCatalog, parseModelCatalog } from '../../shared/models.js';
 
 /**
@@ -207,5 +208,27 @@ describe('models file', () => {
     expect(jsonErrorWithLine('Unexpected token in JSON at position 5', 'ab\ncdef')).to.equal(
       'Unexpected token in JSON at position 5 (line 2 column 3)',
     );
+  });
+
+  it('names a trailing comma and where it is, in an object or an array (V8 gives no position for the array)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-models-'));
+    const path = join(dir, 'models.json');
+    writeFileSync(path, '{\n  "alias_prefix": "tg, not a comma,]",\n  "providers": {},\n  "models": [],\n}\n');
+    expect(loadModelCatalog(path, {}).problems).to.deep.equal([
+      `MODELS_FILE: ${path} is not valid JSON: a trailing comma at line 4 column 15 (JSON allows none before } or ])`,
+    ]);
+    writeFileSync(path, '{\n  "alias_prefix": "tg",\n  "providers": {},\n  "models": [\n    {"alias": "tg/a"},\n  ]\n}\n');
+    expect(loadModelCatalog(path, {}).problems[0]).to.match(/a trailing comma at line 5 column 22 /);
+  });
+
+  it("the README's Claude Code recipe names aliases the bundled models file has", () => {
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const recipe = readme.split('### Claude Code')[1]!.split('```sh')[1]!.split('```')[0]!;
+    const named = [...recipe.matchAll(/^export ANTHROPIC_[A-Z_]*MODEL=(\S+)/gm)].map((m) => m[1]!);
+    expect(named).to.have.length.of.at.least(2);
+    const { catalog, problems } = loadModelCatalog(join(root, 'models.example.json'), {});
+    expect(problems).to.deep.equal([]);
+    for (const alias of named) expect(catalog!.models.has(alias), alias).to.equal(true);
   });
 });

@@ -3,11 +3,40 @@ import type { UsageKeyMoney, UsageReport, UsageResult } from '../../../shared/co
 import { femtosToUsdText, microsToFemtos } from '../../../shared/money-units.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import { retryOnConcurrencyConflict } from '../../db/retry-conflicts.js';
+import { ledger_record_refusals, type RefusalRow } from '../../stores/refusals.js';
 import { ledger_settle_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
 
 /** The exact cost when the proxy gave it, else its micro-dollars: decimal text for the numeric column. */
 function costText(r: UsageReport): string {
   return femtosToUsdText(r.cost_femtos === undefined ? microsToFemtos(r.cost_micros) : BigInt(r.cost_femtos));
+}
+
+function startedAt(r: UsageReport): Date | null {
+  return r.started_at_ms === undefined ? null : new Date(r.started_at_ms);
+}
+
+/** The reports of calls that were served (billed, or recorded at no cost): not refusals. */
+function served(reports: Map<string, UsageReport>): UsageReport[] {
+  return [...reports.values()].filter((r) => r.refusal_reason === undefined);
+}
+
+/** The refusals among the reports, as the ledger records them. */
+function refusalsOf(reports: Map<string, UsageReport>): RefusalRow[] {
+  const rows: RefusalRow[] = [];
+  for (const r of reports.values()) {
+    if (r.refusal_reason === undefined) continue;
+    rows.push({
+      request_id: r.request_id,
+      key_id: r.key_id,
+      model: r.model || null,
+      format: r.format ?? null,
+      status: r.status ?? null,
+      refusal_reason: r.refusal_reason,
+      refused_count: r.refused_count ?? 1,
+      started_at: startedAt(r),
+    });
+  }
+  return rows;
 }
 
 /** What recording a batch found: whether each request id was recorded now, and every known key's money after the batch. */
@@ -28,7 +57,7 @@ interface Recorded {
 async function record(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<Recorded> {
   // A request id repeated inside one batch is one request: the last report of it counts.
   const unique = new Map(reports.map((r) => [r.request_id, r]));
-  const rows = [...unique.values()].map((r) => ({
+  const rows = served(unique).map((r) => ({
     request_id: r.request_id,
     key_id: r.key_id,
     model: r.model,
@@ -44,13 +73,16 @@ async function record(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<R
     cache_write_1h_tokens: r.cache_write_1h_tokens ?? 0,
     web_search_requests: r.web_search_requests ?? 0,
     cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
+    started_at: startedAt(r),
   }));
   const now = deps.clock.now();
   // The statement takes its row locks in one order, so concurrent batches should not deadlock;
   // should PostgreSQL still abort one (a lock order elsewhere, a serializable default), running it
   // again is safe, being idempotent by request id and its own transaction, and beats a 500.
   const { recorded, money } = await retryOnConcurrencyConflict(() => ledger_settle_usage_batch(deps.db, rows, now));
-  return { recorded, money: new Map(money.map((m) => [m.key_id, m])) };
+  // Refusals move no money: recorded apart, so the settlement statement stays the money's alone.
+  const refused = await retryOnConcurrencyConflict(() => ledger_record_refusals(deps.db, refusalsOf(unique), now));
+  return { recorded: (id) => refused.has(id) || recorded(id), money: new Map(money.map((m) => [m.key_id, m])) };
 }
 
 /** Records the batch; the answer per report, in order (what proxies from before the per-key answer read). */

@@ -1,3 +1,4 @@
+import type { RefusalReason } from '../../../shared/contract/usage.js';
 import { invalidInput } from '../../../shared/errors.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import { isAdmin, type ConsoleAuth } from '../auth/console-auth.js';
@@ -25,6 +26,9 @@ export interface UsageQuery {
   team_id?: string;
   model?: string;
   user_id?: string;
+  /** Only calls Tollgate refused (true) or served (false). */
+  refused?: boolean;
+  reason?: RefusalReason;
 }
 
 export interface UsageTotals {
@@ -38,6 +42,8 @@ export interface UsageTotals {
   /** Spend with every prompt token at the input price, minus spend (negative when cache writes outweighed reads). */
   cache_saved_usd: number;
   errors: number;
+  /** Calls Tollgate itself refused (not in `requests`, no cost). */
+  refused: number;
 }
 
 export interface UsageSummary {
@@ -53,7 +59,17 @@ export interface UsageSummary {
 }
 
 function zero(): UsageTotals {
-  return { spend_usd: 0, requests: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cache_saved_usd: 0, errors: 0 };
+  return {
+    spend_usd: 0,
+    requests: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_read_tokens: 0,
+    cache_write_tokens: 0,
+    cache_saved_usd: 0,
+    errors: 0,
+    refused: 0,
+  };
 }
 
 function addInto(into: UsageTotals, row: UsageTotals): void {
@@ -65,6 +81,7 @@ function addInto(into: UsageTotals, row: UsageTotals): void {
   into.cache_write_tokens += row.cache_write_tokens;
   into.cache_saved_usd += row.cache_saved_usd;
   into.errors += row.errors;
+  into.refused += row.refused;
 }
 
 /**
@@ -103,9 +120,21 @@ async function scopedFilter(
     team_id: q.team_id,
     model: q.model,
     user_id: q.user_id,
+    refused: q.refused,
+    reason: q.reason,
     team_ids: isAdmin(auth) ? undefined : await team_ids_for_member(deps.db, workspace.id, auth.userId),
   };
 }
+
+/** The label of a group without an id: a key's row gone, a team key's owner, a call served (no refusal reason). */
+const UNNAMED: Record<UsageGrouping, string> = {
+  model: 'None (refused before its body was read)',
+  key: 'Deleted',
+  team: 'Deleted',
+  user: 'Team keys (no owner)',
+  deployment: 'Not recorded',
+  reason: 'Served',
+};
 
 export async function usageSummary(
   deps: ControlPlaneDeps,
@@ -116,10 +145,12 @@ export async function usageSummary(
   const filter = await scopedFilter(deps, auth, rawWorkspaceId, q, q.granularity);
   const [rows, labels] = await Promise.all([
     usage_aggregate(deps.db, filter, q.granularity, q.group_by),
-    q.group_by === 'model' || q.group_by === 'deployment' ? Promise.resolve([]) : usage_labels(deps.db, filter.workspace_id),
+    q.group_by === 'model' || q.group_by === 'deployment' || q.group_by === 'reason'
+      ? Promise.resolve([])
+      : usage_labels(deps.db, filter.workspace_id),
   ]);
   const names = new Map(labels.filter((l) => l.kind === q.group_by).map((l) => [l.id, l.label]));
-  const unnamed = q.group_by === 'user' ? 'Team keys (no owner)' : q.group_by === 'deployment' ? 'Not recorded' : 'Deleted';
+  const unnamed = UNNAMED[q.group_by];
   const totals = zero();
   const groups = new Map<string | null, UsageTotals & { id: string | null; label: string }>();
   for (const row of rows) {
@@ -149,15 +180,19 @@ export async function usageSummary(
       cache_write_tokens: r.cache_write_tokens,
       cache_saved_usd: r.cache_saved_usd,
       errors: r.errors,
+      refused: r.refused,
     })),
   };
 }
 
-/** One row of the request log: the ledger row's detail, its time as ISO 8601. */
-export type UsageRequest = Omit<UsageRequestRow, 'id' | 'created_at'> & { time: string };
+/**
+ * One row of the request log: the ledger row's detail; `time` when the proxy
+ * received the call, `settled_at` when the control plane recorded it (ISO 8601).
+ */
+export type UsageRequest = Omit<UsageRequestRow, 'id' | 'created_at' | 'started_at'> & { time: string; settled_at: string };
 
-function requestOf({ id: _id, created_at, ...rest }: UsageRequestRow): UsageRequest {
-  return { time: new Date(created_at).toISOString(), ...rest };
+function requestOf({ id: _id, created_at, started_at, ...rest }: UsageRequestRow): UsageRequest {
+  return { time: new Date(started_at).toISOString(), settled_at: new Date(created_at).toISOString(), ...rest };
 }
 
 /** The page cursor names the last row of a page; opaque to clients. */

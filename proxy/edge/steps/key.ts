@@ -43,7 +43,10 @@ export function lookupKey(
 
 function decided(s: CallState, key: ResolvedKey | null, deps: EdgeDeps): StepOutcome {
   const k = decideKey(key, s.route.slug, deps.now());
-  if (!k.ok) return k.error;
+  if (!k.ok) {
+    s.refusedKey = key ?? undefined;
+    return k.error;
+  }
   s.key = k.key;
   return undefined;
 }

@@ -4,7 +4,11 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 /** Step `model` (404, 403, 402): the alias is known, the key's team may use it, and money is left (decide.ts). */
 export function findModel(s: CallState, deps: EdgeDeps): StepOutcome {
   const verdict = decideModel(s.key!, s.call!.alias, deps.config.models);
-  if (!verdict.ok) return verdict.error;
+  if (!verdict.ok) {
+    // Which money ran out, for the refusal's reason (refusal.ts) and the access log.
+    if (verdict.error.kind === 'insufficient_funds') s.detail = s.key!.balance_micros <= 0 ? 'balance' : 'budget';
+    return verdict.error;
+  }
   s.model = verdict.model;
   s.provider = verdict.provider;
   return undefined;

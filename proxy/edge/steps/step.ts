@@ -64,6 +64,8 @@ export interface CallState {
   readonly obs: EdgeCall;
   readonly startedMs: number;
   key: ResolvedKey | undefined;
+  /** A key that was found but refused (revoked, expired, another workspace's): its refusal is counted under it. */
+  refusedKey: ResolvedKey | undefined;
   call: ParsedCall | undefined;
   model: ModelConfig | undefined;
   provider: ProviderConfig | undefined;
@@ -95,6 +97,7 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     obs,
     startedMs: performance.now(),
     key: undefined,
+    refusedKey: undefined,
     call: undefined,
     model: undefined,
     provider: undefined,

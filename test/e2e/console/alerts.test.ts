@@ -96,7 +96,18 @@ describeEachStore('web console: the Money alerts page', (store) => {
       rows.every((r) => /delivered/i.test(r)),
       rows.join('\n'),
     ).to.equal(true);
+    expect(rows.join('\n')).to.include('1 attempt · answered 200');
     expect(await page.evaluate(() => document.body.innerText)).to.not.include(secret);
+    // At 1280 px the table fits its card: nothing clipped, no sideways scrolling inside it.
+    const clipped = await page.locator('#alert-events .table-wrap').evaluate((el) => el.scrollWidth - el.clientWidth);
+    expect(clipped).to.be.at.most(0);
+    // Two amounts that differ never read the same: cents unless cents would hide the difference.
+    const pair = await page.evaluate(async () => {
+      const url: string = '/js/dom.js';
+      const dom = (await import(url)) as { moneyPair: (a: number, b: number) => HTMLElement[] };
+      return [dom.moneyPair(19.994, 19.99), dom.moneyPair(8.7, 9)].map((p) => p.map((e) => e.textContent).join(' < '));
+    });
+    expect(pair).to.deep.equal(['$19.994 < $19.99', '$8.70 < $9.00']);
     await screenshot(page, `${store.name}-alerts-desktop`);
     expect(admin.problems.splice(0)).to.deep.equal([]);
   });

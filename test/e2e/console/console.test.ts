@@ -262,6 +262,13 @@ describeEachStore('web console', (store) => {
       .to.include('config.toml')
       .and.include(`base_url = "${ws.body.chat_completions_base_url}"`)
       .and.include('wire_api = "responses"');
+    // Claude Code: its environment variables, on the Messages base URL, with the chosen alias for both its models.
+    await page.getByRole('button', { name: 'Claude Code' }).click();
+    expect(await page.locator('pre').textContent())
+      .to.include(`export ANTHROPIC_BASE_URL='${ws.body.messages_base_url}'`)
+      .and.include('export ANTHROPIC_AUTH_TOKEN="$TOLLGATE_API_KEY"')
+      .and.include("export ANTHROPIC_MODEL='tg/sonnet'")
+      .and.include("export ANTHROPIC_DEFAULT_HAIKU_MODEL='tg/sonnet'");
     for (const [label, module] of [
       ['TypeScript · AI SDK', '@ai-sdk/openai'],
       ['TypeScript · Agents SDK', '@openai/agents'],
@@ -383,6 +390,10 @@ describeEachStore('web console', (store) => {
       expect(text, action).to.include(action);
     }
     expect(await rows.filter({ hasText: 'key.revoke' }).first().textContent()).to.include(`owner@${org.org_slug}.test`);
+    // A row about the organization or a workspace says what in it changed, never just its kind.
+    const targets = await page.locator('tbody tr td:nth-child(4)').allInnerTexts();
+    for (const target of targets) expect(target.trim()).to.not.be.oneOf(['org', 'workspace']);
+    expect(await rows.filter({ hasText: 'org.bootstrap' }).first().textContent()).to.include(`organization “${org.org_slug}”`);
     await shots('13-audit');
   });
 

@@ -126,6 +126,7 @@ describeEachStore('web console: the Usage page', (store) => {
       output: api.totals.output_tokens.toLocaleString('en-US'),
       'cache-saved': cents(api.totals.cache_saved_usd),
       errors: '1',
+      refused: '0',
     });
     expect(api.totals.cache_saved_usd).to.equal(0.21375);
     expect(api.totals.spend_usd).to.be.greaterThan(0.041325).and.lessThan(0.06);

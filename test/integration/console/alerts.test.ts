@@ -267,6 +267,18 @@ describeEachStore('money alerts: no webhook to private or loopback targets unles
     }
   });
 
+  it('a plain-http URL is refused naming the switch that allows it', async () => {
+    const boot = await seedOrg(cp.deps);
+    const res = await call(`${cp.url}/v1/workspaces/${boot.workspace_id}/alerts/webhooks`, {
+      token: boot.console_token,
+      body: { url: 'http://hooks.example.com/tollgate' },
+    });
+    expect(res.status).to.equal(400);
+    expect((res.body as { detail: string }).detail).to.equal(
+      'url: must be an https URL (plain http is allowed for on-premises receivers when the operator sets ALERTS_ALLOW_PRIVATE_URLS=true)',
+    );
+  });
+
   it('refuses them at connect time too, and with the allowance still refuses the service’s own ports', async () => {
     const strict = guardedWebhookSend({ allowPrivate: false, ownPorts: [] }, 2_000);
     for (const target of [receiver.url, `http://localhost:${receiver.port}/hook`]) {

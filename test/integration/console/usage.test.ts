@@ -135,6 +135,7 @@ describeEachStore('console API: usage by time and group, the request log, and CS
       cache_write_tokens: 0,
       cache_saved_usd: 0,
       errors: 0,
+      refused: 0,
     });
   });
 
@@ -142,6 +143,7 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     const seen: {
       request_id: string;
       time: string;
+      settled_at: string;
       format: string;
       status: number;
       cost_usd: number;
@@ -167,6 +169,8 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(seen.map((r) => r.status).sort()).to.deep.equal([200, 200, 200, 200, 529]);
     for (const r of seen) {
       expect(r.latency_ms).to.be.a('number').and.at.least(0);
+      // `time` is when the proxy received the call: at least its latency before the control plane recorded it.
+      expect(Date.parse(r.settled_at) - Date.parse(r.time), r.request_id).to.be.at.least(r.latency_ms - 1);
       expect(r.team_name).to.equal('Platform');
       expect(['laptop', 'ci']).to.include(r.key_name);
     }
@@ -200,7 +204,7 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     expect(res.headers.get('content-disposition')).to.match(/^attachment; filename="usage-by-day-and-key-\d{4}-\d\d-\d\d-to-\d{4}-\d\d-\d\d\.csv"$/);
     const [header, ...lines] = (await res.text()).trimEnd().split('\r\n');
     expect(header).to.equal(
-      'bucket,key,key_id,spend_usd,requests,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,cache_saved_usd,errors',
+      'bucket,key,key_id,spend_usd,requests,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,cache_saved_usd,errors,refused',
     );
     expect(lines).to.have.length(json.buckets.length);
     const csvSpend = lines.reduce((n, l) => n + Number(l.split(',')[3]), 0);
@@ -210,7 +214,8 @@ describeEachStore('console API: usage by time and group, the request log, and CS
     const [rHeader, ...rLines] = (await requests.text()).trimEnd().split('\r\n');
     expect(rHeader).to.equal(
       'time,request_id,key_name,key_prefix,key_id,team,user,model,format,status,input_tokens,output_tokens,' +
-        'cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,web_search_requests,cost_usd,cache_saved_usd,latency_ms,deployment',
+        'cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,web_search_requests,cost_usd,cache_saved_usd,latency_ms,deployment,' +
+        'refusal_reason,refused_count,settled_at',
     );
     expect(rLines).to.have.length(5);
     expect(rLines.reduce((n, l) => n + Number(l.split(',')[16]), 0)).to.be.closeTo(json.totals.spend_usd, 1e-9);

@@ -255,6 +255,13 @@ export function usd(value) {
   return n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 }
 
+/** An amount under a cent in micro-dollars too ("$0.000123 (123 µ$)"): the unit holds and prices count in. */
+function exactTitle(n) {
+  if (n === 0 || Math.abs(n) >= 0.01) return usd(n);
+  const micros = Math.round(n * 1e9) / 1e3;
+  return `${usd(n)} (${micros.toLocaleString('en-US', { maximumFractionDigits: 3 })} µ$)`;
+}
+
 /** A headline amount: cents, the exact figure on hover (a balance of $69.934188 reads as $69.93). */
 export function usdCents(value) {
   const n = Number(value ?? 0);
@@ -263,13 +270,36 @@ export function usdCents(value) {
     n > 0 && n < 0.005
       ? '<$0.01'
       : n.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
-  return { text, title: usd(n) };
+  return { text, title: exactTitle(n) };
 }
 
 /** Money as shown in tables and lists: cents, with the exact figure on hover (`title`). */
 export function money(value) {
   const shown = usdCents(value);
   return h('span', { class: 'money', title: `Exactly ${shown.title}` }, shown.text);
+}
+
+/**
+ * Money in a detail view (one request's cost): cents, but an amount under a
+ * cent shows its exact figure rather than "<$0.01" (the micro-dollars on hover).
+ */
+export function moneyDetail(value) {
+  const n = Number(value ?? 0);
+  if (n === 0 || Math.abs(n) >= 0.005) return money(n);
+  return h('span', { class: 'money', title: `Exactly ${exactTitle(n)}` }, usd(n));
+}
+
+/**
+ * Two amounts a sentence compares ("balance $19.994 fell below $19.995"):
+ * in cents, unless cents would make them read the same while they differ;
+ * then both as exact figures, so the sentence never contradicts itself.
+ */
+export function moneyPair(a, b) {
+  const x = Number(a ?? 0);
+  const y = Number(b ?? 0);
+  if (x === y || usdCents(x).text !== usdCents(y).text) return [money(x), money(y)];
+  const exact = (n) => h('span', { class: 'money', title: `Exactly ${exactTitle(n)}` }, usd(n));
+  return [exact(x), exact(y)];
 }
 
 export function when(iso) {

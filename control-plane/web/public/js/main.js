@@ -10,6 +10,7 @@ import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
 import { usagePage } from './pages/usage.js';
+import { refusalsPage } from './pages/refusals.js';
 import { alertsPage } from './pages/alerts.js';
 import { modelsPage } from './pages/models.js';
 
@@ -23,6 +24,7 @@ const ROUTES = [
   { path: /^\/teams\/([\w-]+)$/, nav: 'teams', title: 'Team', page: teamPage },
   { path: /^\/keys$/, nav: 'keys', title: 'API keys', page: keysPage },
   { path: /^\/usage$/, nav: 'usage', title: 'Usage', page: usagePage },
+  { path: /^\/refusals$/, nav: 'refusals', title: 'Refusals', page: refusalsPage },
   { path: /^\/models$/, nav: 'models', title: 'Models', page: modelsPage },
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
@@ -36,6 +38,7 @@ const NAV = [
   { id: 'teams', href: '#/teams', label: 'Teams' },
   { id: 'keys', href: '#/keys', label: 'API keys' },
   { id: 'usage', href: '#/usage', label: 'Usage' },
+  { id: 'refusals', href: '#/refusals', label: 'Refusals' },
   { id: 'models', href: '#/models', label: 'Models' },
   { heading: 'Settings' },
   { id: 'members', href: '#/settings/members', label: 'Members' },

@@ -143,6 +143,18 @@ wire_api = "responses"
 `,
     },
     {
+      id: 'claude-code',
+      label: 'Claude Code',
+      code: `# Claude Code needs only these variables (no settings file).
+export ANTHROPIC_BASE_URL=${shellQuote(messagesBaseUrl)}
+export ANTHROPIC_AUTH_TOKEN="$TOLLGATE_API_KEY"
+export ANTHROPIC_MODEL=${shellQuote(model)}
+# Its fast model too: by default a Claude model name, which no alias answers to.
+export ANTHROPIC_DEFAULT_HAIKU_MODEL=${shellQuote(model)}
+claude
+`,
+    },
+    {
       id: 'curl-chat',
       label: 'curl · Chat Completions',
       code: `curl ${chatBaseUrl}/chat/completions \\

@@ -12,6 +12,7 @@ import { parseCall } from '../../../../proxy/formats/index.js';
 import type { Lookup } from '../../../../proxy/key-cache.js';
 import type { HoldOutcome, HoldStore, MoneySnapshot } from '../../../../proxy/money/holds.js';
 import type { HeldCall, Metering } from '../../../../proxy/money/metering.js';
+import type { RefusedCall } from '../../../../proxy/money/refusals.js';
 import { newCall, type EdgeCall } from '../../../../proxy/observe.js';
 import type { LimitOutcome } from '../../../../proxy/rate-limits.js';
 import { createRouting } from '../../../../proxy/routing/index.js';
@@ -46,6 +47,7 @@ export interface Asked {
   admitted: HeldCall[];
   settled: { call: HeldCall; usage: Usage; format: WireFormat; status: number | undefined }[];
   released: { call: HeldCall; status: number }[];
+  refused: RefusedCall[];
   limits: { keyId: string; rpm: number | null; tpm: number | null; tokens: number }[];
   warnings: string[];
   errors: string[];
@@ -62,7 +64,7 @@ export interface FakeAnswers {
 }
 
 export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: Asked } {
-  const asked: Asked = { lookups: [], holds: [], admitted: [], settled: [], released: [], limits: [], warnings: [], errors: [] };
+  const asked: Asked = { lookups: [], holds: [], admitted: [], settled: [], released: [], refused: [], limits: [], warnings: [], errors: [] };
   const logger = pino({ level: 'warn' }, { write: (line: string) => void line });
   logger.warn = ((_obj: unknown, msg: string) => void asked.warnings.push(msg)) as typeof logger.warn;
   logger.error = ((_obj: unknown, msg: string) => void asked.errors.push(msg)) as typeof logger.error;
@@ -85,6 +87,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
       return answers.costBilled ?? 0;
     },
     release: (call, status) => void asked.released.push({ call, status }),
+    refused: (call) => void asked.refused.push(call),
     full: () => answers.full ?? false,
     wake: () => undefined,
     drain: () => Promise.resolve(),

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { UsageReport, UsageResult } from '../../../../shared/contract/usage.js';
+import { usageReportSchema, type UsageReport, type UsageResult } from '../../../../shared/contract/usage.js';
 import { plainUsage } from '../../../../proxy/call.js';
 import { ControlPlaneUnavailable } from '../../../../proxy/control-plane-client.js';
 import { costMicros } from '../../../../proxy/money/cost.js';
@@ -8,6 +8,8 @@ import { createHoldKeepAlive } from '../../../../proxy/money/keep-alive.js';
 import { createMetering, type HeldCall } from '../../../../proxy/money/metering.js';
 import type { Outbox, OutboxEntry, OutboxRecord, OutboxSlot } from '../../../../proxy/money/outbox.js';
 import type { RateLimits } from '../../../../proxy/rate-limits.js';
+import { createRefusalCounter, type RefusedCall } from '../../../../proxy/money/refusals.js';
+import { reportJson } from '../../../../proxy/money/record-json.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { KEY, perKey, quietLogger, record, reportsOf, result } from './fakes.js';
 
@@ -227,5 +229,103 @@ describe('money: metering (bill once, then release)', () => {
     expect(Date.now() - started).to.be.below(2_000);
     expect(acked).to.deep.equal([]);
     expect(logger.warnings).to.include('usage left in the outbox for the next start');
+  });
+});
+
+describe('money: refusals ride the usage path, counted, never owed', () => {
+  const refusal = (n: number, over: Partial<RefusedCall> = {}): RefusedCall => ({
+    requestId: `ref_${n}`,
+    keyId: KEY,
+    workspaceId: 'ws1',
+    model: 'tg/sonnet',
+    reason: 'rate_limit',
+    format: 'chat',
+    status: 429,
+    startedAtMs: Date.now(),
+    ...over,
+  });
+
+  it('a burst of one key’s refusals is one report with its count, through the outbox; each other reason or model its own', async () => {
+    const { m, reported, appended } = metering();
+    for (let i = 0; i < 500; i++) m.refused(refusal(i));
+    m.refused(refusal(900, { reason: 'budget', status: 402 }));
+    m.refused(refusal(901, { model: '', reason: 'key', status: 401 }));
+    await m.drain();
+    expect(appended).to.have.length(3);
+    expect(appended.every((e) => e.refusal && e.recordOnly)).to.equal(true);
+    const byReason = Object.fromEntries(reported.map((r) => [r.refusal_reason, r]));
+    expect(byReason.rate_limit).to.deep.include({ request_id: 'ref_0', refused_count: 500, cost_micros: 0, input_tokens: 0, status: 429 });
+    expect(byReason.budget).to.deep.include({ request_id: 'ref_900', refused_count: 1, status: 402 });
+    expect(byReason.key).to.deep.include({ model: '', refused_count: 1 });
+    // What the proxy sends is what the control plane accepts.
+    for (const r of reported) expect(usageReportSchema.safeParse(r).success, JSON.stringify(r)).to.equal(true);
+    await m.close(0);
+  });
+
+  it('refusals waiting on a control plane that is down never fill the settlement room (no 503 for want of it)', async () => {
+    const { m, appended } = metering({ answer: () => Promise.reject(new ControlPlaneUnavailable('down')), maxPending: 2 });
+    for (let i = 0; i < 5; i++) m.refused(refusal(i, { keyId: `00000000-0000-4000-8000-00000000001${i}` }));
+    // One report window, then the batcher's gathering: all five groups are on their way, none acknowledged.
+    for (let waited = 0; appended.length < 5 && waited < 5_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    expect(appended).to.have.length(5);
+    expect(m.full()).to.equal(false);
+    await m.close(0);
+  });
+
+  it('past its groups per window the counter drops and says so, rather than grow with a flood', () => {
+    const reports: UsageReport[] = [];
+    const logger = quietLogger();
+    const counter = createRefusalCounter({ logger, report: (r) => void reports.push(r), maxGroups: 3, windowMs: 60_000 });
+    for (let i = 0; i < 10; i++) counter.count(refusal(i, { model: `m${i}` }));
+    counter.count(refusal(20, { model: 'm0' }));
+    expect(counter.pending()).to.equal(3);
+    counter.flush();
+    expect(reports.map((r) => [r.model, r.refused_count])).to.deep.equal([
+      ['m0', 2],
+      ['m1', 1],
+      ['m2', 1],
+    ]);
+    expect(logger.warnings.join('\n')).to.include('refusals past the per-window limit');
+    counter.stop();
+  });
+});
+
+describe('money: a usage report serialized once (record-json)', () => {
+  it('keeps every field of a billed call, a record-only call and a refusal, the start time included', () => {
+    const base: UsageReport = {
+      request_id: 'req_1',
+      key_id: KEY,
+      model: 'tg/sonnet',
+      input_tokens: 10,
+      output_tokens: 5,
+      cost_micros: 7,
+      format: 'chat',
+      status: 200,
+      latency_ms: 12,
+      started_at_ms: 1_795_000_000_123,
+    };
+    const billed: UsageReport = {
+      ...base,
+      deployment: 'primary/claude',
+      cache_read_tokens: 1,
+      cache_write_tokens: 2,
+      cache_write_1h_tokens: 1,
+      web_search_requests: 0,
+      cost_femtos: '7000000000',
+      cache_saved_femtos: '-5',
+    };
+    const refusal: UsageReport = {
+      ...base,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_micros: 0,
+      status: 429,
+      refusal_reason: 'rate_limit',
+      refused_count: 3,
+    };
+    for (const r of [base, billed, refusal]) {
+      expect(JSON.parse(reportJson(r))).to.deep.equal(r);
+      expect(usageReportSchema.safeParse(JSON.parse(reportJson(r))).success).to.equal(true);
+    }
   });
 });

@@ -1,15 +1,28 @@
 // @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, errorBox, toast, confirmDialog, copyField, when, badge, busy, usd, money, table } from '../dom.js';
+import { h, fill, field, errorBox, toast, confirmDialog, copyField, when, badge, busy, usd, moneyPair, table } from '../dom.js';
 
 const EVENT_LABEL = { 'key.budget_crossed': 'Key budget', 'workspace.balance_below': 'Balance below threshold' };
 const STATUS_KIND = { delivered: 'ok', retrying: 'danger', pending: '' };
 
 function eventSummary(e) {
   const d = e.data;
-  if (e.type === 'key.budget_crossed')
-    return [`${d.key_name} (${d.key_prefix}…) reached ${d.threshold_percent} % of `, money(d.budget_usd), ': ', money(d.spend_usd), ' spent'];
-  return ['Balance ', money(d.balance_usd), ' fell below ', money(d.threshold_usd)];
+  if (e.type === 'key.budget_crossed') {
+    const [budget, spend] = moneyPair(d.budget_usd, d.spend_usd);
+    return [`${d.key_name} (${d.key_prefix}…) reached ${d.threshold_percent} % of `, budget, ': ', spend, ' spent'];
+  }
+  const [balance, threshold] = moneyPair(d.balance_usd, d.threshold_usd);
+  return ['Balance ', balance, ' fell below ', threshold];
+}
+
+/** One delivery: its state, the webhook it went to, its attempts and the last answer. */
+function delivery(d) {
+  const answer = d.last_error ?? (d.last_status ? `answered ${d.last_status}` : 'no answer yet');
+  return [
+    badge(d.status, STATUS_KIND[d.status]),
+    h('span', { class: 'hint block mono ellipsis', title: d.url }, d.url),
+    h('span', { class: 'hint block' }, `${d.attempts} ${d.attempts === 1 ? 'attempt' : 'attempts'} · ${answer}`),
+  ];
 }
 
 /** Settings → Alerts: the balance threshold, the webhooks, and every alert sent with its delivery status. */
@@ -139,10 +152,8 @@ export async function alertsPage(section, s) {
           h('td', { class: 'num' }, when(e.created_at)),
           h('td', {}, EVENT_LABEL[e.type] ?? e.type, h('span', { class: 'hint block mono', title: `Event id ${e.id}` }, `${e.id.slice(0, 8)}…`)),
           h('td', {}, eventSummary(e)),
-          h('td', { class: 'mono' }, d ? d.url : '—'),
-          h('td', {}, d ? badge(d.status, STATUS_KIND[d.status]) : 'no webhook'),
-          h('td', { class: 'num' }, d ? String(d.attempts) : '—'),
-          h('td', {}, d?.last_error ?? (d?.last_status ? String(d.last_status) : '—')),
+          // The delivery in one cell (where, how often, what answered), so the table fits a 1280 px window.
+          h('td', {}, d ? delivery(d) : 'no webhook'),
         ),
       ),
     );
@@ -150,7 +161,7 @@ export async function alertsPage(section, s) {
       eventsCard,
       h('h2', {}, 'Alerts sent'),
       rows.length
-        ? table('Alert events', ['Time', 'Alert (event id)', 'What happened', 'Webhook', 'Delivery', 'Attempts', 'Last answer'], rows)
+        ? table('Alert events', ['Time', 'Alert (event id)', 'What happened', 'Delivery'], rows)
         : h('p', { class: 'empty' }, 'No alert yet.'),
     );
   };

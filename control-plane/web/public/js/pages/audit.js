@@ -131,6 +131,40 @@ function targetText(r, names) {
       return [`workspace ${str(d.workspace_slug) ?? ''}: +`.replace('  ', ' '), money(d.amount_usd), ' (balance ', money(d.balance_usd), ')'];
     case 'member.role_change':
       return `${user}: ${d.from} → ${d.to}`;
+    default:
+      return settingsText(r, d, str) ?? otherText(r, d, str, names);
+  }
+}
+
+/** The rows whose target is the organization or a workspace itself: what in it changed, not just "org". */
+function settingsText(r, d, str) {
+  switch (r.action) {
+    case 'org.bootstrap':
+      return `organization “${str(d.slug) ?? '?'}”, its first workspace and owner`;
+    case 'scim.enable':
+    case 'scim.disable':
+      return `SCIM provisioning turned ${r.action === 'scim.enable' ? 'on' : 'off'} for the organization`;
+    case 'sso.settings_create':
+    case 'sso.settings_update':
+    case 'sso.settings_delete':
+      return `single sign-on${r.action === 'sso.settings_delete' ? ' removed' : ''}: issuer ${str(d.issuer) ?? '?'}, client ${str(d.client_id) ?? '?'}`;
+    case 'alerts.balance_threshold':
+      return d.balance_below_usd == null ? 'workspace balance alert turned off' : ['workspace balance alert: below ', money(d.balance_below_usd)];
+    case 'alerts.webhook_add':
+      return `alert webhook ${str(d.url) ?? ''}`.trim();
+    case 'alerts.webhook_remove':
+      return 'an alert webhook removed';
+    default:
+      return undefined;
+  }
+}
+
+function otherText(r, d, str, names) {
+  switch (r.target_type) {
+    case 'org':
+      return 'the organization';
+    case 'workspace':
+      return `workspace ${str(d.workspace_slug) ?? ''}`.trim();
     default: {
       if (r.target_type === 'user' && names.has(r.target_id)) return names.get(r.target_id);
       const name = str(d.name) ? ` “${d.name}”` : '';

@@ -158,10 +158,35 @@ function optionalNumber(input, { integer }) {
   return n;
 }
 
+const LAST_KEY_TEAM = 'tollgate.keyTeam';
+
+function rememberKeyTeam(teamId) {
+  try {
+    localStorage.setItem(LAST_KEY_TEAM, teamId);
+  } catch {
+    // Storage refused (private mode): the default falls back to the user's own team.
+  }
+}
+
+/**
+ * The team the Create key dialog starts on: the one the user last created a
+ * key in, else the first team they belong to (where their personal key
+ * goes), else the first they may use — never just the alphabetically first.
+ */
+function defaultChoice(choices) {
+  let last = null;
+  try {
+    last = localStorage.getItem(LAST_KEY_TEAM);
+  } catch {
+    last = null;
+  }
+  return choices.find((c) => c.team.id === last) ?? choices.find((c) => c.may.personal) ?? choices[0];
+}
+
 /** `choices`: the teams the user may create a key in, with the kinds allowed in each. */
 function createKeyDialog(choices, s, onDone) {
   let created = false;
-  let { team, may } = choices[0];
+  let { team, may } = defaultChoice(choices);
   openDialog({
     title: choices.length === 1 ? `Create a key for ${team.name}` : 'Create a key',
     onClose: () => {
@@ -204,7 +229,7 @@ function createKeyDialog(choices, s, onDone) {
             offer();
           },
         },
-        choices.map((c) => h('option', { value: c.team.id }, c.team.name)),
+        choices.map((c) => h('option', { value: c.team.id, selected: c.team.id === team.id }, c.team.name)),
       );
       const error = errorBox();
       const form = h(
@@ -238,6 +263,7 @@ function createKeyDialog(choices, s, onDone) {
             error.clear();
             try {
               const key = await busy(form, () => api(`/v1/teams/${enc(team.id)}/keys`, { method: 'POST', body }));
+              rememberKeyTeam(team.id);
               created = true;
               showSecret(content, key, close);
             } catch (err) {

@@ -53,7 +53,8 @@ function summary(models, reporting) {
     return h('p', { class: 'warning', role: 'status' }, 'No proxy has reported in the last 35 seconds, so the state of each deployment is unknown.');
   const all = models.flatMap((m) => m.deployments.map((d) => ({ alias: m.alias, d })));
   const out = all.filter(({ d }) => d.state !== 'healthy');
-  if (!out.length) return h('p', { class: 'notice', role: 'status' }, `All ${all.length} deployments are in rotation.`);
+  // Good news reads as such: green, not the amber of a warning.
+  if (!out.length) return h('p', { class: 'healthy', role: 'status' }, `All ${all.length} deployments are in rotation.`);
   return h(
     'p',
     { class: 'warning', role: 'status' },

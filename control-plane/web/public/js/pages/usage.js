@@ -1,7 +1,8 @@
 // @ts-check
 import { api, enc } from '../api.js';
-import { h, fill, field, usd, money, when, table, badge, copyButton } from '../dom.js';
+import { h, fill, field, usd, money, moneyDetail, when, table, badge, copyButton } from '../dom.js';
 import { stackedBars, moneyTickFormat } from '../chart.js';
+import { REASONS } from './refusals.js';
 
 const DAY_MS = 86_400_000;
 /** Groups drawn in their own colour; the rest are summed as "Other". */
@@ -157,6 +158,8 @@ export async function usagePage(section, s, { params, navigate }) {
         // Spend at the full input price minus spend: negative while caches are being written more than read.
         ['Saved by caching', money(t.cache_saved_usd), 'cache-saved'],
         ['Errors', count(t.errors), 'errors'],
+        // Calls Tollgate refused (not in Requests): the Refusals page says why.
+        ['Refused', h('a', { href: '#/refusals', title: 'Calls Tollgate itself refused: see why' }, count(t.refused)), 'refused'],
       ].map(([label, value, id]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-total': id }, value))),
     ),
   );
@@ -300,6 +303,16 @@ async function requestLog(base, query, state, apply) {
     r.cache_saved_usd
       ? h('span', { class: 'hint block' }, r.cache_saved_usd > 0 ? 'saved ' : 'cache cost ', money(Math.abs(r.cache_saved_usd)))
       : null;
+  // A row of refused calls: Tollgate's reason, and how many calls of that key, model and reason it stands for.
+  const refusalHint = (r) =>
+    r.refusal_reason
+      ? h(
+          'span',
+          { class: 'hint block' },
+          `refused: ${REASONS[r.refusal_reason]?.name ?? r.refusal_reason}`,
+          r.refused_count > 1 ? ` ×${count(r.refused_count)}` : '',
+        )
+      : null;
   const load = async () => {
     const q = new URLSearchParams(logQuery);
     q.set('limit', '50');
@@ -310,12 +323,13 @@ async function requestLog(base, query, state, apply) {
         h(
           'tr',
           {},
-          h('td', { class: 'num' }, when(r.time)),
+          // When the call started; when the ledger recorded it on hover.
+          h('td', { class: 'num', title: `Started ${when(r.time)}; recorded ${when(r.settled_at)}` }, when(r.time)),
           h('td', {}, r.key_name ?? '—', r.key_prefix ? h('span', { class: 'hint block mono' }, `${r.key_prefix}…`) : null),
           h('td', {}, h('span', { class: 'mono' }, r.model ?? '—'), h('span', { class: 'hint block' }, FORMAT_NAMES[r.format] ?? '—')),
-          h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : '')),
-          h('td', { class: 'num' }, `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
-          h('td', { class: 'num' }, money(r.cost_usd), savedHint(r)),
+          h('td', {}, r.status == null ? '—' : badge(String(r.status), r.status >= 400 ? 'danger' : ''), refusalHint(r)),
+          h('td', { class: 'num' }, r.refusal_reason ? '—' : `${count(r.input_tokens)} / ${count(r.output_tokens)}`, cacheHint(r)),
+          h('td', { class: 'num' }, r.refusal_reason ? '—' : moneyDetail(r.cost_usd), savedHint(r)),
           h('td', { class: 'num' }, r.latency_ms == null ? '—' : `${count(r.latency_ms)} ms`),
           h(
             'td',
