@@ -17,6 +17,8 @@ export interface ProxyGaugeSources {
   /** Holds this proxy owes: admitted and not yet released, or settled and not yet acknowledged. */
   holdsOutstanding?: () => number;
   redisUp?: () => boolean;
+  /** Calls read on after their client left (abandoned.ts). */
+  abandoned?: () => { running: number; ended: Readonly<Record<string, number>> };
 }
 
 /** The proxy's metric families: the hot ones as fast families (a series resolved once per label set), the rest prom-client's. */
@@ -39,12 +41,15 @@ export interface ProxyMetrics {
   settlementLag: Histogram;
   controlPlaneUp: Gauge;
   redisUp: Gauge;
+  abandonedReads: Gauge;
+  abandonedEnded: Counter<'ended'>;
 }
 
 export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSources): ProxyMetrics {
   const registers = [registry];
   // The key cache counts in plain integers; the counter catches up on each scrape.
   const lookupsSeen: Record<string, number> = {};
+  const abandonedSeen: Record<string, number> = {};
   const callLabels = ['format', 'route', 'model', 'provider', 'status_class'] as const;
   const modelLabels = ['format', 'model', 'provider'] as const;
   return {
@@ -112,6 +117,26 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       labelNames: ['via'],
       buckets: FAST_BUCKETS,
       registers,
+    }),
+    abandonedReads: new Gauge({
+      name: 'tollgate_proxy_abandoned_reads',
+      help: 'Calls whose client left, read on now (unrelayed) to bill what the provider reports',
+      registers,
+      collect() {
+        this.set(sources.abandoned?.().running ?? 0);
+      },
+    }),
+    abandonedEnded: new Counter({
+      name: 'tollgate_proxy_abandoned_reads_total',
+      help: 'Calls whose client left after the provider had the request, by how the read on ended: complete, error, broken, timeout, over_limit',
+      labelNames: ['ended'],
+      registers,
+      collect() {
+        for (const [ended, n] of Object.entries(sources.abandoned?.().ended ?? {})) {
+          this.labels(ended).inc(n - (abandonedSeen[ended] ?? 0));
+          abandonedSeen[ended] = n;
+        }
+      },
     }),
     holdsOutstanding: new Gauge({
       name: 'tollgate_proxy_holds_outstanding',
