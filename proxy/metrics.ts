@@ -49,7 +49,6 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
   const registers = [registry];
   // The key cache counts in plain integers; the counter catches up on each scrape.
   const lookupsSeen: Record<string, number> = {};
-  const abandonedSeen: Record<string, number> = {};
   const callLabels = ['format', 'route', 'model', 'provider', 'status_class'] as const;
   const modelLabels = ['format', 'model', 'provider'] as const;
   return {
@@ -118,26 +117,7 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       buckets: FAST_BUCKETS,
       registers,
     }),
-    abandonedReads: new Gauge({
-      name: 'tollgate_proxy_abandoned_reads',
-      help: 'Calls whose client left, read on now (unrelayed) to bill what the provider reports',
-      registers,
-      collect() {
-        this.set(sources.abandoned?.().running ?? 0);
-      },
-    }),
-    abandonedEnded: new Counter({
-      name: 'tollgate_proxy_abandoned_reads_total',
-      help: 'Calls whose client left after the provider had the request, by how the read on ended: complete, error, broken, timeout, over_limit',
-      labelNames: ['ended'],
-      registers,
-      collect() {
-        for (const [ended, n] of Object.entries(sources.abandoned?.().ended ?? {})) {
-          this.labels(ended).inc(n - (abandonedSeen[ended] ?? 0));
-          abandonedSeen[ended] = n;
-        }
-      },
-    }),
+    ...abandonedMetrics(registers, sources),
     holdsOutstanding: new Gauge({
       name: 'tollgate_proxy_holds_outstanding',
       help: "This proxy's holds taken and not yet released",
@@ -253,5 +233,32 @@ export function createSeriesCache(m: ProxyMetrics): SeriesCache {
       }
       return h;
     },
+  };
+}
+
+/** The reads of calls whose client left (abandoned.ts): running now, and each by how it ended, read at scrape time. */
+function abandonedMetrics(registers: Registry[], sources: ProxyGaugeSources): Pick<ProxyMetrics, 'abandonedReads' | 'abandonedEnded'> {
+  const seen: Record<string, number> = {};
+  return {
+    abandonedReads: new Gauge({
+      name: 'tollgate_proxy_abandoned_reads',
+      help: 'Calls whose client left, read on now (unrelayed) to bill what the provider reports',
+      registers,
+      collect() {
+        this.set(sources.abandoned?.().running ?? 0);
+      },
+    }),
+    abandonedEnded: new Counter({
+      name: 'tollgate_proxy_abandoned_reads_total',
+      help: 'Calls whose client left after the provider had the request, by how the read on ended: complete, error, broken, timeout, over_limit',
+      labelNames: ['ended'],
+      registers,
+      collect() {
+        for (const [ended, n] of Object.entries(sources.abandoned?.().ended ?? {})) {
+          this.labels(ended).inc(n - (seen[ended] ?? 0));
+          seen[ended] = n;
+        }
+      },
+    }),
   };
 }

@@ -37,6 +37,7 @@ function open(dp: DataPlane, format: WireFormat, k: SeededKey, body: unknown, si
 async function usageRows(dp: DataPlane, store: StoreContext, k: SeededKey): Promise<UsageRow[]> {
   const deadline = Date.now() + 10_000;
   for (;;) {
+    await dp.proxy.drain();
     const rows = await store.db.query<UsageRow>(
       `SELECT input_tokens, output_tokens, status, abs(amount_usd)::text AS amount FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`,
       [k.keyId],
