@@ -205,7 +205,15 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
     routing: b.routing.createRouting(cfg.proxy, undefined, registry, Date.now, log),
     bodies: b.bodyWork.bodyWorkOf(cfg.proxy),
     // Inline, not from the build: a base build older than these parts ignores them. No client leaves, no id is continued.
-    abandoned: { readMs: 1, take: () => false, end: () => undefined, refused: () => undefined, stats: () => ({ running: 0, ended: ABANDONED_NONE }) },
+    abandoned: {
+      readMs: 1,
+      stopped: false,
+      take: () => false,
+      end: () => undefined,
+      refused: () => undefined,
+      stop: () => undefined,
+      stats: () => ({ running: 0, ended: ABANDONED_NONE }),
+    },
     responseIds: { record: () => undefined, ownerOf: () => undefined },
   });
   return edge.handle;

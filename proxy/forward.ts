@@ -105,9 +105,9 @@ class Relay implements Dispatcher.DispatchHandler {
     const c = this.controller;
     const abandoned = this.req.abandoned;
     // Sent to the provider: it bills the call whether anyone reads the answer or not.
-    if (abandoned && c && !c.aborted) {
+    if (abandoned && !abandoned.stopped && c && !c.aborted) {
       this.res.off('close', this.onClientClose);
-      if (!abandoned.take()) {
+      if (!abandoned.take(this.readTooLong)) {
         abandoned.refused();
         // Settled before the abort: undici reports an abort to onResponseError at once, which must not call it the provider's break.
         this.done({ kind: 'abandoned', tap: this.tap, ended: 'over_limit' });
@@ -148,7 +148,7 @@ class Relay implements Dispatcher.DispatchHandler {
   private readEnded(ended: AbandonedEnd): void {
     if (this.settled) return;
     clearTimeout(this.reading);
-    this.req.abandoned!.end(ended);
+    this.req.abandoned!.end(ended, this.readTooLong);
     this.done({ kind: 'abandoned', tap: this.tap, ended });
   }
 

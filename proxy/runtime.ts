@@ -152,7 +152,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
       // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed.
-      await stopServing(server, edge, graceMs);
+      await stopServing(server, edge, graceMs, abandoned);
       feed.stop();
       reports.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.

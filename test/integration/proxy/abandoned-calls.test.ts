@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore, type StoreContext } from '../../support/stores.js';
 import { countInputTokens } from '../../support/fake-upstream/index.js';
-import { seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+import { seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgePath, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 
@@ -129,5 +129,17 @@ describeEachStore('proxy: abandoned reads are bounded per proxy', (store) => {
     expect((await usageRows(dp, store, second))[0]).to.deep.include({ output_tokens: 200, status: 499 });
     expect((await usageRows(dp, store, first))[0]).to.deep.include({ output_tokens: 300, status: 499 });
     expect(await metric(dp, 'over_limit')).to.equal(1);
+  });
+
+  it('shutdown cuts an answer still read on at its deadline (billed the hold) instead of waiting out the read', async () => {
+    const proxy = await startTestProxy(dp.cp, dp.fake, { PROXY_ABANDONED_READ_MS: '600000' });
+    const k = await seedKey(dp.cp.deps);
+    dp.fake.enqueue({ kind: 'stall', when: 'after-first-event' });
+    await abandon({ ...dp, proxy }, 'chat', k, modelBody('chat', { stream: true, max_tokens: 250 }));
+    const started = Date.now();
+    await proxy.close(300);
+    expect(Date.now() - started).to.be.lessThan(8_000);
+    const rows = await store.db.query<UsageRow>(`SELECT output_tokens, status FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`, [k.keyId]);
+    expect(rows).to.deep.equal([{ output_tokens: 250, status: 499 }]);
   });
 });
