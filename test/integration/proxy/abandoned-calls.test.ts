@@ -63,6 +63,15 @@ async function abandon(dp: DataPlane, format: WireFormat, k: SeededKey, body: Re
   abort.abort();
 }
 
+/** Edge requests answered with a status of this class, over every label set. */
+async function requestsOfClass(dp: DataPlane, statusClass: string): Promise<number> {
+  const text = await dp.proxy.metrics!.getSingleMetricAsString('tollgate_proxy_requests_total');
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('tollgate_proxy_requests_total{') && l.includes(`status_class="${statusClass}"`))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
+
 async function metric(dp: DataPlane, ended: string): Promise<number> {
   const text = await dp.proxy.metrics!.getSingleMetricAsString('tollgate_proxy_abandoned_reads_total');
   const line = text.split('\n').find((l) => l.startsWith(`tollgate_proxy_abandoned_reads_total{ended="${ended}"}`));
@@ -82,6 +91,7 @@ describeEachStore('proxy: a client that leaves is billed what the provider repor
       it(`${c.name}, ${stream ? 'streamed, left after the first bytes' : 'not streamed, left while the provider generates'}: read to the end, billed the provider's usage, 499`, async () => {
         const k = await seedKey(dp.cp.deps, { models: [c.model] });
         const before = await metric(dp, 'complete');
+        const clientErrors = await requestsOfClass(dp, '4xx');
         // Slow enough that the client is gone long before the answer ends: 40 tokens, 25 ms apart.
         dp.fake.enqueue({ kind: 'ok', outputTokens: 40, eventDelayMs: 25 });
         await abandon(dp, c.format, k, modelBody(c.format, { model: c.model, stream, max_tokens: 2000 }));
@@ -93,6 +103,8 @@ describeEachStore('proxy: a client that leaves is billed what the provider repor
         expect(rows[0]).to.deep.include({ input_tokens: countInputTokens(sent.body as Record<string, unknown>), output_tokens: 40, status: 499 });
         expect(Number(rows[0]!.amount)).to.be.greaterThan(0);
         expect(await metric(dp, 'complete')).to.equal(before + 1);
+        // Counted (and logged) as the client's 499, never as the provider's 5xx.
+        expect(await requestsOfClass(dp, '4xx')).to.equal(clientErrors + 1);
       });
     }
   }
