@@ -109,7 +109,21 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     ? createRedisResponseIds(redis, settings.redisPrefix, settings.responseIdsMax, settings.responseIdTtlSeconds, logger)
     : createLocalResponseIds(settings.responseIdsMax, settings.responseIdTtlSeconds * 1000);
   gauges.abandoned = () => abandoned.stats();
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing, bodies, abandoned, responseIds });
+  const edge = createEdgeHandler({
+    config,
+    logger,
+    keys,
+    limits,
+    holds,
+    metering,
+    pool: pools.pool,
+    now,
+    observe,
+    routing,
+    bodies,
+    abandoned,
+    responseIds,
+  });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
