@@ -145,6 +145,8 @@ async function buildAt(dir: string): Promise<Build> {
   return Object.fromEntries(entries) as unknown as Build;
 }
 
+const ABANDONED_NONE = { complete: 0, error: 0, broken: 0, timeout: 0, over_limit: 0 };
+
 async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<Handler> {
   const b = await buildAt(dir);
   const cfg = b.config.loadConfig(
@@ -203,6 +205,17 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
     now: Date.now,
     routing: b.routing.createRouting(cfg.proxy, undefined, registry, Date.now, log),
     bodies: b.bodyWork.bodyWorkOf(cfg.proxy),
+    // Inline, not from the build: a base build older than these parts ignores them. No client leaves, no id is continued.
+    abandoned: {
+      readMs: 1,
+      stopped: false,
+      take: () => false,
+      end: () => undefined,
+      refused: () => undefined,
+      stop: () => undefined,
+      stats: () => ({ running: 0, ended: ABANDONED_NONE }),
+    },
+    responseIds: { record: () => undefined, ownerOf: () => undefined },
   });
   return edge.handle;
 }

@@ -8,6 +8,8 @@ import { createUsageTap, type UsageTap } from './formats/usage-tap.js';
 import type { WireFormat } from './call.js';
 import { firstEventIsError, retryableStatus } from './routing/first-byte.js';
 import { retryAfterMs, type FailureReason } from './routing/health.js';
+import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
+import type { ResponseIdReader } from './response-ids.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -17,6 +19,13 @@ export type ForwardOutcome =
   | { kind: 'complete'; tap: UsageTap }
   /** Ended early after the client disconnected or the upstream broke mid-answer. */
   | { kind: 'cut'; tap: UsageTap | undefined; headersSent: boolean; by: 'client' | 'upstream' }
+  /**
+   * The client left after the request went to the provider, and the answer was
+   * read on without being relayed (abandoned.ts): to its end (`complete`, or the
+   * provider's own `error`), until the provider broke off (`broken`), or not at all
+   * or not to its end (`timeout`, `over_limit`).
+   */
+  | { kind: 'abandoned'; tap: UsageTap | undefined; ended: AbandonedEnd }
   /** Only with `failover`: the provider failed before anything reached the client; the next deployment may take the call. */
   | { kind: 'retry'; reason: FailureReason; retryAfterMs: number | undefined };
 
@@ -44,6 +53,10 @@ export interface ForwardRequest {
   failover?: boolean;
   /** Stamped when the answer's head goes to the client (time to first byte). */
   timing?: { headAt: number; stream: boolean };
+  /** Set for a billed call: when its client leaves, the answer is read on to learn what the provider bills. */
+  abandoned?: AbandonedReads;
+  /** Set for a Responses answer the provider may store: its id is read on the side (response-ids.ts). */
+  responseId?: ResponseIdReader;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -85,10 +98,35 @@ class Relay implements Dispatcher.DispatchHandler {
   private peek: Buffer[] | undefined;
   private head: { status: number; headers: IncomingHttpHeaders } | undefined;
   private retryAfter: number | undefined;
+  /** Set while the answer is read on for its bill after the client left: nothing more is written. */
+  private reading: NodeJS.Timeout | undefined;
   private readonly onClientClose = (): void => {
     if (this.res.writableFinished) return;
-    if (this.controller && !this.controller.aborted) this.controller.abort(clientGone());
+    const c = this.controller;
+    const abandoned = this.req.abandoned;
+    // Sent to the provider: it bills the call whether anyone reads the answer or not.
+    if (abandoned && !abandoned.stopped && c && !c.aborted) {
+      this.res.off('close', this.onClientClose);
+      if (!abandoned.take(this.readTooLong)) {
+        abandoned.refused();
+        // Settled before the abort: undici reports an abort to onResponseError at once, which must not call it the provider's break.
+        this.done({ kind: 'abandoned', tap: this.tap, ended: 'over_limit' });
+        c.abort(clientGone());
+        return;
+      }
+      this.peek = undefined;
+      this.whole = undefined;
+      this.reading = setTimeout(this.readTooLong, abandoned.readMs);
+      // A read paused for the client's back-pressure would wait for a 'drain' that never comes.
+      if (c.paused) c.resume();
+      return;
+    }
     this.done({ kind: 'cut', tap: this.tap, headersSent: this.headersSent, by: 'client' });
+    if (c && !c.aborted) c.abort(clientGone());
+  };
+  private readonly readTooLong = (): void => {
+    this.readEnded('timeout');
+    this.controller?.abort(clientGone());
   };
 
   constructor(
@@ -106,6 +144,14 @@ class Relay implements Dispatcher.DispatchHandler {
     this.resolve(o);
   }
 
+  /** The read after the client left is over: its slot comes back and the call is billed by how it ended. */
+  private readEnded(ended: AbandonedEnd): void {
+    if (this.settled) return;
+    clearTimeout(this.reading);
+    this.req.abandoned!.end(ended, this.readTooLong);
+    this.done({ kind: 'abandoned', tap: this.tap, ended });
+  }
+
   onRequestStart(c: Dispatcher.DispatchController): void {
     this.controller = c;
     if (this.res.destroyed) c.abort(clientGone());
@@ -115,7 +161,8 @@ class Relay implements Dispatcher.DispatchHandler {
     this.controller = c;
     if (status < 200) return;
     const { req } = this;
-    if (req.failover && retryableStatus(status)) {
+    // Read on after the client left, a retryable status is only the provider's error: nobody is left to serve.
+    if (req.failover && !this.reading && retryableStatus(status)) {
       this.retry(c, `status_${status}` as FailureReason, retryAfterMs(headers['retry-after'], Date.now()));
       return;
     }
@@ -125,10 +172,9 @@ class Relay implements Dispatcher.DispatchHandler {
     if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
     this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
-    if (!this.errorAnswer) {
-      this.tap = createUsageTap(req.format, this.eventStream);
-      if (this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
-    }
+    if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
+    if (this.reading) return;
+    if (!this.errorAnswer && this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
     if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
     if (req.failover && this.eventStream && !this.errorAnswer) {
       this.head = { status, headers };
@@ -174,6 +220,10 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
+    if (this.reading) {
+      this.sideRead(chunk);
+      return;
+    }
     if (this.peek) {
       this.peek.push(chunk);
       const seen = this.peek.length === 1 ? chunk : Buffer.concat(this.peek);
@@ -186,8 +236,15 @@ class Relay implements Dispatcher.DispatchHandler {
     this.relay(c, chunk);
   }
 
+  /** The usage tap (and the response id reader, when there is one) read every byte of a billed answer. */
+  private sideRead(chunk: Buffer): void {
+    if (!this.tap) return;
+    this.tap.feed(chunk);
+    this.req.responseId?.feed(chunk, this.eventStream);
+  }
+
   private relay(c: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.tap?.feed(chunk);
+    this.sideRead(chunk);
     if (this.whole) {
       this.whole.push(chunk);
       return;
@@ -202,6 +259,10 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(c: Dispatcher.DispatchController): void {
     if (this.settled) return;
+    if (this.reading) {
+      this.readEnded(this.errorAnswer ? 'error' : 'complete');
+      return;
+    }
     if (this.peek) this.release(c);
     const { res, filter } = this;
     const translate = this.req.translate;
@@ -218,6 +279,10 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
     if (this.settled) return;
+    if (this.reading) {
+      this.readEnded('broken');
+      return;
+    }
     const { res } = this;
     if (!this.headersSent) {
       if (res.destroyed) this.done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });

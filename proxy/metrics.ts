@@ -17,6 +17,8 @@ export interface ProxyGaugeSources {
   /** Holds this proxy owes: admitted and not yet released, or settled and not yet acknowledged. */
   holdsOutstanding?: () => number;
   redisUp?: () => boolean;
+  /** Calls read on after their client left (abandoned.ts). */
+  abandoned?: () => { running: number; ended: Readonly<Record<string, number>> };
 }
 
 /** The proxy's metric families: the hot ones as fast families (a series resolved once per label set), the rest prom-client's. */
@@ -39,6 +41,8 @@ export interface ProxyMetrics {
   settlementLag: Histogram;
   controlPlaneUp: Gauge;
   redisUp: Gauge;
+  abandonedReads: Gauge;
+  abandonedEnded: Counter<'ended'>;
 }
 
 export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSources): ProxyMetrics {
@@ -113,6 +117,7 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       buckets: FAST_BUCKETS,
       registers,
     }),
+    ...abandonedMetrics(registers, sources),
     holdsOutstanding: new Gauge({
       name: 'tollgate_proxy_holds_outstanding',
       help: "This proxy's holds taken and not yet released",
@@ -228,5 +233,32 @@ export function createSeriesCache(m: ProxyMetrics): SeriesCache {
       }
       return h;
     },
+  };
+}
+
+/** The reads of calls whose client left (abandoned.ts): running now, and each by how it ended, read at scrape time. */
+function abandonedMetrics(registers: Registry[], sources: ProxyGaugeSources): Pick<ProxyMetrics, 'abandonedReads' | 'abandonedEnded'> {
+  const seen: Record<string, number> = {};
+  return {
+    abandonedReads: new Gauge({
+      name: 'tollgate_proxy_abandoned_reads',
+      help: 'Calls whose client left, read on now (unrelayed) to bill what the provider reports',
+      registers,
+      collect() {
+        this.set(sources.abandoned?.().running ?? 0);
+      },
+    }),
+    abandonedEnded: new Counter({
+      name: 'tollgate_proxy_abandoned_reads_total',
+      help: 'Calls whose client left after the provider had the request, by how the read on ended: complete, error, broken, timeout, over_limit',
+      labelNames: ['ended'],
+      registers,
+      collect() {
+        for (const [ended, n] of Object.entries(sources.abandoned?.().ended ?? {})) {
+          this.labels(ended).inc(n - (seen[ended] ?? 0));
+          seen[ended] = n;
+        }
+      },
+    }),
   };
 }

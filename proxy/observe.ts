@@ -46,6 +46,8 @@ export interface EdgeCall {
   attempts: number;
   /** How the upstream call ended (`complete`, `cut`, `upstream-error`, `failed`). */
   outcome: string | undefined;
+  /** The client left before its answer was over: logged and counted as 499 (client closed), not as what the socket last said. */
+  clientClosed: boolean;
   settledAt: number;
   inputTokens: number;
   outputTokens: number;
@@ -114,6 +116,7 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
     deployment: undefined,
     attempts: 0,
     outcome: undefined,
+    clientClosed: false,
     settledAt: 0,
     inputTokens: 0,
     outputTokens: 0,

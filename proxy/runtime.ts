@@ -10,6 +10,8 @@ import { createMetricsRegistry, type Registry } from '../shared/metrics.js';
 import { startChangeFeed } from './change-feed.js';
 import { createControlPlaneClient } from './control-plane-client.js';
 import { bodyWorkOf } from './body-work/index.js';
+import { createAbandonedReads } from './abandoned.js';
+import { createLocalResponseIds, createRedisResponseIds } from './response-ids.js';
 import { createEdgeHandler } from './edge/index.js';
 import { createKeyCache } from './key-cache.js';
 import { createProxyMetrics, type ProxyGaugeSources } from './metrics.js';
@@ -102,7 +104,26 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
 
   const routing = createRouting(settings, redis, registry, now, logger);
   const bodies = bodyWorkOf(settings);
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing, bodies });
+  const abandoned = createAbandonedReads(settings.abandonedReadsMax, settings.abandonedReadMs);
+  const responseIds = redis
+    ? createRedisResponseIds(redis, settings.redisPrefix, settings.responseIdsMax, settings.responseIdTtlSeconds, logger)
+    : createLocalResponseIds(settings.responseIdsMax, settings.responseIdTtlSeconds * 1000);
+  gauges.abandoned = () => abandoned.stats();
+  const edge = createEdgeHandler({
+    config,
+    logger,
+    keys,
+    limits,
+    holds,
+    metering,
+    pool: pools.pool,
+    now,
+    observe,
+    routing,
+    bodies,
+    abandoned,
+    responseIds,
+  });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {
@@ -145,7 +166,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
       // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed.
-      await stopServing(server, edge, graceMs);
+      await stopServing(server, edge, graceMs, abandoned);
       feed.stop();
       reports.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.

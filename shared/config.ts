@@ -121,6 +121,16 @@ export interface ProxySettings {
   outboxMaxRecords: number;
   /** After Redis lost its data, holds wait this long for every proxy to put its live holds back. */
   holdFenceMs: number;
+  /** A call whose client left is read on, unrelayed, for at most this long to learn what the provider bills. */
+  abandonedReadMs: number;
+  /** Abandoned calls read on at once per proxy; one more is cut at once and billed its hold. */
+  abandonedReadsMax: number;
+  /** Whether a Responses call passed through may keep its response at the provider (`store`); off: the proxy sends `store: false`. */
+  responsesStore: boolean;
+  /** How long the workspace a response id was issued to is remembered (previous_response_id is refused once forgotten). */
+  responseIdTtlSeconds: number;
+  /** Response ids remembered per proxy in memory (the oldest go first). */
+  responseIdsMax: number;
 }
 
 export class ConfigError extends Error {
@@ -200,6 +210,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const { catalog, problems: modelProblems } = loadModelCatalog(modelsFile, env);
   problems.push(...modelProblems);
 
+  const flag = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+    problems.push(`${name}: "${env[name]}" is not on/off (true/false, 1/0)`);
+    return fallback;
+  };
   const sessionTtlSeconds = positiveInt('SESSION_TTL_SECONDS', 12 * 3600);
   const proxy: ProxySettings = {
     maxBodyBytes: positiveInt('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024),
@@ -222,6 +240,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     settleRetryMaxMs: positiveInt('PROXY_SETTLE_RETRY_MAX_MS', 30_000),
     outboxMaxRecords: positiveInt('PROXY_OUTBOX_MAX_RECORDS', 100_000),
     holdFenceMs: positiveInt('PROXY_HOLD_FENCE_MS', 3_000),
+    abandonedReadMs: positiveInt('PROXY_ABANDONED_READ_MS', 300_000),
+    abandonedReadsMax: positiveInt('PROXY_ABANDONED_READS_MAX', 256),
+    responsesStore: flag('PROXY_RESPONSES_STORE', false),
+    // OpenAI keeps a stored response 30 days.
+    responseIdTtlSeconds: positiveInt('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600),
+    responseIdsMax: positiveInt('PROXY_RESPONSE_IDS_MAX', 100_000),
   };
   // An idle hold account in Redis lapses after twice the hold TTL; a key served
   // from the stale window must not carry a snapshot older than that (docs/proxy.md).
@@ -230,14 +254,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
       `PROXY_HOLD_TTL_SECONDS: must be more than half the stale window PROXY_KEY_STALE_MS (${proxy.holdTtlSeconds} s against ${proxy.keyStaleMs / 1000} s)`,
     );
   }
-  const flag = (name: string, fallback: boolean): boolean => {
-    const raw = env[name]?.trim().toLowerCase();
-    if (raw === undefined || raw === '') return fallback;
-    if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
-    if (['0', 'false', 'off', 'no'].includes(raw)) return false;
-    problems.push(`${name}: "${env[name]}" is not on/off (true/false, 1/0)`);
-    return fallback;
-  };
   const metricsToken = env.METRICS_TOKEN || undefined;
   if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN: must be at least 16 characters');
   const ops: OpsSettings = {

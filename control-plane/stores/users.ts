@@ -116,3 +116,17 @@ export async function statement_timeout_set_local(tx: Queryable, ms: number): Pr
 export function isStatementTimeout(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === '57014';
 }
+
+/** The SSO identity the account itself confirmed (migration 100), or null. */
+export async function user_sso_confirmed_find(q: Queryable, orgId: string, id: string): Promise<string | null> {
+  const [row] = await q.query<{ sso_confirmed_external_id: string | null }>(
+    'SELECT sso_confirmed_external_id FROM users WHERE org_id = $1 AND id = $2',
+    [orgId, id],
+  );
+  return row?.sso_confirmed_external_id ?? null;
+}
+
+/** Records that a session of the account itself linked it to `externalId`. */
+export async function user_sso_confirm(q: Queryable, orgId: string, id: string, externalId: string): Promise<void> {
+  await q.query('UPDATE users SET sso_confirmed_external_id = $3 WHERE org_id = $1 AND id = $2', [orgId, id, externalId]);
+}

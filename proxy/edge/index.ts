@@ -15,6 +15,7 @@ import { planUpstream } from './steps/access.js';
 import { parseEmbeddingsBody, planEmbeddings } from './steps/embed.js';
 import { forwardCall } from './steps/forward.js';
 import { holdMoney } from './steps/hold.js';
+import { bindResponses } from './steps/responses-state.js';
 import { checkKey } from './steps/key.js';
 import { takeLimits } from './steps/limits.js';
 import { meterUsage } from './steps/meter.js';
@@ -38,6 +39,7 @@ const ADMISSION: Steps = [
   ['parse', parseBody], // 413, 400
   ['model', findModel], // 404, 403, 402 (decide.ts)
   ['access', planUpstream], // 400: what the provider's format cannot express
+  ['responses', bindResponses], // 404: another workspace's previous_response_id; 400: store refused
   ['limits', takeLimits], // 429
   ['hold', holdMoney], // 503 (outbox full, hold store down), 402
 ];
@@ -252,7 +254,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   function answered(req: IncomingMessage, res: ServerResponse, obs: EdgeCall, threw: boolean, thrown: unknown): void {
     try {
       if (threw) failed(req, res, obs, thrown);
-      deps.observe.end(obs, res.statusCode);
+      deps.observe.end(obs, obs.clientClosed ? 499 : res.statusCode);
     } catch (err) {
       logger.error({ err, requestId: obs.requestId }, 'recording the request failed');
     } finally {

@@ -42,6 +42,7 @@ export function observeStep(step: string, s: CallState): void {
       }
       return;
     case 'meter':
+      if (s.bill!.status === 499) obs.clientClosed = true;
       if (obs.span && s.outcome!.kind === 'complete') obs.finishReasons = s.outcome!.tap.finishReasons();
       return;
     case 'settle':

@@ -40,13 +40,15 @@ export function createAffinity(maxEntries: number): Affinity & { get(alias: stri
 /**
  * What names a session: Claude Code's session header, Codex's
  * `prompt_cache_key`, or the Responses `previous_response_id` a call
- * continues. Undefined for a call that names none.
+ * continues, within the caller's workspace: a session name is the client's to
+ * choose, so another tenant naming the same one must not steer (or learn from
+ * the latency of) this workspace's pinning. Undefined for a call that names none.
  */
-export function sessionOf(headers: IncomingHttpHeaders, call: ParsedCall): string | undefined {
+export function sessionOf(headers: IncomingHttpHeaders, call: ParsedCall, workspaceId: string): string | undefined {
   const header = headers['x-claude-code-session-id'];
-  if (typeof header === 'string' && header) return `s:${header}`;
+  if (typeof header === 'string' && header) return `${workspaceId}\ns:${header}`;
   const body = call.body;
-  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return `c:${body.prompt_cache_key}`;
-  if (typeof body.previous_response_id === 'string' && body.previous_response_id) return `r:${body.previous_response_id}`;
+  if (typeof body.prompt_cache_key === 'string' && body.prompt_cache_key) return `${workspaceId}\nc:${body.prompt_cache_key}`;
+  if (typeof body.previous_response_id === 'string' && body.previous_response_id) return `${workspaceId}\nr:${body.previous_response_id}`;
   return undefined;
 }

@@ -88,9 +88,9 @@ function judge(routing: Routing, d: DeploymentRef, o: ForwardOutcome, stream: bo
   if (o.kind === 'retry') [reason, after] = [o.reason, o.retryAfterMs];
   else if (o.kind === 'failed') reason = failureOf(o.error, stream);
   else if (o.kind === 'upstream-error' && retryableStatus(o.status)) [reason, after] = [`status_${o.status}` as FailureReason, o.retryAfterMs];
-  else if (o.kind === 'cut' && o.by === 'upstream') reason = 'broken';
+  else if ((o.kind === 'cut' && o.by === 'upstream') || (o.kind === 'abandoned' && o.ended === 'broken')) reason = 'broken';
   if (reason) routing.health.failed(d.id, reason, after);
-  else if (o.kind === 'complete') routing.health.succeeded(d.id);
+  else if (o.kind === 'complete' || (o.kind === 'abandoned' && o.ended === 'complete')) routing.health.succeeded(d.id);
   return reason;
 }
 
@@ -137,7 +137,8 @@ export async function routeCall(call: RoutedCall, routing: Routing, attempt: Att
       const reason = judge(routing, d, o, call.stream);
       record(routing, d, o, reason, startedAt);
       if (o.kind === 'complete' && session !== undefined) routing.affinity.set(model.alias, session, d.index);
-      const movesOn = o.kind === 'retry' || (o.kind === 'failed' && !call.clientGone() && failover);
+      // Nobody is left to serve once the client has gone: no further attempt is made (or billed).
+      const movesOn = !call.clientGone() && (o.kind === 'retry' || (o.kind === 'failed' && failover));
       if (!movesOn) return { outcome: o, served: o.kind === 'failed' ? undefined : d, attempts };
       last = { outcome: o, reason, after: o.kind === 'retry' ? o.retryAfterMs : undefined };
     }

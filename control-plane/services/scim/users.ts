@@ -18,7 +18,7 @@ import {
   user_update,
 } from '../../stores/users.js';
 import { parseFilter } from './filter.js';
-import { isLastActiveOwner, refuseLastOwner } from './owners.js';
+import { isLastActiveOwner, privilegedIdentityChange, refuseIdentityChange, refuseLastOwner } from './owners.js';
 import { applyPatch } from './patch.js';
 import { canonicalEmail, parseUserBody, storedFormatted, type MutableUser } from './resource.js';
 
@@ -169,14 +169,19 @@ async function updateLocked(
   next: (current: User) => MutableUser,
 ): Promise<User> {
   assertId(id);
-  const outcome = await deps.db.transaction(async (tx): Promise<{ saved: User } | { lastOwner: User }> => {
+  type Outcome = { saved: User } | { lastOwner: User } | { privileged: User; role: string; changed: string[] };
+  const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
     const after = next(current);
     if (current.active && !after.active && (await isLastActiveOwner(tx, orgId, id))) return { lastOwner: current };
+    const changed = changedFields(current, after);
+    const role = await privilegedIdentityChange(tx, orgId, id, changed);
+    if (role) return { privileged: current, role, changed };
     return { saved: await saveUser(deps, tx, current, { ...after, name_formatted: storedFormatted(after) }, how) };
   });
   if ('lastOwner' in outcome) return refuseLastOwner(deps, outcome.lastOwner, how);
+  if ('privileged' in outcome) return refuseIdentityChange(deps, outcome.privileged, how, outcome.role, outcome.changed);
   return outcome.saved;
 }
 

@@ -12,7 +12,7 @@ import { sso_settings_find } from '../../stores/sso-settings.js';
 import { createSsoOidc, oauthCode, type OidcClientSettings, type SsoOidc } from './oidc.js';
 import type { SecretSealer } from './secrets.js';
 import { clientSecretContext } from './settings.js';
-import { identityOf, resolveSsoUser } from './users.js';
+import { identityOf, resolveSsoUser, UnconfirmedSsoLink, type SsoIdentity } from './users.js';
 import { openSession } from '../auth/sessions.js';
 
 export const SSO_CALLBACK_PATH = '/v1/auth/sso/callback';
@@ -159,7 +159,8 @@ export function createSsoLogin(
             action: 'sso.login',
             target_type: 'user',
             target_id: user.id,
-            detail: { issuer: settings.issuer, jit_created: created },
+            // Who signed in at the identity provider, not only the account it reached.
+            detail: { issuer: settings.issuer, jit_created: created, identity: identityDetail(identity) },
             now,
           });
           return { ...session, userId: user.id, orgSlug: fresh.slug };
@@ -169,10 +170,27 @@ export function createSsoLogin(
       } catch (err) {
         // Two first logins of one person at once: the loser finds the winner's user.
         if (isUniqueViolation(err)) return signIn();
+        if (err instanceof UnconfirmedSsoLink) {
+          // In its own transaction: the login's rolled back.
+          await audit_insert(deps.db, {
+            org_id: org.id,
+            actor: 'sso',
+            action: 'sso.login.refused',
+            target_type: 'user',
+            target_id: err.userId,
+            detail: { issuer: settings.issuer, reason: 'unconfirmed_identity', role: err.role, identity: identityDetail(identity) },
+            now,
+          });
+        }
         throw err;
       }
     },
   };
+}
+
+/** The identity provider's account as the audit log names it: its identifier and the email it claimed. */
+function identityDetail(identity: SsoIdentity): { external_id: string; email: string | null } {
+  return { external_id: identity.externalId, email: identity.email ?? null };
 }
 
 function openChecks(sealed: string, browserSecret: string | undefined, stateHash: string, orgId: string): LoginChecks {

@@ -1,9 +1,16 @@
-import { type AppError, forbidden } from '../../../shared/errors.js';
+import { AppError, forbidden } from '../../../shared/errors.js';
 import type { Queryable } from '../../db/database.js';
 import type { Org, User } from '../../domain.js';
 import { audit_insert } from '../../stores/audit.js';
 import { membership_find, membership_insert } from '../../stores/memberships.js';
-import { user_find_by_external_id, user_find_by_user_name, user_insert, user_update } from '../../stores/users.js';
+import {
+  user_find_by_external_id,
+  user_find_by_user_name,
+  user_insert,
+  user_sso_confirm,
+  user_sso_confirmed_find,
+  user_update,
+} from '../../stores/users.js';
 import type { IdentityClaims } from './oidc.js';
 
 /** Who the identity provider says signed in, reduced to what user matching needs. */
@@ -47,6 +54,27 @@ export function identityOf(claims: IdentityClaims, externalIdClaim: string): Sso
 export interface ResolvedUser {
   user: User;
   created: boolean;
+}
+
+/**
+ * An owner or admin matched by an external id the account never confirmed:
+ * refused, and the refusal (who signed in at the identity provider, which
+ * account it would have reached) is audited by the caller once the login's
+ * transaction has rolled back.
+ */
+export class UnconfirmedSsoLink extends AppError {
+  constructor(
+    readonly userId: string,
+    readonly role: 'owner' | 'admin',
+    org: Org,
+  ) {
+    super(
+      'forbidden',
+      `Your identity provider's account matches an ${role} of ${org.name} whose single sign-on identity was set or changed ` +
+        'by provisioning and never confirmed by that account, so it is not signed in by single sign-on. If this is your account, ' +
+        'sign in to the console another way first, then open the single sign-on link in the same browser to confirm it.',
+    );
+  }
 }
 
 function deactivated(org: Org): AppError {
@@ -94,15 +122,27 @@ export async function resolveSsoUser(tx: Queryable, org: Org, id: SsoIdentity, n
   // An email claim is only what the IdP says, and an admin could have set the IdP: an owner or
   // admin is reached by email only from a browser already signed in as them (the link is then
   // theirs to make); afterwards their external id matches.
-  if (byEmail && (membership.role === 'owner' || membership.role === 'admin') && signedInUserId !== user.id) {
+  const role = membership.role;
+  const privileged = role === 'owner' || role === 'admin';
+  const bySession = signedInUserId === user.id;
+  if (byEmail && privileged && !bySession) {
     throw forbidden(
-      `${id.email} is an ${membership.role} of ${org.name}, and such accounts are not linked to a single sign-on identity by email alone. ` +
+      `${id.email} is an ${role} of ${org.name}, and such accounts are not linked to a single sign-on identity by email alone. ` +
         'To link it, sign in to the console as that account another way first, then open the single sign-on link in the same browser.',
     );
   }
+  // Whoever can write external_id (a SCIM token an admin minted, say) could otherwise point an owner's
+  // account at their own login: an owner or admin is reached by external id only once the account confirmed it.
+  if (!byEmail && privileged && !bySession && (await user_sso_confirmed_find(tx, org.id, user.id)) !== id.externalId) {
+    throw new UnconfirmedSsoLink(user.id, role, org);
+  }
 
-  // SCIM owns the attributes of the users it provisioned; other users are refreshed from the login.
-  if (user.source !== 'scim') user = await refreshFromLogin(tx, org, user, id, now);
+  // SCIM owns the attributes of the users it provisioned; other users are refreshed from the login. An
+  // account signed in to the console may still take its first SSO identity: SCIM may not give an owner or admin one.
+  if (user.source !== 'scim') user = await refreshFromLogin(tx, org, user, id, now, false);
+  else if (bySession && user.external_id === null) user = await refreshFromLogin(tx, org, user, id, now, true);
+  // A console session of the account itself opened this login: the identity is theirs.
+  if (bySession && user.external_id === id.externalId) await user_sso_confirm(tx, org.id, user.id, id.externalId);
   return { user, created: false };
 }
 
@@ -127,6 +167,8 @@ async function createJitUser(tx: Queryable, org: Org, id: SsoIdentity, now: Date
     now,
   );
   await membership_insert(tx, { org_id: org.id, user_id: user.id, role: 'member', status: 'active' });
+  // Made by this identity's own login, so it is confirmed (should the account later become an admin).
+  await user_sso_confirm(tx, org.id, user.id, id.externalId);
   await audit_insert(tx, {
     org_id: org.id,
     actor: `user:${user.id}`,
@@ -139,7 +181,8 @@ async function createJitUser(tx: Queryable, org: Org, id: SsoIdentity, now: Date
   return user;
 }
 
-async function refreshFromLogin(tx: Queryable, org: Org, user: User, id: SsoIdentity, now: Date): Promise<User> {
+async function refreshFromLogin(tx: Queryable, org: Org, user: User, id: SsoIdentity, now: Date, externalIdOnly: boolean): Promise<User> {
+  if (externalIdOnly) id = { ...id, email: undefined, givenName: null, familyName: null, displayName: null };
   const next = {
     external_id: user.external_id ?? id.externalId,
     given_name: id.givenName ?? user.given_name,

@@ -6,6 +6,7 @@ import { upstreamHeaders } from '../../headers.js';
 import { sessionOf } from '../../routing/affinity.js';
 import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/deployments.js';
 import { routeCall } from '../../routing/route-call.js';
+import { withStorePolicy } from './responses-state.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
@@ -45,6 +46,8 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
       headersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       failover,
+      abandoned: deps.abandoned,
+      responseId: s.responseId,
     },
     s.res,
   );
@@ -54,7 +57,7 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
 async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
   if (d.model === s.model && d.provider === s.provider) return s.up!;
   try {
-    return await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers);
+    return withStorePolicy(s, deps, await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers));
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;
@@ -75,13 +78,14 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
     s.served = s.outcome.kind === 'failed' ? undefined : primary;
     s.attempts = 1;
     s.held!.deployment = s.served?.id;
+    recordResponse(s, deps);
     return undefined;
   }
   const routed = await routeCall(
     {
       catalog,
       chain: s.chain ?? chainOf(model, catalog, s.key!.models),
-      session: sessionOf(s.req.headers, s.call!),
+      session: sessionOf(s.req.headers, s.call!, s.key!.workspace_id),
       stream: s.call!.stream,
       clientGone: () => s.res.destroyed,
     },
@@ -97,5 +101,12 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
   // A fallback is billed at its own prices; the hold was sized for the dearest alias of the chain.
   if (routed.served) s.held!.model = routed.served.model;
   s.held!.deployment = routed.served?.id;
+  recordResponse(s, deps);
   return undefined;
+}
+
+/** A response the provider may keep is this workspace's to continue (responses-state.ts). */
+function recordResponse(s: CallState, deps: EdgeDeps): void {
+  const id = s.responseId?.responseId();
+  if (id !== undefined) deps.responseIds.record(id, s.key!.workspace_id);
 }

@@ -1,18 +1,21 @@
 import { plainUsage } from '../../call.js';
 import { outputCeiling } from '../../formats/index.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { AbandonedEnd } from '../../abandoned.js';
+import type { UsageTap } from '../../formats/usage-tap.js';
+import type { Bill, CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**
  * Step `meter`: what the answer is billed, by how it ended. A failed or
  * refused call hands its hold back; a complete one is billed what the
  * provider reported (everything it was allowed when it reported nothing);
  * a cut-short one what was seen (499 when the client went away, as nginx
- * logs it; 502 when the provider broke off mid-answer).
+ * logs it; 502 when the provider broke off mid-answer); an abandoned one
+ * (the client left, the answer was read on) what the provider reported.
  */
 export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
   const outcome = s.outcome!;
   switch (outcome.kind) {
-    case 'retry': // routing never ends on one (it turns it into 'failed'); nothing was sent
+    case 'retry': // routing ends on one only when the client left; nothing was billed
       s.bill = { kind: 'release', status: 503 };
       return undefined;
     case 'failed':
@@ -28,20 +31,51 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
         return undefined;
       }
       deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
-      s.bill = { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status: undefined };
+      s.bill = billTheHold(s, undefined);
       return undefined;
     }
-    case 'cut': {
-      const tap = outcome.tap;
-      // What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen.
-      const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
-      s.bill = {
-        kind: 'settle',
-        usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 },
-        format: s.up!.format,
-        status: outcome.by === 'client' ? 499 : 502,
-      };
+    case 'abandoned':
+      s.bill = abandonedBill(s, deps, outcome.tap, outcome.ended);
       return undefined;
+    case 'cut':
+      s.bill = billWhatWasSeen(s, outcome.tap, outcome.by === 'client' ? 499 : 502);
+      return undefined;
+  }
+}
+
+/** Everything the call was allowed: the input estimate and the output ceiling (what was held). */
+function billTheHold(s: CallState, status: number | undefined): Bill {
+  return { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status };
+}
+
+/** What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen. */
+function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number): Bill {
+  const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
+  return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up!.format, status };
+}
+
+/**
+ * The client left and the answer was read on for its bill (docs/proxy.md,
+ * "A client that leaves"), always logged 499: read to its end, what the
+ * provider reported (the hold when it reported nothing); the provider's own
+ * error, nothing; broken off by the provider, what was seen, as any cut;
+ * not read to its end (over the proxy's limit of such reads, or past their
+ * time), the hold, since what the provider will bill is unknown.
+ */
+function abandonedBill(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined, ended: AbandonedEnd): Bill {
+  switch (ended) {
+    case 'complete': {
+      const usage = tap?.usage();
+      if (usage) return { kind: 'settle', usage, format: s.up!.format, status: 499 };
+      deps.logger.warn({ requestId: s.requestId }, 'abandoned call: the answer carried no usage; billing the hold');
+      return billTheHold(s, 499);
     }
+    case 'error':
+      return { kind: 'release', status: 499 };
+    case 'broken':
+      return billWhatWasSeen(s, tap, 499);
+    case 'timeout':
+    case 'over_limit':
+      return billTheHold(s, 499);
   }
 }

@@ -1,3 +1,5 @@
+import type { AbandonedReads } from '../../abandoned.js';
+import type { ResponseIdReader, ResponseIds } from '../../response-ids.js';
 import type { BodyWork } from '../../body-work/index.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'undici';
@@ -33,6 +35,10 @@ export interface EdgeDeps {
   routing: Routing;
   /** Parse, checks, translation and local counts of a body: in a worker thread when it is large (proxy/body-work/). */
   bodies: BodyWork;
+  /** The bound on calls read on after their client left (abandoned.ts). */
+  abandoned: AbandonedReads;
+  /** Which workspace each Responses response id went to (response-ids.ts). */
+  responseIds: ResponseIds;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */
@@ -86,6 +92,8 @@ export interface CallState {
   costMicros: number;
   /** Set once the hold is settled or released: until then it is owed. */
   accounted: boolean;
+  /** Set when the provider may keep this call's response: its id is read and recorded for the workspace. */
+  responseId: ResponseIdReader | undefined;
 }
 
 export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, obs: EdgeCall): CallState {
@@ -113,6 +121,7 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     bill: undefined,
     costMicros: 0,
     accounted: false,
+    responseId: undefined,
   };
 }
 

@@ -160,10 +160,11 @@ describeEachStore('Responses API on the wire: encodings, upgrades, drops and bad
   });
 
   describe('previous_response_id', () => {
-    it('passes through to a provider that speaks Responses', async () => {
+    it('one this workspace was not issued is refused with a 404 and never reaches a provider that speaks Responses', async () => {
       const a = await post(hello('tg/gpt-responses', { previous_response_id: 'resp_abc' }));
-      expect(a.status, a.text).to.equal(200);
-      expect(dp.fake.requests.at(-1)!.body).to.deep.include({ previous_response_id: 'resp_abc' });
+      expectOpenAIError(a, 404);
+      expect(a.body.error!.code).to.equal('previous_response_not_found');
+      expect(dp.fake.requests).to.have.length(0);
     });
 
     for (const model of ['tg/gpt-direct', 'tg/claude-direct']) {

@@ -16,6 +16,8 @@ import { openOutbox } from '../../../proxy/money/outbox.js';
 import { createRateLimits } from '../../../proxy/rate-limits.js';
 import { createRouting } from '../../../proxy/routing/index.js';
 import { bodyWorkOf } from '../../../proxy/body-work/index.js';
+import { createAbandonedReads } from '../../../proxy/abandoned.js';
+import { createLocalResponseIds } from '../../../proxy/response-ids.js';
 import { createLogger } from '../../../shared/logger.js';
 import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
@@ -65,6 +67,8 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     observe: createEdgeObserver({}),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
+    abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
+    responseIds: createLocalResponseIds(100, 60_000),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,

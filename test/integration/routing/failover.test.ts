@@ -41,7 +41,13 @@ describeEachStore('routing: failover before the first byte', (store) => {
     dp = await startDeploymentPlane(store, {
       logger: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }),
       // Failure kinds one after the other must not open a circuit here (circuits: cooldown.test.ts).
-      env: { PROXY_DEPLOYMENT_FAILURES: '1000', PROXY_UPSTREAM_TTFB_MS: '300', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '700' },
+      // Responses kept at the provider, so that a previous_response_id the workspace was issued may be continued.
+      env: {
+        PROXY_DEPLOYMENT_FAILURES: '1000',
+        PROXY_UPSTREAM_TTFB_MS: '300',
+        PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '700',
+        PROXY_RESPONSES_STORE: 'true',
+      },
     });
   });
   beforeEach(() => resetFakes(dp.fakes));
@@ -114,16 +120,18 @@ describeEachStore('routing: failover before the first byte', (store) => {
 
   it('a Responses call continuing an earlier response (previous_response_id) stays on the deployment that served the first', async () => {
     const k = await seed();
-    const run = `${Date.now()}`;
-    const respond = (previous: string) =>
+    const respond = (previous?: string) =>
       edgeCall(proxy().url, 'responses', k.slug, k.secret, { model: 'tg/weighted', input: 'Go on.', previous_response_id: previous });
-    // Four fresh ids over 3:1 weights: exactly one lands on b.
+    // Ids this workspace was issued (only those are forwarded: docs/proxy.md, "Responses state belongs to its workspace").
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await respond()).body.id as string);
+    // Four ids continued for the first time over 3:1 weights: exactly one lands on b.
     let onB: string | undefined;
-    for (let i = 0; i < 4; i++) {
+    for (const id of ids) {
       const before = dp.fakes.b.requests.length;
-      const r = await respond(`resp_${run}_${i}`);
+      const r = await respond(id);
       expect(r.status, r.text).to.equal(200);
-      if (dp.fakes.b.requests.length > before) onB = `resp_${run}_${i}`;
+      if (dp.fakes.b.requests.length > before) onB = id;
     }
     expect(onB).to.be.a('string');
     resetFakes(dp.fakes);

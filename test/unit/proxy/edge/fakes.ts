@@ -17,6 +17,8 @@ import { newCall, type EdgeCall } from '../../../../proxy/observe.js';
 import type { LimitOutcome } from '../../../../proxy/rate-limits.js';
 import { createRouting } from '../../../../proxy/routing/index.js';
 import { bodyWorkOf } from '../../../../proxy/body-work/index.js';
+import { createAbandonedReads } from '../../../../proxy/abandoned.js';
+import { createLocalResponseIds } from '../../../../proxy/response-ids.js';
 import { newCallState, type CallState, type EdgeDeps } from '../../../../proxy/edge/steps/step.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { resolvedKey as baseKey } from '../../../support/keys.js';
@@ -99,6 +101,8 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     logger,
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
+    abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
+    responseIds: createLocalResponseIds(100, 60_000),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {

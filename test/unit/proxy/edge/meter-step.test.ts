@@ -68,4 +68,27 @@ describe('edge step meter: what the answer is billed, by how it ended', () => {
     const bill = meter({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' }).s.bill;
     expect(bill).to.deep.equal(settled(30, 0, 499));
   });
+
+  describe('a call whose client left and whose answer was read on (499 in every case)', () => {
+    it('read to its end: what the provider reported', () => {
+      const bill = meter({ kind: 'abandoned', tap: tap({ inputTokens: 200_000, outputTokens: 900 }), ended: 'complete' }).s.bill;
+      expect(bill).to.deep.equal(settled(200_000, 900, 499));
+    });
+
+    it("read to its end without usage, cut at the read limit or over the proxy's limit of reads: the hold", () => {
+      for (const [t, ended] of [
+        [tap(undefined), 'complete'],
+        [tap(undefined, 11, 5), 'timeout'],
+        [undefined, 'over_limit'],
+      ] as const) {
+        const { s } = meter({ kind: 'abandoned', tap: t, ended });
+        expect(s.bill, ended).to.deep.equal(settled(30, outputCeiling(s.call!, s.model!), 499));
+      }
+    });
+
+    it("the provider's own error: released unbilled; the provider broke off: what was seen", () => {
+      expect(meter({ kind: 'abandoned', tap: undefined, ended: 'error' }).s.bill).to.deep.equal({ kind: 'release', status: 499 });
+      expect(meter({ kind: 'abandoned', tap: tap(undefined, 11, 5), ended: 'broken' }).s.bill).to.deep.equal(settled(11, 5, 499));
+    });
+  });
 });

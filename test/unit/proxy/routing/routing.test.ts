@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
-import { createAffinity } from '../../../../proxy/routing/affinity.js';
+import { createAffinity, sessionOf } from '../../../../proxy/routing/affinity.js';
 import { createRedisAffinity } from '../../../../proxy/routing/affinity-redis.js';
 import { createLogger } from '../../../../shared/logger.js';
 import { createBalancer } from '../../../../proxy/routing/balance.js';
@@ -196,5 +196,25 @@ describe('routing: fallback chain and affinity', () => {
     store.clear();
     expect(await a.get('tg/x', 's2')).to.equal(1);
     expect(await a.get('tg/x', 'never')).to.equal(undefined);
+  });
+});
+
+describe('routing: a session is named within its workspace', () => {
+  const call = (body: Record<string, unknown>) => ({ alias: 'a', stream: false, maxTokens: undefined, choices: 1, body, raw: Buffer.alloc(0) });
+
+  it('the same session header, prompt cache key or previous response in two workspaces names two sessions', () => {
+    const named = [
+      [{ 'x-claude-code-session-id': 's1' }, {}],
+      [{}, { prompt_cache_key: 'k1' }],
+      [{}, { previous_response_id: 'resp_1' }],
+    ] as const;
+    for (const [headers, body] of named) {
+      const a = sessionOf(headers, call(body), 'ws-a');
+      const b = sessionOf(headers, call(body), 'ws-b');
+      expect(a).to.be.a('string');
+      expect(a).to.not.equal(b);
+      expect(sessionOf(headers, call(body), 'ws-a')).to.equal(a);
+    }
+    expect(sessionOf({}, call({}), 'ws-a')).to.equal(undefined);
   });
 });
