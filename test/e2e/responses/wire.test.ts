@@ -246,9 +246,10 @@ describeEachStore('Responses API on the wire: encodings, upgrades, drops and bad
         expectOpenAIError(await post('not json at all'), 400);
         expectOpenAIError(await post('[1,2]'), 400);
         const bad = (input: unknown) => post(JSON.stringify({ model, input }));
-        const missingCallId = await bad([{ type: 'function_call_output', output: 'x' }]);
-        expectOpenAIError(missingCallId, 400);
-        expect(missingCallId.body.error!.message).to.include('input[0].call_id');
+        // A missing call_id is well-formed (Codex's goal tool output: see "dropped and named"); one of the wrong type is not.
+        const badCallId = await bad([{ type: 'function_call_output', call_id: 7, output: 'x' }]);
+        expectOpenAIError(badCallId, 400);
+        expect(badCallId.body.error!.message).to.include('input[0].call_id');
         expectOpenAIError(await bad([{ type: 'message', role: 'user', content: [{ type: 'input_text' }] }]), 400);
         expectOpenAIError(await bad([42]), 400);
         expectOpenAIError(await bad({ role: 'user' }), 400);
