@@ -1,6 +1,7 @@
 import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
+import { modelByName } from '../shared/client-names.js';
 
 /*
  * The edge's refusals, in the order it makes them (the step list in proxy/edge/index.ts):
@@ -35,13 +36,15 @@ export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs:
  * key (402). The edge parses the body between the two halves, so a bad key
  * is refused (401) before a bad body (400).
  */
-export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatalog): ModelDecision {
-  const model = catalog.models.get(alias);
+export function decideModel(key: ResolvedKey, name: string, catalog: ModelCatalog): ModelDecision {
+  // An alias or one of its client names: from here on the call is the alias's (its access, prices, usage).
+  const model = modelByName(catalog, name);
   if (!model) {
-    return { ok: false, error: new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' }) };
+    return { ok: false, error: new AppError('not_found', `The model "${name}" does not exist.`, { code: 'model_not_found' }) };
   }
-  if (!key.models.includes(alias)) {
-    return { ok: false, error: new AppError('forbidden', `This key's team may not use the model "${alias}".`) };
+  if (!key.models.includes(model.alias)) {
+    const which = model.alias === name ? `"${name}"` : `"${model.alias}" (asked for as "${name}")`;
+    return { ok: false, error: new AppError('forbidden', `This key's team may not use the model ${which}.`) };
   }
   if (key.balance_micros <= 0) {
     return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };

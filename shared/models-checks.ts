@@ -48,6 +48,7 @@ export function crossCheckModels({ models, aliasPrefix, providerNames }: CrossCh
       });
     }
   });
+  clientNameClashes(models, aliases, report);
   models.forEach((m, i) => {
     if (!isObject(m) || typeof m.alias !== 'string' || !Array.isArray(m.fallbacks)) return;
     const names = m.fallbacks.filter((f): f is string => typeof f === 'string');
@@ -59,6 +60,26 @@ export function crossCheckModels({ models, aliasPrefix, providerNames }: CrossCh
       );
   });
   return { byIndex, shared: fallbackCycles(fallbacksOf) };
+}
+
+/**
+ * A client name means one alias: claimed twice (by two entries, or twice by
+ * one) or equal to an alias, a call naming it could not say whose it is. Each
+ * later claim is reported at its entry, naming the entry that claimed it first.
+ */
+function clientNameClashes(models: readonly unknown[], aliases: ReadonlySet<string>, report: (i: number, message: string) => void): void {
+  const claimedBy = new Map<string, string>();
+  models.forEach((m, i) => {
+    if (!isObject(m) || !Array.isArray(m.client_names)) return;
+    const own = typeof m.alias === 'string' ? m.alias : `models[${i}]`;
+    m.client_names.forEach((name, j) => {
+      if (typeof name !== 'string' || !name) return;
+      const first = claimedBy.get(name);
+      if (first !== undefined) report(i, `client_names[${j}]: "${name}" is already a client name of model "${first}"`);
+      else if (aliases.has(name)) report(i, `client_names[${j}]: "${name}" is an alias`);
+      else claimedBy.set(name, own);
+    });
+  });
 }
 
 /**

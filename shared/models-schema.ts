@@ -52,6 +52,17 @@ const deploymentSchema = z
   })
   .strict();
 
+/**
+ * A name a client sends (`claude-sonnet-4-6`, `claude-haiku-*`). A `*` only
+ * at the end, since a name with one elsewhere would read as a pattern the
+ * proxy does not match; a bare `*` would take every name, typos included.
+ */
+const clientNameSchema = z
+  .string()
+  .min(1)
+  .refine((n) => !n.slice(0, -1).includes('*'), 'a `*` may only end the name')
+  .refine((n) => n !== '*', 'a bare `*` would match every name: list the names or a prefix');
+
 export const modelEntrySchema = z
   .object({
     alias: z.string().min(1),
@@ -67,6 +78,10 @@ export const modelEntrySchema = z
     cache_write_1h_usd_per_mtok: price.optional(),
     web_search_usd_per_request: price.optional(),
     max_output_tokens: z.number().int().positive(),
+    /** Its context window: what clients are told (CONTRACT §1.2). */
+    max_input_tokens: z.number().int().positive().optional(),
+    /** Names clients send that mean this alias; a trailing `*` matches every name that starts with what precedes it. */
+    client_names: z.array(clientNameSchema).optional(),
   })
   .strict();
 export type ModelEntry = z.infer<typeof modelEntrySchema>;

@@ -61,6 +61,10 @@ export interface ModelConfig {
   output_usd_per_mtok: number;
   prices: ModelPrices;
   max_output_tokens: number;
+  /** The context window the file gives, told to clients; undefined when it gives none. */
+  max_input_tokens?: number | undefined;
+  /** Names clients send for this alias (client-names.ts resolves them). */
+  client_names?: readonly string[];
 }
 
 export interface ModelCatalog {
@@ -147,6 +151,8 @@ export function modelFromEntry(e: ModelEntry): ModelConfig {
       web_search_per_request: optional(e.web_search_usd_per_request),
     },
     max_output_tokens: e.max_output_tokens,
+    max_input_tokens: e.max_input_tokens,
+    client_names: e.client_names ?? [],
   };
 }
 

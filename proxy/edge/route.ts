@@ -4,8 +4,14 @@ import type { Route } from './steps/step.js';
 const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|responses|responses\/input_tokens|models|embeddings)$/;
 /** One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`). */
 const ONE_MODEL = /^\/([^/]+)\/(anthropic\/)?v1\/models\/(.+)$/;
-/** A format's base, which clients probe with HEAD before their first call (Claude Code does at start-up). */
+/** A format's base, which clients probe with HEAD before their first call. */
 const BASE = /^\/[^/]+\/(anthropic|anthropic\/v1|v1)\/?$/;
+/**
+ * `{base}/api/hello`: Claude Code's start-up probe (a HEAD that warms the
+ * connection) and its connectivity check (a GET that wants a 2xx), both
+ * without a key. `{base}` is what ANTHROPIC_BASE_URL holds, `/{ws}/anthropic`.
+ */
+const HELLO = /^\/[^/]+\/(anthropic|anthropic\/v1|v1)\/api\/hello$/;
 
 /** The alias of a one-model path, undefined when its escapes are not valid. */
 function aliasOf(segment: string): string | undefined {
@@ -48,7 +54,8 @@ export function formatOfPath(path: string): WireFormat {
   return /\/v1\/responses(\/|$)/.test(path) ? 'responses' : 'chat';
 }
 
-/** A HEAD on a format's base (`/{ws}/v1`, `/{ws}/anthropic`, `/{ws}/anthropic/v1`): a connectivity probe. */
+/** A HEAD on a format's base (`/{ws}/v1`, `/{ws}/anthropic`, `/{ws}/anthropic/v1`), or a HEAD or GET of its `api/hello`: a connectivity probe. */
 export function isBaseProbe(method: string | undefined, path: string): boolean {
-  return method === 'HEAD' && BASE.test(path);
+  if (method === 'HEAD') return BASE.test(path) || HELLO.test(path);
+  return method === 'GET' && HELLO.test(path);
 }

@@ -6,7 +6,7 @@ import type { WireFormat } from '../call.js';
 const SLUGLESS = /^\/(anthropic\/)?v1\/(chat\/completions|responses|messages|messages\/count_tokens|models|models\/.+|embeddings)$/;
 
 /**
- * The 404 for a path no route matches. Most such calls come from an SDK whose
+ * The 404 (400 for a slugless Messages call: see below) for a path no route matches. Most such calls come from an SDK whose
  * base URL lacks the workspace slug, so the answer names the base URL to set,
  * in the caller's format when its path or headers tell (Anthropic's SDK
  * posts to `/v1/messages` and sends `anthropic-version`), else OpenAI's.
@@ -23,6 +23,11 @@ export function unroutedCall(
   const where =
     `Model endpoints are under /{workspace_slug}/v1/… (OpenAI format) and /{workspace_slug}/anthropic/v1/… (Anthropic format): ` +
     `set the SDK's base URL to ${base}.`;
-  const first = SLUGLESS.test(path) ? `The path ${path} has no workspace slug.` : `No route for ${method ?? 'GET'} ${path}.`;
-  return { format, error: new AppError('not_found', `${first} ${where}`) };
+  const slugless = SLUGLESS.test(path);
+  const first = slugless ? `The path ${path} has no workspace slug.` : `No route for ${method ?? 'GET'} ${path}.`;
+  // Claude Code shows every 404 of the Messages format as "There's an issue with the selected
+  // model" and never the message; a 400 it shows as it is. So a slugless Messages call (Claude
+  // Code's, or an Anthropic SDK's) is a 400 whose message says what to fix; OpenAI's stays 404.
+  const kind = slugless && anthropic ? 'invalid_input' : 'not_found';
+  return { format, error: new AppError(kind, `${first} ${where}`) };
 }

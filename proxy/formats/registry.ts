@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorKind } from '../../shared/errors.js';
 import type { JsonObject } from '../../shared/json.js';
-import type { ModelCatalog } from '../../shared/models.js';
+import type { ListedModel } from '../../shared/client-names.js';
 import type { WireFormat } from '../call.js';
 import { chatErrorBody } from './chat/errors.js';
 import { chatModelList } from './chat/models.js';
@@ -25,7 +25,7 @@ export interface FormatParts {
   /** How its answers and streams report tokens. */
   usage: UsageReader;
   /** `GET …/models` in its list shape. */
-  modelList(aliases: string[], catalog: ModelCatalog): string;
+  modelList(models: readonly ListedModel[]): string;
 }
 
 /** One entry per member of WIRE_FORMATS (call.ts): a new format is a folder here and one line below. */

@@ -17,17 +17,65 @@ export function anthropicBetas(header: string | readonly string[] | undefined): 
 }
 
 /**
- * Beta features a translation to Chat Completions keeps the meaning of
- * whatever the call holds: a client's name for itself, streamed tool input
- * (Chat streams arguments as they come anyway), system messages in place,
- * structured output (translated to `response_format`).
+ * The kinds of provider a Messages call's `anthropic-beta` features can land
+ * on. `anthropic` is Anthropic's API itself (or a provider speaking its format
+ * as it does); `chat` and `responses` are reached by translation (a Responses
+ * provider through Chat). Bedrock and Vertex, when they come, are kinds here
+ * with their own column: they refuse some betas (400 mid-session) and rename
+ * others, which is what `rename` is for.
  */
-export const CHAT_HONOURED_BETAS = new Set([
-  'claude-code-20250219',
-  'fine-grained-tool-streaming-2025-05-14',
-  'mid-conversation-system-2026-04-07',
-  'structured-outputs-2025-11-13',
-]);
+export type BetaProviderKind = 'anthropic' | 'chat' | 'responses';
 
-/** Beta features kept only when the call's reasoning control reaches the provider (`reasoning_effort`). */
-export const REASONING_BETAS = new Set(['interleaved-thinking-2025-05-14', 'effort-2025-11-24']);
+/** What a provider kind does with a beta: sent as it is, sent under another name, kept only with reasoning, or dropped and named. */
+type BetaVerdict = 'pass' | { rename: string } | 'with-reasoning' | 'drop';
+
+interface BetaEntry {
+  /** Request body fields the feature brings (what a provider without it would refuse or ignore). */
+  fields: readonly string[];
+  /** A kind not listed drops the beta (and names it). */
+  kinds: Partial<Record<BetaProviderKind, BetaVerdict>>;
+}
+
+/**
+ * Every beta Claude Code and the SDKs send that a translation keeps the
+ * meaning of, by provider kind. On `anthropic` every beta passes, listed or
+ * not (Anthropic knows its own features; a new one must not need a Tollgate
+ * release); elsewhere a beta not in this table is dropped and named
+ * (`anthropic-beta:<name>` in `x-tollgate-dropped`), its body fields going the
+ * way the translation sends every field it cannot carry.
+ */
+export const BETAS: Readonly<Record<string, BetaEntry>> = {
+  // A client's name for itself: nothing in the body.
+  'claude-code-20250219': { fields: [], kinds: { chat: 'pass', responses: 'pass' } },
+  // Chat streams tool arguments as they come anyway.
+  'fine-grained-tool-streaming-2025-05-14': { fields: ['tools[].eager_input_streaming'], kinds: { chat: 'pass', responses: 'pass' } },
+  // System turns mid-conversation become system messages in place.
+  'mid-conversation-system-2026-04-07': { fields: ['messages[].role: system'], kinds: { chat: 'pass', responses: 'pass' } },
+  // Structured output becomes `response_format`.
+  'structured-outputs-2025-11-13': { fields: ['output_format', 'output_config.format'], kinds: { chat: 'pass', responses: 'pass' } },
+  // Kept only when the call's reasoning control reaches the provider (`reasoning_effort`).
+  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
+  'effort-2025-11-24': { fields: ['output_config.effort'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
+  // Named so the table says where they go: no translation carries them.
+  'context-management-2025-06-27': { fields: ['context_management'], kinds: {} },
+  'context-1m-2025-08-07': { fields: [], kinds: {} },
+  'token-efficient-tools-2025-02-19': { fields: [], kinds: {} },
+  'files-api-2025-04-14': { fields: ['content[].source.file_id'], kinds: {} },
+};
+
+/**
+ * The betas a call to `kind` sends (renamed where the kind says) and the ones
+ * it drops (to be named). `reasoningKept`: the call's reasoning control
+ * reaches the provider, so the betas that only shape reasoning keep meaning.
+ */
+export function betasFor(kind: BetaProviderKind, betas: readonly string[], reasoningKept: boolean): { sent: string[]; dropped: string[] } {
+  const sent: string[] = [];
+  const dropped: string[] = [];
+  for (const beta of betas) {
+    const verdict = kind === 'anthropic' ? (BETAS[beta]?.kinds.anthropic ?? 'pass') : (BETAS[beta]?.kinds[kind] ?? 'drop');
+    if (verdict === 'pass' || (verdict === 'with-reasoning' && reasoningKept)) sent.push(beta);
+    else if (typeof verdict === 'object') sent.push(verdict.rename);
+    else dropped.push(beta);
+  }
+  return { sent, dropped };
+}

@@ -10,6 +10,8 @@ export function findModel(s: CallState, deps: EdgeDeps): StepOutcome {
     return verdict.error;
   }
   s.model = verdict.model;
+  // A client name becomes the alias here, so what follows (the provider's body, a translated answer, usage) sees the alias.
+  s.call!.alias = verdict.model.alias;
   s.provider = verdict.provider;
   return undefined;
 }

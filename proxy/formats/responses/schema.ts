@@ -46,9 +46,14 @@ export const FunctionCallItem = z.looseObject({
 
 const ToolOutput = z.union([text, z.array(ContentPart)]);
 
-export const FunctionCallOutputItem = z.looseObject({ type: z.literal('function_call_output'), call_id: text, output: ToolOutput });
+/*
+ * An output's `call_id` may be missing: Codex's goal tool sends
+ * `{"type":"function_call_output","name":"goal_objective","namespace":"agent","output":"x"}`.
+ * A Responses provider gets it as sent; a translation turns it into text (request-to-chat.ts).
+ */
+export const FunctionCallOutputItem = z.looseObject({ type: z.literal('function_call_output'), call_id: text.optional(), output: ToolOutput });
 export const CustomToolCallItem = z.looseObject({ type: z.literal('custom_tool_call'), call_id: text, name: text, input: text });
-export const CustomToolCallOutputItem = z.looseObject({ type: z.literal('custom_tool_call_output'), call_id: text, output: ToolOutput });
+export const CustomToolCallOutputItem = z.looseObject({ type: z.literal('custom_tool_call_output'), call_id: text.optional(), output: ToolOutput });
 export const ReasoningItem = z.looseObject({
   type: z.literal('reasoning'),
   summary: z.array(z.unknown()).optional(),

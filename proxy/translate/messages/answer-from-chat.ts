@@ -129,9 +129,31 @@ function errorJson(type: string, message: string): string {
   return JSON.stringify({ type: 'error', error: { type, message } });
 }
 
+/** How OpenAI-compatible providers say the input is over the context window (OpenAI, Azure, vLLM, llama.cpp, Ollama). */
+const CONTEXT_OVERFLOW =
+  /context_length_exceeded|maximum context length|exceeds the context window|longer than the maximum model length|exceeds the available context size/i;
+
+/**
+ * A context overflow in Anthropic's wording, `prompt is too long: N tokens > M maximum`:
+ * Claude Code compacts the conversation on "prompt is too long" (and reads the two
+ * numbers) and would otherwise show the error and stop. The provider's own text
+ * follows, so nothing it said is lost; a count it did not give is left out.
+ */
+function anthropicOverflow(message: string): string {
+  const limit = /maximum context length is (\d+)/i.exec(message)?.[1];
+  const actual = /(?:resulted in|requested|you have) (\d+)/i.exec(message)?.[1];
+  const counts = limit !== undefined && actual !== undefined ? ` ${actual} tokens > ${limit} maximum` : '';
+  return `prompt is too long:${counts} (${message})`;
+}
+
 /** A provider error answer (any status ≥ 300) → the Messages error body, keeping the provider's message. */
 export function messagesError(status: number, body: Buffer): Buffer {
-  const message = providerMessage(parse(body.toString('utf8'))) ?? `The model provider answered with status ${status}.`;
+  const parsed = parse(body.toString('utf8'));
+  const message = providerMessage(parsed) ?? `The model provider answered with status ${status}.`;
+  const code = isObject(parsed) && isObject(parsed.error) ? parsed.error.code : undefined;
+  if (status === 400 && (code === 'context_length_exceeded' || CONTEXT_OVERFLOW.test(message))) {
+    return Buffer.from(errorJson('invalid_request_error', anthropicOverflow(message)));
+  }
   return Buffer.from(errorJson(messagesErrorType(status), message));
 }
 

@@ -2,7 +2,7 @@ import { invalidInput } from '../../../shared/errors.js';
 import type { ModelConfig } from '../../../shared/models.js';
 import type { ParsedCall } from '../../call.js';
 import { createChatAnswerTranslator } from './stream-from-chat.js';
-import { CHAT_HONOURED_BETAS, REASONING_BETAS } from '../betas.js';
+import { betasFor } from '../betas.js';
 import { chatEffortOf, effortOfBudget } from '../reasoning.js';
 import { type TranslateOptions, type Translation, type Translator } from '../types.js';
 import { CHAT_USER_MAX, cappedUserId } from '../user-id.js';
@@ -333,10 +333,8 @@ function chatUser(metadata: unknown, out: Json, dropped: Dropped): void {
 
 /** The `anthropic-beta` features whose meaning the translation loses, named `anthropic-beta:<feature>`. */
 function dropBetas(betas: readonly string[], reasoningKept: boolean, dropped: Dropped): void {
-  for (const beta of betas) {
-    if (CHAT_HONOURED_BETAS.has(beta) || (reasoningKept && REASONING_BETAS.has(beta))) continue;
-    dropped.add(`anthropic-beta:${beta}`);
-  }
+  // A Responses provider is reached through Chat, so Chat's column decides (betas.ts).
+  for (const beta of betasFor('chat', betas, reasoningKept).dropped) dropped.add(`anthropic-beta:${beta}`);
 }
 
 /**

@@ -104,10 +104,17 @@ function textOf(content: unknown, at: string, drop: DropList): string {
   return text;
 }
 
-/** Builds Chat messages in order; an assistant's text and the calls right after it share one message. */
+/**
+ * Builds Chat messages in order; an assistant's text and the calls right after it share one message.
+ * A tool output Chat cannot carry (no `call_id`, or a call not in the conversation: Chat providers
+ * refuse a tool message that answers no call) becomes text in a user message, named as dropped,
+ * placed after the tool messages that follow, since nothing may come between a call and its outputs.
+ */
 class Conversation {
   readonly messages: Json[] = [];
   private assistant: Json | undefined;
+  private readonly callIds = new Set<string>();
+  private orphans: string[] = [];
 
   constructor(
     private readonly names: ToolNames,
@@ -115,6 +122,7 @@ class Conversation {
   ) {}
 
   push(message: Json): void {
+    if (message.role !== 'tool') this.flushOrphans();
     this.messages.push(message);
     this.assistant = message.role === 'assistant' ? message : undefined;
   }
@@ -134,12 +142,30 @@ class Conversation {
         return this.call(item.call_id as string, this.names.flat(item.name as string), JSON.stringify({ input: item.input }));
       case 'function_call_output':
       case 'custom_tool_call_output':
-        this.push({ role: 'tool', tool_call_id: item.call_id, content: textOf(item.output, `input[${type}].output`, this.drop) });
-        return;
+        return this.output(item, type);
       default:
         // Reasoning from earlier turns (often encrypted for one provider), hosted tool calls, references to stored items.
         this.drop.add(`input[${type}]`);
     }
+  }
+
+  private output(item: Json, type: string): void {
+    const content = textOf(item.output, `input[${type}].output`, this.drop);
+    if (typeof item.call_id === 'string' && this.callIds.has(item.call_id)) {
+      this.push({ role: 'tool', tool_call_id: item.call_id, content });
+      return;
+    }
+    this.drop.add(`input[${type}].call_id`);
+    const name = typeof item.name === 'string' ? (typeof item.namespace === 'string' ? `${item.namespace}.${item.name}` : item.name) : 'a tool';
+    this.orphans.push(`Output of ${name}:\n${content}`);
+  }
+
+  /** The outputs that answer no call, as one user message; also called once the last item is in. */
+  flushOrphans(): void {
+    if (!this.orphans.length) return;
+    const text = this.orphans.join('\n\n');
+    this.orphans = [];
+    this.push({ role: 'user', content: text });
   }
 
   private message(item: Json): void {
@@ -168,6 +194,7 @@ class Conversation {
   }
 
   private call(id: string, name: string, args: string): void {
+    this.callIds.add(id);
     let target = this.assistant;
     if (!target) {
       target = { role: 'assistant', content: null };
@@ -273,6 +300,7 @@ export function requestToChat(request: ResponsesRequest, model: string, abilitie
   if (typeof request.instructions === 'string' && request.instructions !== '') conversation.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') conversation.push({ role: 'user', content: request.input });
   else for (const item of request.input ?? []) conversation.item(item as Json);
+  conversation.flushOrphans();
   const out: Json = { model, messages: conversation.messages };
   tools(request, names, abilities, out, drop);
   if (typeof request.max_output_tokens === 'number') out.max_completion_tokens = request.max_output_tokens;

@@ -40,7 +40,8 @@ describeEachStore('Claude Code on a Chat-Completions-only provider, default sett
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  function claude(prompt: string, credential: 'ANTHROPIC_AUTH_TOKEN' | 'ANTHROPIC_API_KEY'): Promise<RunResult> {
+  /** `models: false` sets no model variable at all: Claude Code sends its own names, which the alias's `client_names` (`claude-*`) take. */
+  function claude(prompt: string, credential: 'ANTHROPIC_AUTH_TOKEN' | 'ANTHROPIC_API_KEY', models = true): Promise<RunResult> {
     return runProcess(
       join(ROOT, 'node_modules/.bin/claude'),
       ['-p', prompt],
@@ -49,8 +50,7 @@ describeEachStore('Claude Code on a Chat-Completions-only provider, default sett
         CLAUDE_CONFIG_DIR: join(tmp, '.claude'),
         ANTHROPIC_BASE_URL: `${dp.proxy.url}/${k.slug}/anthropic`,
         [credential]: k.secret,
-        ANTHROPIC_MODEL: ALIAS,
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: ALIAS,
+        ...(models && { ANTHROPIC_MODEL: ALIAS, ANTHROPIC_DEFAULT_HAIKU_MODEL: ALIAS }),
         DISABLE_TELEMETRY: '1',
         DISABLE_AUTOUPDATER: '1',
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -93,5 +93,33 @@ describeEachStore('Claude Code on a Chat-Completions-only provider, default sett
     expect(assistant, 'the tool call is in the history').to.not.equal(undefined);
     const tool = second.messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(tool?.content)).to.include(SECRET_LINE);
+  });
+
+  it('works with no model variable at all: its own model names reach the alias, billed as the alias, and no unknown-model warning', async function () {
+    this.timeout(180_000);
+    dp.fake.reset();
+    const before = (await moneyOf(dp.cp.deps, k)).entries;
+    const run = await claude('say hi', 'ANTHROPIC_AUTH_TOKEN', false);
+    expect(run.exit, run.stderr || run.stdout).to.equal(0);
+    expect(run.stdout).to.match(/tok1 tok2/);
+    expect(`${run.stdout}${run.stderr}`).to.not.match(/doesn't recognize the model|not a recognized model|issue with the selected model/);
+    const calls = chatCalls();
+    expect(calls.length).to.be.at.least(1);
+    // The provider got the alias's upstream model, whatever Claude name Claude Code sent.
+    expect(calls.map((c) => (c.body as { model: string }).model)).to.satisfy((names: string[]) => names.every((n) => n === 'gpt-4o-mini'));
+    await dp.proxy.drain();
+    expect((await moneyOf(dp.cp.deps, k)).entries).to.be.above(before);
+    const models = await dp.cp.deps.db.query<{ model: string }>(`SELECT DISTINCT model FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`, [
+      k.keyId,
+    ]);
+    expect(models.map((r) => r.model)).to.deep.equal([ALIAS]);
+    // What its model discovery and model lookups read: the alias's limits under the Claude name.
+    const one = await fetch(`${dp.proxy.url}/${k.slug}/anthropic/v1/models/claude-sonnet-4-6`, { headers: { 'x-api-key': k.secret } });
+    expect(await one.json()).to.deep.include({
+      id: 'claude-sonnet-4-6',
+      display_name: `claude-sonnet-4-6 (${ALIAS})`,
+      max_input_tokens: 128000,
+      max_tokens: 16384,
+    });
   });
 });

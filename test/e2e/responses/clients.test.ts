@@ -89,4 +89,27 @@ describeEachStore('Responses API: the AI SDK, the Agents SDK and Codex on every 
         });
     });
   }
+
+  it('codex exec naming a model Codex knows, which a client name maps to the alias: no "model metadata not found" warning, billed as the alias', async function () {
+    this.timeout(200_000);
+    // The test models file gives tg/gpt-responses `client_names: ["gpt-5.5*"]`; Codex has metadata for gpt-5.5 and none for tg/….
+    const WARNING = /Model metadata for `[^`]+` not found/;
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 3, textOnly: true });
+    const byAlias = await runCodexExec(base, k.secret, 'tg/gpt-responses', 'say hi');
+    expect(byAlias.exit, byAlias.stderr).to.equal(0);
+    expect(`${byAlias.stdout}${byAlias.stderr}`).to.match(WARNING);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 3, textOnly: true });
+    const byName = await runCodexExec(base, k.secret, 'gpt-5.5', 'say hi');
+    expect(byName.exit, byName.stderr).to.equal(0);
+    expect(byName.stdout).to.include('tok1 tok2 tok3');
+    expect(`${byName.stdout}${byName.stderr}`).to.not.match(WARNING);
+    expect((dp.fake.requests.at(-1)!.body as { model: string }).model).to.equal('gpt-5');
+    await dp.proxy.drain();
+    const models = await dp.cp.deps.db.query<{ model: string }>(`SELECT DISTINCT model FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`, [
+      k.keyId,
+    ]);
+    expect(models.map((r) => r.model))
+      .to.include('tg/gpt-responses')
+      .and.not.include('gpt-5.5');
+  });
 });

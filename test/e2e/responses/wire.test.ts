@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+import { PROVIDER_KINDS } from './kinds.js';
 
 type Answer = {
   status: number;
@@ -151,6 +152,49 @@ describeEachStore('Responses API on the wire: encodings, upgrades, drops and bad
       expect(sent.tools.map((t) => t.type)).to.deep.equal(['web_search_20250305']);
     });
 
+    /**
+     * Codex 0.169's goal tool output has no `call_id` (issue #40's `input[28].call_id` 400); with it, an
+     * output answering a call the conversation no longer holds and an item type no translation knows.
+     */
+    const GOAL = { type: 'function_call_output', name: 'goal_objective', namespace: 'agent', output: 'goal: ship it' };
+    const codexTurn = (model: string) =>
+      JSON.stringify({
+        model,
+        instructions: 'You are Codex.',
+        input: [
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
+          { type: 'function_call', call_id: 'call_1', name: 'exec_command', arguments: '{"cmd":"ls"}' },
+          { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+          GOAL,
+          { type: 'function_call_output', call_id: 'call_gone', output: 'from a compacted turn' },
+          { type: 'ghost_item_kind', payload: 1 },
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'go on' }] },
+        ],
+        tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object' } }],
+        store: false,
+        stream: false,
+      });
+    for (const { kind, model, path } of PROVIDER_KINDS) {
+      it(`a tool output without call_id, one whose call is gone and an unknown item: 200 on ${kind}`, async () => {
+        const a = await post(codexTurn(model));
+        expect(a.status, a.text).to.equal(200);
+        const sent = dp.fake.requests.at(-1)!;
+        expect(sent.path).to.equal(path);
+        const wire = JSON.stringify(sent.body);
+        if (model === 'tg/gpt-responses') {
+          // Passed through: the provider gets the items as Codex sent them, and nothing is named.
+          expect((sent.body as { input: unknown[] }).input).to.deep.include(GOAL);
+          expect(a.headers.get('x-tollgate-dropped')).to.equal(null);
+          return;
+        }
+        const dropped = a.headers.get('x-tollgate-dropped')!.split(',');
+        expect(dropped).to.include.members(['input[function_call_output].call_id', 'input[ghost_item_kind]']);
+        // The two outputs became text the model still reads; the answered call kept its tool result.
+        expect(wire).to.include('Output of agent.goal_objective:\\ngoal: ship it').and.include('from a compacted turn').and.include('a.txt');
+        expect(wire).to.not.include('call_gone');
+      });
+    }
+
     it('a pass-through call drops nothing and sends no header', async () => {
       const a = await post(hello('tg/gpt-responses', { tools: [{ type: 'local_shell' }], tool_choice: 'none' }));
       expect(a.status, a.text).to.equal(200);
@@ -203,9 +247,10 @@ describeEachStore('Responses API on the wire: encodings, upgrades, drops and bad
         expectOpenAIError(await post('not json at all'), 400);
         expectOpenAIError(await post('[1,2]'), 400);
         const bad = (input: unknown) => post(JSON.stringify({ model, input }));
-        const missingCallId = await bad([{ type: 'function_call_output', output: 'x' }]);
-        expectOpenAIError(missingCallId, 400);
-        expect(missingCallId.body.error!.message).to.include('input[0].call_id');
+        // A missing call_id is well-formed (Codex's goal tool output: see "dropped and named"); one of the wrong type is not.
+        const badCallId = await bad([{ type: 'function_call_output', call_id: 7, output: 'x' }]);
+        expectOpenAIError(badCallId, 400);
+        expect(badCallId.body.error!.message).to.include('input[0].call_id');
         expectOpenAIError(await bad([{ type: 'message', role: 'user', content: [{ type: 'input_text' }] }]), 400);
         expectOpenAIError(await bad([42]), 400);
         expectOpenAIError(await bad({ role: 'user' }), 400);

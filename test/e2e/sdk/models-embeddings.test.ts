@@ -28,7 +28,7 @@ describeEachStore('SDKs: models.retrieve, embeddings.create, HEAD probes and the
 
   it('openai: models.retrieve gives the OpenAI model object of an alias (sent as tg%2Fsonnet)', async () => {
     const m = await clients.openai.models.retrieve('tg/sonnet');
-    expect(m).to.deep.equal({ id: 'tg/sonnet', object: 'model', created: 0, owned_by: 'primary' });
+    expect(m).to.deep.equal({ id: 'tg/sonnet', object: 'model', created: 0, owned_by: 'primary', max_output_tokens: 64000 });
   });
 
   it('anthropic: models.retrieve gives the Anthropic model object', async () => {

@@ -87,7 +87,7 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
     expect(dp.fake.requests).to.have.length(0);
   });
 
-  it('404 naming the /{workspace_slug}/… base for a path without the slug, in the caller’s format', async () => {
+  it('names the /{workspace_slug}/… base for a path without the slug: 404 in OpenAI’s format, 400 in Anthropic’s (Claude Code hides every 404’s message)', async () => {
     const chat = await fetch(`${dp.proxy.url}/v1/chat/completions`, { method: 'POST', body: '{}' });
     expect(chat.status).to.equal(404);
     const chatError = ((await chat.json()) as { error: { type: string; message: string } }).error;
@@ -99,11 +99,22 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
       ['/v1/models', { 'anthropic-version': '2023-06-01' }],
     ] as const) {
       const messages = await fetch(`${dp.proxy.url}${path}`, { method: 'POST', body: '{}', headers });
-      expect(messages.status).to.equal(404);
+      expect(messages.status).to.equal(400);
       const body = (await messages.json()) as { type: string; error: { type: string; message: string } };
-      expect([body.type, body.error.type]).to.deep.equal(['error', 'not_found_error']);
+      expect([body.type, body.error.type]).to.deep.equal(['error', 'invalid_request_error']);
+      expect(body.error.message).to.match(/has no workspace slug\. /);
       expect(body.error.message).to.include('/{workspace_slug}/anthropic/v1/').and.include('http://localhost:8081/{workspace_slug}/anthropic.');
     }
+  });
+
+  it('answers Claude Code’s probes of {base}/api/hello (HEAD and GET) 200 without a key; other methods stay unrouted', async () => {
+    for (const method of ['HEAD', 'GET']) {
+      const hello = await fetch(`${dp.proxy.url}/acme/anthropic/api/hello`, { method });
+      expect(hello.status, method).to.equal(200);
+    }
+    const post = await fetch(`${dp.proxy.url}/acme/anthropic/api/hello`, { method: 'POST' });
+    expect(post.status).to.equal(404);
+    expect(dp.fake.requests).to.have.length(0);
   });
 
   it('404 in the format of the path for unknown routes, 405 for the wrong method', async () => {

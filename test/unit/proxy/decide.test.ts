@@ -41,4 +41,16 @@ describe('proxy: key and model decisions, in the order the edge makes them', () 
     expect(statusOf(key({ key_remaining_micros: 0 }))).to.equal(402);
     expect(statusOf(key({ balance_micros: 0 }), 'acme', 'tg/haiku')).to.equal(403);
   });
+
+  it('a client name is its alias’s call: access is the alias’s, and a refusal names both', () => {
+    // The test models file gives tg/gpt-direct `client_names: ["claude-*"]`.
+    const allowed = decideModel(key({ models: ['tg/gpt-direct'] }), 'claude-sonnet-4-6', catalog);
+    expect(allowed.ok && allowed.model.alias).to.equal('tg/gpt-direct');
+    const refused = decideModel(key({ models: ['tg/sonnet'] }), 'claude-sonnet-4-6', catalog);
+    expect(refused.ok ? 200 : [refused.error.status, refused.error.message]).to.deep.equal([
+      403,
+      'This key\'s team may not use the model "tg/gpt-direct" (asked for as "claude-sonnet-4-6").',
+    ]);
+    expect(statusOf(key(), 'acme', 'gpt-4o-mini')).to.equal(404);
+  });
 });

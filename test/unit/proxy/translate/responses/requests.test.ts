@@ -24,6 +24,28 @@ function refusal(fn: () => unknown): AppError {
 }
 
 describe('Responses → Chat request', () => {
+  it('turns a tool output Chat cannot carry into user text after the call’s own outputs, never between a call and them', () => {
+    const { request, dropped } = toChat({
+      model: 'm',
+      input: [
+        { type: 'function_call', call_id: 'c1', name: 'exec_command', arguments: '{}' },
+        { type: 'function_call', call_id: 'c2', name: 'exec_command', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'c1', output: 'one' },
+        { type: 'function_call_output', name: 'goal_objective', namespace: 'agent', output: 'goal' },
+        { type: 'custom_tool_call_output', call_id: 'nowhere', output: 'lost' },
+        { type: 'function_call_output', call_id: 'c2', output: 'two' },
+      ],
+    });
+    const messages = request.messages as Json[];
+    expect(messages.map((m) => [m.role, m.tool_call_id ?? m.content])).to.deep.equal([
+      ['assistant', null],
+      ['tool', 'c1'],
+      ['tool', 'c2'],
+      ['user', 'Output of agent.goal_objective:\ngoal\n\nOutput of a tool:\nlost'],
+    ]);
+    expect(dropped).to.deep.equal(['input[function_call_output].call_id', 'input[custom_tool_call_output].call_id']);
+  });
+
   it('turns a Codex turn into Chat messages, one assistant message per run of text and calls', () => {
     const { request } = toChat(codexRequest());
     const messages = request.messages as Json[];
