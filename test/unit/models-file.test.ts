@@ -225,7 +225,8 @@ describe('models file', () => {
   it("the README's Claude Code recipe names aliases the bundled models file has", () => {
     const root = fileURLToPath(new URL('../../', import.meta.url));
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const recipe = readme.split('### Claude Code')[1]!.split('```sh')[1]!.split('```')[0]!;
+    // The whole section: the recipe without model variables, then the one naming aliases.
+    const recipe = readme.split('### Claude Code')[1]!.split('\n### ')[0]!;
     const named = [...recipe.matchAll(/^export ANTHROPIC_[A-Z_]*MODEL=(\S+)/gm)].map((m) => m[1]!);
     expect(named).to.have.length.of.at.least(2);
     const { catalog, problems } = loadModelCatalog(join(root, 'models.example.json'), {});
