@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { ResolvedKey } from '../../shared/contract/keys.js';
 import type { ApiKey } from '../domain.js';
+import { keyBudgetSelect, type KeyBudgetRow } from './key-budget.js';
 
 const COLUMNS = `id, org_id, workspace_id, team_id, kind, owner_user_id, name, prefix, last4,
   budget_usd::float8 AS budget_usd, rpm, tpm, expires_at, spend_usd::float8 AS spend_usd,
@@ -109,21 +110,28 @@ export type KeyResolutionRow = Pick<
   ApiKey,
   'id' | 'org_id' | 'workspace_id' | 'team_id' | 'owner_user_id' | 'revoked_at' | 'expires_at' | 'rpm' | 'tpm'
 > &
-  Pick<ResolvedKey, 'workspace_slug' | 'key_remaining_micros' | 'key_version' | 'balance_micros' | 'balance_version' | 'models'>;
+  Pick<ResolvedKey, 'workspace_slug' | 'key_version' | 'balance_micros' | 'balance_version' | 'models'> &
+  KeyBudgetRow;
 
-export async function api_key_resolve(q: Queryable, keyHash: string): Promise<KeyResolutionRow | undefined> {
+/**
+ * The key whose current secret, or whose rotated-out secret still in its
+ * grace, has this hash. The old secret's answer expires when its grace ends
+ * (or earlier, with the key), so every proxy stops it then without an event.
+ */
+export async function api_key_resolve(q: Queryable, keyHash: string, now: Date): Promise<KeyResolutionRow | undefined> {
   const [row] = await q.query<KeyResolutionRow>(
-    `SELECT k.id, k.org_id, k.workspace_id, w.slug AS workspace_slug, k.team_id, k.owner_user_id,
-            k.revoked_at, k.expires_at, k.rpm, k.tpm,
-            CASE WHEN k.budget_usd IS NULL THEN NULL
-                 ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
+    `SELECT k.id, k.org_id, k.workspace_id, w.slug AS workspace_slug, k.team_id, k.owner_user_id, k.revoked_at,
+            CASE WHEN k.key_hash = $1 THEN k.expires_at
+                 ELSE LEAST(k.expires_at, k.previous_expires_at) END AS expires_at,
+            k.rpm, k.tpm,
+            ${keyBudgetSelect('k', '$2')},
             k.version::float8 AS key_version,
             floor(w.balance_usd * 1000000)::float8 AS balance_micros,
             w.balance_version::float8 AS balance_version,
             COALESCE((SELECT array_agg(m.alias ORDER BY m.alias) FROM team_models m WHERE m.team_id = k.team_id), '{}'::text[]) AS models
        FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-      WHERE k.key_hash = $1`,
-    [keyHash],
+      WHERE k.key_hash = $1 OR (k.previous_key_hash = $1 AND k.previous_expires_at > $2)`,
+    [keyHash, now],
   );
   return row;
 }

@@ -62,7 +62,8 @@ export function reportJson(p: UsageReport): string {
     `{"request_id":${json(p.request_id)},"key_id":${json(p.key_id)},"model":${json(p.model)},` +
       `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
       `"format":${json(p.format!)},"status":${p.status},"latency_ms":${p.latency_ms}` +
-      `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}${split}}`,
+      `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}` +
+      `${p.held_at_ms === undefined ? '' : `,"held_at_ms":${p.held_at_ms}`}${split}}`,
   );
 }
 
