@@ -4,19 +4,20 @@ import type { ApiKey } from '../domain.js';
 import { keyBudgetSelect, type KeyBudgetRow } from './key-budget.js';
 
 const COLUMNS = `id, org_id, workspace_id, team_id, kind, owner_user_id, name, prefix, last4,
-  budget_usd::float8 AS budget_usd, rpm, tpm, expires_at, spend_usd::float8 AS spend_usd,
+  budget_usd::float8 AS budget_usd, budget_period, period_spend_usd::float8 AS period_spend_usd, period_started_at,
+  rpm, tpm, expires_at, spend_usd::float8 AS spend_usd, previous_expires_at,
   last_used_at, revoked_at, created_at`;
 
 export type NewApiKey = Pick<
   ApiKey,
   'org_id' | 'workspace_id' | 'team_id' | 'kind' | 'owner_user_id' | 'name' | 'prefix' | 'last4' | 'budget_usd' | 'rpm' | 'tpm' | 'expires_at'
-> & { key_hash: string; created_by: string | null; now: Date };
+> & { budget_period?: ApiKey['budget_period'] | undefined; key_hash: string; created_by: string | null; now: Date };
 
 export async function api_key_insert(q: Queryable, k: NewApiKey): Promise<ApiKey> {
   const [row] = await q.query<ApiKey>(
     `INSERT INTO api_keys (org_id, workspace_id, team_id, kind, owner_user_id, name, key_hash, prefix, last4,
-                           budget_usd, rpm, tpm, expires_at, created_by, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
+                           budget_usd, rpm, tpm, expires_at, created_by, created_at, budget_changed_at, budget_period)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16) RETURNING ${COLUMNS}`,
     [
       k.org_id,
       k.workspace_id,
@@ -33,6 +34,7 @@ export async function api_key_insert(q: Queryable, k: NewApiKey): Promise<ApiKey
       k.expires_at,
       k.created_by,
       k.now,
+      k.budget_period ?? null,
     ],
   );
   return row!;
@@ -80,6 +82,61 @@ export async function api_key_list_for_workspace(
       WHERE ${where} ORDER BY lower(t.name), k.created_at, k.id`,
     params,
   );
+}
+
+/** What a PATCH may change; an absent field stays as it is, a null clears it. */
+export type KeyChanges = Partial<Pick<ApiKey, 'name' | 'budget_usd' | 'budget_period' | 'rpm' | 'tpm' | 'expires_at'>>;
+
+const CHANGEABLE = ['name', 'budget_usd', 'budget_period', 'rpm', 'tpm', 'expires_at'] as const;
+
+/**
+ * Applies a PATCH. A change of budget or period stamps budget_changed_at (the
+ * proxies order budget snapshots by it); a change of period starts the
+ * period's count afresh from the next settlement.
+ */
+export async function api_key_update(q: Queryable, id: string, changes: KeyChanges, now: Date): Promise<ApiKey | undefined> {
+  const sets: string[] = [];
+  const params: unknown[] = [id, now];
+  for (const field of CHANGEABLE) {
+    if (!(field in changes)) continue;
+    params.push(changes[field]);
+    sets.push(`${field} = $${params.length}`);
+  }
+  if ('budget_usd' in changes || 'budget_period' in changes) sets.push('budget_changed_at = $2');
+  if ('budget_period' in changes) {
+    // A new period counts what the ledger settled since the period began (settlement time, not hold time:
+    // the ledger keeps no hold time); the same period keeps its count.
+    const period = `$${CHANGEABLE.filter((f) => f in changes).indexOf('budget_period') + 3}::text`;
+    const start = `date_trunc(${period}, $2::timestamptz, 'UTC')`;
+    sets.push(`period_started_at = CASE WHEN budget_period IS NOT DISTINCT FROM ${period} THEN period_started_at
+                                        WHEN ${period} IS NULL THEN NULL ELSE ${start} END`);
+    sets.push(`period_spend_usd = CASE WHEN budget_period IS NOT DISTINCT FROM ${period} THEN period_spend_usd
+                                       WHEN ${period} IS NULL THEN 0
+                                       ELSE (SELECT COALESCE(sum(-l.amount_usd), 0) FROM ledger_entries l
+                                              WHERE l.workspace_id = api_keys.workspace_id AND l.key_id = $1 AND l.kind = 'usage' AND l.created_at >= ${start}) END`);
+  }
+  if (!sets.length) return api_key_find_by_id(q, id);
+  const [row] = await q.query<ApiKey>(
+    // $2 (now) is typed here too, for a change that does not otherwise use it.
+    `UPDATE api_keys SET ${sets.join(', ')} WHERE id = $1 AND $2::timestamptz IS NOT NULL RETURNING ${COLUMNS}`,
+    params,
+  );
+  return row;
+}
+
+/** A new secret for the key; the one it replaces keeps working until `previousExpiresAt`. */
+export async function api_key_rotate(
+  q: Queryable,
+  id: string,
+  secret: { key_hash: string; prefix: string; last4: string },
+  previousExpiresAt: Date,
+): Promise<ApiKey | undefined> {
+  const [row] = await q.query<ApiKey>(
+    `UPDATE api_keys SET previous_key_hash = key_hash, previous_expires_at = $5, key_hash = $2, prefix = $3, last4 = $4
+      WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, secret.key_hash, secret.prefix, secret.last4, previousExpiresAt],
+  );
+  return row;
 }
 
 export async function api_key_revoke(q: Queryable, id: string, now: Date): Promise<ApiKey | undefined> {
