@@ -1,6 +1,10 @@
 import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
+import { keyBudgetLeft } from './money/snapshot.js';
+
+/** How a key's budget is raised, said in every 402 about it. */
+export const RAISE_BUDGET = "An owner or admin raises it with PATCH /v1/keys/{key_id} (budget_usd), or Edit on the console's Keys page.";
 
 /*
  * The edge's refusals, in the order it makes them (the step list in proxy/edge/index.ts):
@@ -35,7 +39,7 @@ export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs:
  * key (402). The edge parses the body between the two halves, so a bad key
  * is refused (401) before a bad body (400).
  */
-export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatalog): ModelDecision {
+export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatalog, nowMs: number = Date.now()): ModelDecision {
   const model = catalog.models.get(alias);
   if (!model) {
     return { ok: false, error: new AppError('not_found', `The model "${alias}" does not exist.`, { code: 'model_not_found' }) };
@@ -46,8 +50,12 @@ export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatal
   if (key.balance_micros <= 0) {
     return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };
   }
-  if (key.key_remaining_micros !== null && key.key_remaining_micros <= 0) {
-    return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
+  const left = keyBudgetLeft(key, nowMs).remainingMicros;
+  if (left !== null && left <= 0) {
+    return {
+      ok: false,
+      error: new AppError('insufficient_funds', `This key's budget is used up${key.budget_period ? ' for this period' : ''}. ${RAISE_BUDGET}`),
+    };
   }
   return { ok: true, model, provider: catalog.providers.get(model.provider)! };
 }

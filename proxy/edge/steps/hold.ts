@@ -4,6 +4,7 @@ import { costMicros } from '../../money/cost.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
 import { chainOf } from '../../routing/deployments.js';
+import { RAISE_BUDGET } from '../../decide.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome {
@@ -13,7 +14,7 @@ function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicr
       'insufficient_funds',
       held.reason === 'balance'
         ? 'The workspace balance cannot cover this request (its worst-case cost). Add credits or lower max_tokens.'
-        : "This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens, or have an owner or admin raise the key's budget_usd (PATCH /v1/keys/{key_id}, or Edit on the console's Keys page).",
+        : `This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens. ${RAISE_BUDGET}`,
       { headers: s.limitHeaders },
     );
   }
