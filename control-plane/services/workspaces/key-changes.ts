@@ -11,6 +11,7 @@ import { audit_insert } from '../../stores/audit.js';
 import { change_feed_publish } from '../../stores/change-feed.js';
 import { org_find_by_id } from '../../stores/orgs.js';
 import { keyView, type KeyView } from './keys.js';
+import { findOperator } from '../orgs/console-token.js';
 
 /** A PATCH's fields: absent stays, null clears (a name cannot be cleared). */
 export interface KeyPatch {
@@ -138,4 +139,25 @@ export async function rotateKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawKe
     await change_feed_publish(tx, 'key', key.id);
     return { id: key.id, key: secret, prefix: rotated.prefix, previous_expires_at: previousExpiresAt };
   });
+}
+
+/** Who a CLI command acts as: an active owner or admin of the org, by slug and user name. */
+export interface OperatorInput {
+  slug: string;
+  ownerEmail: string;
+}
+
+async function operatorAuth(deps: ControlPlaneDeps, input: OperatorInput): Promise<ConsoleAuth> {
+  const { org, user, role } = await findOperator(deps.db, input);
+  return { sessionId: 'cli', userId: user.id, orgId: org.id, role, email: user.user_name };
+}
+
+/** `npm run cli -- key-update`: a PATCH as that owner or admin (audited as them). */
+export async function operatorUpdateKey(deps: ControlPlaneDeps, input: OperatorInput, keyId: string, patch: KeyPatch): Promise<KeyView> {
+  return updateKey(deps, await operatorAuth(deps, input), keyId, patch);
+}
+
+/** `npm run cli -- key-rotate`: a rotation as that owner or admin. */
+export async function operatorRotateKey(deps: ControlPlaneDeps, input: OperatorInput, keyId: string, graceSeconds: number): Promise<RotatedKey> {
+  return rotateKey(deps, await operatorAuth(deps, input), keyId, graceSeconds);
 }
