@@ -105,6 +105,22 @@ const USAGE_NOW = `$${USAGE_COLUMNS.length + 2}`;
 const USAGE_CHANNEL = `$${USAGE_COLUMNS.length + 3}`;
 
 /**
+ * The settlement statement's budget-period part (docs/keys.md): each new row's period (the one its
+ * hold was taken in), and per key the period its period spend is of after the batch (its newest)
+ * with this batch's cost in it. `turned`: the batch moves the key's count to a newer period.
+ */
+const PERIOD_CTES = `periods AS (
+       SELECT ins.key_id, ins.cost, pk.period_started_at AS cur,
+              date_trunc(pk.budget_period, COALESCE(to_timestamp(i.held_at_ms / 1000.0), ${USAGE_NOW}::timestamptz), 'UTC') AS start
+         FROM ins JOIN input i ON i.request_id = ins.request_id JOIN api_keys pk ON pk.id = ins.key_id
+     ), per_key AS (
+       SELECT key_id, sum(cost) AS total, max(start) AS newest, max(cur) AS cur FROM periods GROUP BY key_id
+     ), batch AS (
+       SELECT p.key_id, p.total, p.newest, p.newest > p.cur OR (p.cur IS NULL AND p.newest IS NOT NULL) AS turned,
+              COALESCE((SELECT sum(x.cost) FROM periods x WHERE x.key_id = p.key_id AND x.start = GREATEST(p.newest, p.cur)), 0) AS counted
+         FROM per_key p`;
+
+/**
  * After a batch: each key's workspace balance and the key's remaining budget
  * (micro-dollars, floored) with the versions that order them, and whether
  * this batch emptied the balance or used up the budget.
@@ -169,18 +185,7 @@ export async function ledger_settle_usage_batch(
          FROM (SELECT workspace_id, sum(cost) AS total FROM ins GROUP BY workspace_id) s
         WHERE w.id = s.workspace_id
        RETURNING w.id, w.balance_usd, w.balance_version, s.total
-     ), periods AS (
-       -- Each new row's budget period, for keys with one: the period its hold was taken in (docs/keys.md).
-       SELECT ins.key_id, ins.cost, pk.period_started_at AS cur,
-              date_trunc(pk.budget_period, COALESCE(to_timestamp(i.held_at_ms / 1000.0), ${USAGE_NOW}::timestamptz), 'UTC') AS start
-         FROM ins JOIN input i ON i.request_id = ins.request_id JOIN api_keys pk ON pk.id = ins.key_id
-     ), per_key AS (
-       SELECT key_id, sum(cost) AS total, max(start) AS newest, max(cur) AS cur FROM periods GROUP BY key_id
-     ), batch AS (
-       -- The period the key's period spend is of after this batch (its newest), and this batch's cost in it.
-       SELECT p.key_id, p.total, p.newest, p.newest > p.cur OR (p.cur IS NULL AND p.newest IS NOT NULL) AS turned,
-              COALESCE((SELECT sum(x.cost) FROM periods x WHERE x.key_id = p.key_id AND x.start = GREATEST(p.newest, p.cur)), 0) AS counted
-         FROM per_key p
+     ), ${PERIOD_CTES}
      ), ks AS (
        UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = ${USAGE_NOW},
               period_started_at = CASE WHEN s.turned THEN s.newest ELSE k.period_started_at END,
