@@ -9,7 +9,7 @@
  * period's spend only while `period_started_at` is the period `now` is in;
  * a later period has spent nothing yet.
  */
-export interface KeyBudgetSql {
+interface KeyBudgetSql {
   /** The lifetime spend, and the spend of the period starting at `period_started_at`. */
   spend: string;
   periodSpend: string;

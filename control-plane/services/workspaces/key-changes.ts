@@ -73,6 +73,8 @@ export async function updateKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawKe
     if (changes.budget_period && changes.budget_usd === undefined && key.budget_usd === null) {
       throw invalidInput('budget_period: a period needs a budget; set budget_usd too');
     }
+    // No budget, no period: a period left behind would come back with the next budget unasked.
+    if (changes.budget_usd === null && changes.budget_period === undefined && key.budget_period !== null) changes.budget_period = null;
     const changed = differences(key, changes);
     if (!Object.keys(changed).length) return keyView(key, now);
     const updated = (await api_key_update(tx, key.id, changes, now))!;

@@ -263,6 +263,8 @@ describeEachStore('console: API keys', (store) => {
       expect(changed.status).to.equal(200);
       expect(changed.body).to.include({ budget_usd: 20, budget_period: 'week', period_spend_usd: 0, name: 'mine, weekly' });
       expect(Date.parse(changed.body.period_resets_at as string)).to.be.greaterThan(Date.now());
+      const unbudgeted = await patch(own, f.admin.token, { budget_usd: null });
+      expect(unbudgeted.body, 'clearing the budget clears its period').to.include({ budget_usd: null, budget_period: null, period_spend_usd: null });
       const other = await patch(teamKey, f.member.token, { name: 'taken' });
       expect(other.status, "a team key is not the member's").to.equal(403);
       expect((await patch(own, f.outsider.token, { name: 'x' })).status, "another member's personal key").to.equal(403);

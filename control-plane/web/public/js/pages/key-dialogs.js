@@ -3,7 +3,7 @@ import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, toast, openDialog, lockDialog, copyField, when } from '../dom.js';
 
 /** The budget periods a key may have, as the select offers them ('' is a lifetime budget). */
-export const PERIODS = [
+const PERIODS = [
   ['', 'In total'],
   ['day', 'Per day'],
   ['week', 'Per week'],
