@@ -89,6 +89,12 @@ describeEachStore('keys over time: period budgets, PATCH and rotate on two proxi
     expect(new Date(row.period_started_at).toISOString()).to.equal('2026-02-01T00:00:00.000Z');
     expect(row.period_spend).to.be.greaterThan(0).and.below(0.5);
     expect(row.spend).to.be.closeTo(0.5 + row.period_spend, 1e-12);
+    // The usage API grouped by key shows the same period figures beside the spend.
+    const usage = await call(`${cp.url}/v1/workspaces/${k.workspaceId}/usage?group_by=key`, { token: k.consoleToken });
+    expect(usage.status).to.equal(200);
+    const group = (usage.body.groups as Record<string, unknown>[]).find((g) => g.id === k.keyId)!;
+    expect(group).to.include({ budget_usd: 0.5, budget_period: 'month', period_resets_at: '2026-03-01T00:00:00.000Z' });
+    expect(group.period_spend_usd).to.be.closeTo(row.period_spend, 1e-9);
   });
 
   it('PATCH reaches the second proxy within 2 s: a budget raised from spent lets the key call again, and is audited', async function () {
