@@ -59,6 +59,22 @@ describeEachStore('usage settlement into budget periods', (store) => {
     expect(await row()).to.deep.equal({ spend: 0.00375, periodSpend: 0.00075, started: '2026-03-02T00:00:00.000Z' });
   });
 
+  it('budget alerts count the period: the 50/80/100 % crossings of one day fire again the next day', async () => {
+    await recordUsage(at('2026-03-01T12:00:00Z'), [report(10_000, '2026-03-01T12:00:00Z')]);
+    await recordUsage(at('2026-03-02T12:00:00Z'), [report(6_000, '2026-03-02T12:00:00Z')]);
+    const events = await store.db.query<{ level: number; spend: number }>(
+      `SELECT (payload->>'threshold_percent')::int AS level, (payload->>'spend_usd')::float8 AS spend
+         FROM alert_events WHERE type = 'key.budget_crossed' AND payload->>'key_id' = $1 ORDER BY created_at, 1`,
+      [keyId],
+    );
+    expect(events).to.deep.equal([
+      { level: 50, spend: 0.01 },
+      { level: 80, spend: 0.01 },
+      { level: 100, spend: 0.01 },
+      { level: 50, spend: 0.006 },
+    ]);
+  });
+
   it("ISO weeks start on Monday: Sunday's spend is last week's", async () => {
     await store.db.query(`UPDATE api_keys SET budget_period = 'week' WHERE id = $1`, [keyId]);
     // 2026-03-08 is a Sunday, 2026-03-09 a Monday.
