@@ -312,6 +312,18 @@ describe('cli: the store the running service uses', function () {
     const again = await cli(['console-token', '--org', 'live', '--owner', 'o@live.test'], env);
     expect(again.code, again.stderr).to.equal(0);
     expect((await call(`${service.url}/v1/me`, { token: JSON.parse(again.stdout).console_token })).status).to.equal(200);
+    // Key commands go through the service too: it holds the store.
+    const ws = (await call(`${service.url}/v1/orgs/${JSON.parse(again.stdout).org_id}/workspaces`, { token: console_token })).body[0].id;
+    const team = (await call(`${service.url}/v1/workspaces/${ws}/teams`, { token: console_token, body: { name: 'Core' } })).body.id;
+    const key = (await call(`${service.url}/v1/teams/${team}/keys`, { token: console_token, body: { kind: 'team', name: 'ci' } })).body;
+    const actor = ['--org', 'live', '--owner', 'o@live.test', '--key', key.id];
+    const changed = await cli(['key-update', ...actor, '--budget-usd', '5', '--budget-period', 'day'], env);
+    expect(changed.code, changed.stderr).to.equal(0);
+    expect(JSON.parse(changed.stdout)).to.include({ budget_usd: 5, budget_period: 'day' });
+    const rotated = await cli(['key-rotate', ...actor, '--grace-seconds', '0'], env);
+    expect(rotated.code, rotated.stderr).to.equal(0);
+    const listed = (await call(`${service.url}/v1/teams/${team}/keys`, { token: console_token })).body[0];
+    expect(listed).to.include({ prefix: JSON.parse(rotated.stdout).prefix, budget_period: 'day' });
   });
 
   it('refuses (exit 1, nothing written) when the service on CONTROL_PLANE_PORT uses PostgreSQL and the CLI has no DATABASE_URL', async function () {
