@@ -4,6 +4,7 @@ import type { ControlPlaneDeps } from '../../../control-plane/deps.js';
 import { recordUsage } from '../../../control-plane/services/data-plane/usage.js';
 import type { UsageReport } from '../../../shared/contract/usage.js';
 import { describeEachStore } from '../../support/stores.js';
+import { api_key_update } from '../../../control-plane/stores/api-keys.js';
 import { insertUsageWorkspace } from '../../support/usage-workspace.js';
 
 /** The rule of docs/keys.md: a call's cost counts in the budget period its hold was taken in, whenever it settles. */
@@ -73,6 +74,16 @@ describeEachStore('usage settlement into budget periods', (store) => {
       { level: 100, spend: 0.01 },
       { level: 50, spend: 0.006 },
     ]);
+  });
+
+  it('a change to a period counts what the ledger settled since the period began; keeping the period keeps its count', async () => {
+    await store.db.query(`UPDATE api_keys SET budget_period = NULL WHERE id = $1`, [keyId]);
+    await recordUsage(at('2026-02-27T12:00:00Z'), [report(1_000, '2026-02-27T12:00:00Z')]);
+    await recordUsage(at('2026-03-05T12:00:00Z'), [report(3_000, '2026-03-05T12:00:00Z')]);
+    await api_key_update(store.db, keyId, { budget_period: 'month' }, new Date('2026-03-06T00:00:00Z'));
+    expect(await row()).to.deep.equal({ spend: 0.004, periodSpend: 0.003, started: '2026-03-01T00:00:00.000Z' });
+    await api_key_update(store.db, keyId, { budget_period: 'month', budget_usd: 1 }, new Date('2026-03-07T00:00:00Z'));
+    expect((await row()).periodSpend).to.equal(0.003);
   });
 
   it("ISO weeks start on Monday: Sunday's spend is last week's", async () => {
