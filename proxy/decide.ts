@@ -2,6 +2,13 @@ import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
 import { keyBudgetLeft } from './money/snapshot.js';
+import { periodEndMs } from '../shared/budget-period.js';
+
+/** A period budget's refusal says when it ends: " for this month (it resets at 2026-03-01T00:00:00.000Z)". */
+function untilReset(key: ResolvedKey, nowMs: number): string {
+  if (!key.budget_period) return '';
+  return ` for this ${key.budget_period} (it resets at ${new Date(periodEndMs(key.budget_period, nowMs)).toISOString()})`;
+}
 
 /** How a key's budget is raised, said in every 402 about it. */
 export const RAISE_BUDGET = "An owner or admin raises it with PATCH /v1/keys/{key_id} (budget_usd), or Edit on the console's Keys page.";
@@ -54,7 +61,7 @@ export function decideModel(key: ResolvedKey, alias: string, catalog: ModelCatal
   if (left !== null && left <= 0) {
     return {
       ok: false,
-      error: new AppError('insufficient_funds', `This key's budget is used up${key.budget_period ? ' for this period' : ''}. ${RAISE_BUDGET}`),
+      error: new AppError('insufficient_funds', `This key's budget is used up${untilReset(key, nowMs)}. ${RAISE_BUDGET}`),
     };
   }
   return { ok: true, model, provider: catalog.providers.get(model.provider)! };

@@ -106,18 +106,19 @@ const USAGE_CHANNEL = `$${USAGE_COLUMNS.length + 3}`;
 
 /**
  * The settlement statement's budget-period part (docs/keys.md): each new row's period (the one its
- * hold was taken in), and per key the period its period spend is of after the batch (its newest)
- * with this batch's cost in it. `turned`: the batch moves the key's count to a newer period.
+ * hold was taken in), and per key this batch's newest period with its cost in it. Which period the
+ * key's count is of is decided in the UPDATE, on the row as it is once locked: a concurrent batch
+ * may have moved it after this statement's snapshot was taken.
  */
 const PERIOD_CTES = `periods AS (
-       SELECT ins.key_id, ins.cost, pk.period_started_at AS cur,
+       SELECT ins.key_id, ins.cost,
               date_trunc(pk.budget_period, COALESCE(to_timestamp(i.held_at_ms / 1000.0), ${USAGE_NOW}::timestamptz), 'UTC') AS start
          FROM ins JOIN input i ON i.request_id = ins.request_id JOIN api_keys pk ON pk.id = ins.key_id
      ), per_key AS (
-       SELECT key_id, sum(cost) AS total, max(start) AS newest, max(cur) AS cur FROM periods GROUP BY key_id
+       SELECT key_id, sum(cost) AS total, max(start) AS newest FROM periods GROUP BY key_id
      ), batch AS (
-       SELECT p.key_id, p.total, p.newest, p.newest > p.cur OR (p.cur IS NULL AND p.newest IS NOT NULL) AS turned,
-              COALESCE((SELECT sum(x.cost) FROM periods x WHERE x.key_id = p.key_id AND x.start = GREATEST(p.newest, p.cur)), 0) AS counted
+       SELECT p.key_id, p.total, p.newest,
+              COALESCE((SELECT sum(x.cost) FROM periods x WHERE x.key_id = p.key_id AND x.start = p.newest), 0) AS in_newest
          FROM per_key p`;
 
 /**
@@ -188,11 +189,16 @@ export async function ledger_settle_usage_batch(
      ), ${PERIOD_CTES}
      ), ks AS (
        UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = ${USAGE_NOW},
-              period_started_at = CASE WHEN s.turned THEN s.newest ELSE k.period_started_at END,
-              period_spend_usd = CASE WHEN s.turned THEN s.counted ELSE k.period_spend_usd + s.counted END
+              -- A newer period than the key's count starts it afresh; the same period adds; an older one is only lifetime spend.
+              period_started_at = CASE WHEN s.newest > k.period_started_at OR k.period_started_at IS NULL THEN s.newest ELSE k.period_started_at END,
+              period_spend_usd = CASE WHEN s.newest IS NULL THEN k.period_spend_usd
+                                      WHEN s.newest > k.period_started_at OR k.period_started_at IS NULL THEN s.in_newest
+                                      WHEN s.newest = k.period_started_at THEN k.period_spend_usd + s.in_newest
+                                      ELSE k.period_spend_usd END
          FROM batch s
         WHERE k.id = s.key_id
-       RETURNING k.id, k.spend_usd, k.period_spend_usd, k.period_started_at, k.version, s.total, s.counted
+       RETURNING k.id, k.spend_usd, k.period_spend_usd, k.period_started_at, k.version, s.total,
+                 CASE WHEN k.period_started_at = s.newest THEN s.in_newest ELSE 0 END AS counted
      ), money AS (
        SELECT k.id AS key_id, k.workspace_id,
               COALESCE(ws.balance_usd, w.balance_usd) AS balance, COALESCE(ws.balance_version, w.balance_version) AS balance_version,

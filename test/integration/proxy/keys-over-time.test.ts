@@ -72,6 +72,7 @@ describeEachStore('keys over time: period budgets, PATCH and rotate on two proxi
       k.keyId,
     ]);
     for (const p of proxies) expect(await status(p, k)).to.equal(402);
+    expect(JSON.stringify((await messages(proxies[1]!, k)).body)).to.include('used up for this month (it resets at 2026-02-01T00:00:00.000Z)');
     expect(await listed(k)).to.include({ budget_period: 'month', period_spend_usd: 0.5, period_resets_at: '2026-02-01T00:00:00.000Z' });
 
     time.set('2026-02-01T00:00:01Z');
