@@ -1,3 +1,4 @@
+import type { BudgetPeriod } from '../shared/budget-period.js';
 /** Domain rows as the services see them (money as JS numbers in USD). */
 export type Role = 'owner' | 'admin' | 'member';
 export type MembershipStatus = 'active' | 'inactive';
@@ -9,6 +10,8 @@ export interface Org {
   slug: string;
   name: string;
   scim_enabled: boolean;
+  /** Members may PATCH their own personal keys (docs/keys.md); off by default. */
+  members_edit_own_keys: boolean;
   created_at: Date;
 }
 
@@ -92,10 +95,17 @@ export interface ApiKey {
   prefix: string;
   last4: string;
   budget_usd: number | null;
+  /** null: budget_usd is a lifetime total; else it is per UTC period (docs/keys.md). */
+  budget_period: BudgetPeriod | null;
+  /** The spend of the period starting at period_started_at (zero once a later period has begun). */
+  period_spend_usd: number;
+  period_started_at: Date | null;
   rpm: number | null;
   tpm: number | null;
   expires_at: Date | null;
   spend_usd: number;
+  /** When the secret rotated out last works (null: no rotation in grace, or none ever). */
+  previous_expires_at: Date | null;
   last_used_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;

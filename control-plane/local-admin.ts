@@ -8,12 +8,17 @@ import { readValid } from './http/body.js';
 import { storeIdentity } from './db/store-identity.js';
 import { bootstrapOrg } from './services/orgs/bootstrap.js';
 import { issueConsoleToken } from './services/orgs/console-token.js';
+import { operatorRotateKey, operatorUpdateKey } from './services/workspaces/key-changes.js';
+import { keyPatch, rotateBody } from './console/keys.js';
 
 export const LOCAL_SECRET_HEADER = 'x-tollgate-local-secret';
 export const LOCAL_STORE_PATH = '/v1/local/store';
 
 const bootstrapBody = z.object({ slug: z.string(), name: z.string(), owner: z.string(), owner_name: z.string().optional() }).strict();
 const consoleTokenBody = z.object({ slug: z.string(), owner: z.string() }).strict();
+
+const keyUpdateBody = z.object({ slug: z.string(), owner: z.string(), key_id: z.string(), patch: keyPatch }).strict();
+const keyRotateBody = z.object({ slug: z.string(), owner: z.string(), key_id: z.string(), rotate: rotateBody }).strict();
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
@@ -51,6 +56,15 @@ export function localAdminRoutes(deps: ControlPlaneDeps, localSecret: string | u
     const body = await readValid(ctx, consoleTokenBody);
     ctx.status = 201;
     ctx.body = await issueConsoleToken(deps, { slug: body.slug, ownerEmail: body.owner });
+  });
+  router.post('/v1/local/key-update', requireLocalSecret, async function localKeyUpdate(ctx: Context) {
+    const body = await readValid(ctx, keyUpdateBody);
+    ctx.body = await operatorUpdateKey(deps, { slug: body.slug, ownerEmail: body.owner }, body.key_id, body.patch);
+  });
+  router.post('/v1/local/key-rotate', requireLocalSecret, async function localKeyRotate(ctx: Context) {
+    const body = await readValid(ctx, keyRotateBody);
+    ctx.status = 201;
+    ctx.body = await operatorRotateKey(deps, { slug: body.slug, ownerEmail: body.owner }, body.key_id, body.rotate.grace_seconds);
   });
   return router;
 }

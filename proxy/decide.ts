@@ -2,6 +2,17 @@ import { AppError } from '../shared/errors.js';
 import type { ModelCatalog, ModelConfig, ProviderConfig } from '../shared/models.js';
 import type { ResolvedKey } from '../shared/contract/keys.js';
 import { modelByName } from '../shared/client-names.js';
+import { keyBudgetLeft } from './money/snapshot.js';
+import { periodEndMs } from '../shared/budget-period.js';
+
+/** A period budget's refusal says when it ends: " for this month (it resets at 2026-03-01T00:00:00.000Z)". */
+function untilReset(key: ResolvedKey, nowMs: number): string {
+  if (!key.budget_period) return '';
+  return ` for this ${key.budget_period} (it resets at ${new Date(periodEndMs(key.budget_period, nowMs)).toISOString()})`;
+}
+
+/** How a key's budget is raised, said in every 402 about it. */
+export const RAISE_BUDGET = "An owner or admin raises it with PATCH /v1/keys/{key_id} (budget_usd), or Edit on the console's Keys page.";
 
 /*
  * The edge's refusals, in the order it makes them (the step list in proxy/edge/index.ts):
@@ -36,7 +47,7 @@ export function decideKey(key: ResolvedKey | null, workspaceSlug: string, nowMs:
  * key (402). The edge parses the body between the two halves, so a bad key
  * is refused (401) before a bad body (400).
  */
-export function decideModel(key: ResolvedKey, name: string, catalog: ModelCatalog): ModelDecision {
+export function decideModel(key: ResolvedKey, name: string, catalog: ModelCatalog, nowMs: number = Date.now()): ModelDecision {
   // An alias or one of its client names: from here on the call is the alias's (its access, prices, usage).
   const model = modelByName(catalog, name);
   if (!model) {
@@ -49,8 +60,12 @@ export function decideModel(key: ResolvedKey, name: string, catalog: ModelCatalo
   if (key.balance_micros <= 0) {
     return { ok: false, error: new AppError('insufficient_funds', 'The workspace balance is not positive. Add credits to continue.') };
   }
-  if (key.key_remaining_micros !== null && key.key_remaining_micros <= 0) {
-    return { ok: false, error: new AppError('insufficient_funds', "This key's budget is used up.") };
+  const left = keyBudgetLeft(key, nowMs).remainingMicros;
+  if (left !== null && left <= 0) {
+    return {
+      ok: false,
+      error: new AppError('insufficient_funds', `This key's budget is used up${untilReset(key, nowMs)}. ${RAISE_BUDGET}`),
+    };
   }
   return { ok: true, model, provider: catalog.providers.get(model.provider)! };
 }

@@ -1,6 +1,9 @@
 import { bootstrapOrg, validateBootstrap, type BootstrapInput } from '../../control-plane/services/orgs/bootstrap.js';
 import { issueConsoleToken, validateConsoleToken, type ConsoleTokenInput } from '../../control-plane/services/orgs/console-token.js';
 import type { StoreWork } from './store.js';
+import { keyPatch, rotateBody } from '../../control-plane/console/keys.js';
+import { parseValid } from '../../control-plane/http/body.js';
+import { operatorRotateKey, operatorUpdateKey } from '../../control-plane/services/workspaces/key-changes.js';
 
 export interface OptionSpec {
   name: string;
@@ -34,6 +37,97 @@ function bootstrapInput(v: Record<string, string | undefined>): BootstrapInput {
 function consoleTokenInput(v: Record<string, string | undefined>): ConsoleTokenInput {
   return { slug: v.org ?? '', ownerEmail: v.owner ?? '' };
 }
+
+const ACTOR: OptionSpec[] = [
+  { name: 'org', value: '<slug>', required: true, help: "the organization's slug" },
+  { name: 'owner', value: '<email>', required: true, help: 'the owner or admin (user name) the change is made and audited as' },
+  { name: 'key', value: '<key_id>', required: true, help: "the key's id (as the key listings show it)" },
+];
+
+/** A flag's value as the PATCH body takes it: `none` clears, numbers are numbers. */
+const PATCH_FLAGS: { flag: string; field: string; kind: 'text' | 'number' }[] = [
+  { flag: 'name', field: 'name', kind: 'text' },
+  { flag: 'budget-usd', field: 'budget_usd', kind: 'number' },
+  { flag: 'budget-period', field: 'budget_period', kind: 'text' },
+  { flag: 'rpm', field: 'rpm', kind: 'number' },
+  { flag: 'tpm', field: 'tpm', kind: 'number' },
+  { flag: 'expires-at', field: 'expires_at', kind: 'text' },
+];
+
+function patchBody(v: Record<string, string | undefined>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const p of PATCH_FLAGS) {
+    const raw = v[p.flag];
+    if (raw === undefined) continue;
+    body[p.field] = raw === 'none' && p.field !== 'name' ? null : p.kind === 'number' ? Number(raw) : raw;
+  }
+  return body;
+}
+
+function keyCommandProblems(v: Record<string, string | undefined>): string[] {
+  const problems = validateConsoleToken(consoleTokenInput(v));
+  if (!/^[0-9a-f-]{36}$/i.test(v.key ?? '')) problems.push('--key must be a key id (a UUID)');
+  return problems;
+}
+
+const KEY_COMMANDS: Command[] = [
+  {
+    name: 'key-update',
+    summary: "change a key's name, budget and its period, limits or expiry",
+    description:
+      'PATCH /v1/keys/{key_id} as an owner or admin, audited as them (`key.update`); every proxy has the\n' +
+      'change within seconds. Answers the key as JSON. `none` clears a budget, period, limit or expiry.\n' +
+      'Periods are UTC calendar periods (week = ISO week from Monday); see docs/keys.md.',
+    options: [
+      ...ACTOR,
+      { name: 'name', value: '"<name>"', required: false, help: 'a new name' },
+      { name: 'budget-usd', value: '<usd>|none', required: false, help: 'the budget in USD' },
+      { name: 'budget-period', value: 'day|week|month|none', required: false, help: 'the budget per period, or none for a lifetime budget' },
+      { name: 'rpm', value: '<n>|none', required: false, help: 'requests per minute' },
+      { name: 'tpm', value: '<n>|none', required: false, help: 'tokens per minute' },
+      { name: 'expires-at', value: '<ISO 8601>|none', required: false, help: 'when the key stops, e.g. 2027-01-01T00:00:00Z' },
+      OUT,
+    ],
+    validate: (v) => {
+      const problems = keyCommandProblems(v);
+      if (!Object.keys(patchBody(v)).length)
+        problems.push('name at least one change (--name, --budget-usd, --budget-period, --rpm, --tpm, --expires-at)');
+      return problems;
+    },
+    work: (v) => {
+      const actor = consoleTokenInput(v);
+      const patch = patchBody(v);
+      return {
+        servicePath: '/v1/local/key-update',
+        serviceBody: { slug: actor.slug, owner: actor.ownerEmail, key_id: v.key, patch },
+        direct: (deps) => operatorUpdateKey(deps, actor, v.key!, parseValid(keyPatch, patch)),
+      };
+    },
+  },
+  {
+    name: 'key-rotate',
+    summary: 'give a key a new secret (shown once); the old one works until its grace ends',
+    description:
+      'POST /v1/keys/{key_id}/rotate as an owner or admin, audited as them (`key.rotate`). Answers JSON\n' +
+      '{id, key, prefix, previous_expires_at}: `key` is the new secret, shown this once (use --out to keep it\n' +
+      'out of the terminal). The old secret works until previous_expires_at, then stops on every proxy.',
+    options: [
+      ...ACTOR,
+      { name: 'grace-seconds', value: '<0..604800>', required: false, help: 'how long the old secret keeps working (default 86400)' },
+      OUT,
+    ],
+    validate: keyCommandProblems,
+    work: (v) => {
+      const actor = consoleTokenInput(v);
+      const rotate = v['grace-seconds'] === undefined ? {} : { grace_seconds: Number(v['grace-seconds']) };
+      return {
+        servicePath: '/v1/local/key-rotate',
+        serviceBody: { slug: actor.slug, owner: actor.ownerEmail, key_id: v.key, rotate },
+        direct: (deps) => operatorRotateKey(deps, actor, v.key!, parseValid(rotateBody, rotate).grace_seconds),
+      };
+    },
+  },
+];
 
 export const COMMANDS: Command[] = [
   {
@@ -88,6 +182,7 @@ export const COMMANDS: Command[] = [
       };
     },
   },
+  ...KEY_COMMANDS,
 ];
 
 const PROGRAM = 'npm run -s cli --';

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { keysQuery, newKey } from './keys.js';
+import { keyPatch, keySettingsBody, keysQuery, newKey, rotateBody } from './keys.js';
 import { auditQuery, roleChange } from './members.js';
 import { modelAccess } from './models.js';
 import { SettingsBody } from './scim-settings.js';
@@ -67,6 +67,15 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   createTeamKey: { summary: 'Create an API key (its secret is shown once)', tag: 'keys', status: 201, body: newKey },
   listTeamKeys: { summary: "The team's keys (never their secrets)", tag: 'keys' },
   revokeOneKey: { summary: 'Revoke a key', tag: 'keys', status: 204 },
+  changeKey: { summary: "Change a key's name, budget and its period, limits or expiry", tag: 'keys', body: keyPatch },
+  rotateOneKey: {
+    summary: 'A new secret for the key (shown once); the old one works until its grace ends',
+    tag: 'keys',
+    status: 201,
+    body: rotateBody,
+  },
+  showKeySettings: { summary: 'Whether members may change their own personal keys', tag: 'keys' },
+  updateKeySettings: { summary: 'Let members change their own personal keys, or not', tag: 'keys', body: keySettingsBody },
   showScimSettings: { summary: 'SCIM provisioning: enabled, and whether a token exists', tag: 'scim settings' },
   updateScimSettings: { summary: 'Turn SCIM provisioning on or off', tag: 'scim settings', body: SettingsBody },
   generateScimToken: { summary: 'Generate the SCIM bearer token (shown once; replaces the old one)', tag: 'scim settings', status: 201 },

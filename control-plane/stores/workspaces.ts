@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { Workspace } from '../domain.js';
 import { CHANGE_CHANNEL } from './change-feed.js';
+import { keyBudgetSelect, type KeyBudgetRow } from './key-budget.js';
 
 const COLUMNS = 'id, org_id, slug, name, balance_usd::float8 AS balance_usd';
 
@@ -72,6 +73,8 @@ export interface UsageRow {
   cache_saved_usd: string;
   /** When the proxy received the call; undefined when it did not say. */
   started_at?: Date | null;
+  /** When the proxy took the call's hold (epoch ms); null: now. The budget period the cost counts in. */
+  held_at_ms?: number | null;
 }
 
 /**
@@ -98,22 +101,39 @@ const USAGE_COLUMNS: readonly { column: string; type: string; value: (r: UsageRo
   { column: 'started_at', type: 'timestamptz', value: (r) => r.started_at ?? null },
 ];
 
-const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[])
-         AS t(${USAGE_COLUMNS.map((c) => c.column).join(', ')}, cost_usd)`;
+const USAGE_INPUT = `SELECT * FROM unnest(${USAGE_COLUMNS.map((c, i) => `$${i + 1}::${c.type}[]`).join(', ')}, $${USAGE_COLUMNS.length + 1}::numeric[],
+                            $${USAGE_COLUMNS.length + 4}::float8[])
+         AS t(${USAGE_COLUMNS.map((c) => c.column).join(', ')}, cost_usd, held_at_ms)`;
 const USAGE_NOW = `$${USAGE_COLUMNS.length + 2}`;
 const USAGE_CHANNEL = `$${USAGE_COLUMNS.length + 3}`;
+
+/**
+ * The settlement statement's budget-period part (docs/keys.md): each new row's period (the one its
+ * hold was taken in), and per key this batch's newest period with its cost in it. Which period the
+ * key's count is of is decided in the UPDATE, on the row as it is once locked: a concurrent batch
+ * may have moved it after this statement's snapshot was taken.
+ */
+const PERIOD_CTES = `periods AS (
+       SELECT ins.key_id, ins.cost,
+              date_trunc(pk.budget_period, COALESCE(to_timestamp(i.held_at_ms / 1000.0), ${USAGE_NOW}::timestamptz), 'UTC') AS start
+         FROM ins JOIN input i ON i.request_id = ins.request_id JOIN api_keys pk ON pk.id = ins.key_id
+     ), per_key AS (
+       SELECT key_id, sum(cost) AS total, max(start) AS newest FROM periods GROUP BY key_id
+     ), batch AS (
+       SELECT p.key_id, p.total, p.newest,
+              COALESCE((SELECT sum(x.cost) FROM periods x WHERE x.key_id = p.key_id AND x.start = p.newest), 0) AS in_newest
+         FROM per_key p`;
 
 /**
  * After a batch: each key's workspace balance and the key's remaining budget
  * (micro-dollars, floored) with the versions that order them, and whether
  * this batch emptied the balance or used up the budget.
  */
-export interface SettledMoney {
+export interface SettledMoney extends KeyBudgetRow {
   key_id: string;
   workspace_id: string;
   balance_micros: number;
   balance_version: number;
-  key_remaining_micros: number | null;
   key_version: number;
   balance_emptied: boolean;
   budget_used_up: boolean;
@@ -169,33 +189,49 @@ export async function ledger_settle_usage_batch(
          FROM (SELECT workspace_id, sum(cost) AS total FROM ins GROUP BY workspace_id) s
         WHERE w.id = s.workspace_id
        RETURNING w.id, w.balance_usd, w.balance_version, s.total
+     ), ${PERIOD_CTES}
      ), ks AS (
-       UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = ${USAGE_NOW}
-         FROM (SELECT key_id, sum(cost) AS total FROM ins GROUP BY key_id) s
+       UPDATE api_keys k SET spend_usd = k.spend_usd + s.total, last_used_at = ${USAGE_NOW},
+              -- A newer period than the key's count starts it afresh; the same period adds; an older one is only lifetime spend.
+              period_started_at = CASE WHEN s.newest > k.period_started_at OR k.period_started_at IS NULL THEN s.newest ELSE k.period_started_at END,
+              period_spend_usd = CASE WHEN s.newest IS NULL THEN k.period_spend_usd
+                                      WHEN s.newest > k.period_started_at OR k.period_started_at IS NULL THEN s.in_newest
+                                      WHEN s.newest = k.period_started_at THEN k.period_spend_usd + s.in_newest
+                                      ELSE k.period_spend_usd END
+         FROM batch s
         WHERE k.id = s.key_id
-       RETURNING k.id, k.spend_usd, k.version, s.total
+       RETURNING k.id, k.spend_usd, k.period_spend_usd, k.period_started_at, k.version, s.total,
+                 CASE WHEN k.period_started_at = s.newest THEN s.in_newest ELSE 0 END AS counted
      ), money AS (
        SELECT k.id AS key_id, k.workspace_id,
               COALESCE(ws.balance_usd, w.balance_usd) AS balance, COALESCE(ws.balance_version, w.balance_version) AS balance_version,
               ws.balance_usd IS NOT NULL AND ws.balance_usd + ws.total > 0 AND ws.balance_usd <= 0 AS balance_emptied,
-              k.budget_usd, COALESCE(ks.spend_usd, k.spend_usd) AS spend, COALESCE(ks.version, k.version) AS key_version,
-              ks.spend_usd IS NOT NULL AND k.budget_usd IS NOT NULL
-                AND ks.spend_usd - ks.total < k.budget_usd AND ks.spend_usd >= k.budget_usd AS budget_used_up
+              k.budget_usd, k.budget_period, k.budget_changed_at,
+              COALESCE(ks.spend_usd, k.spend_usd) AS spend, COALESCE(ks.period_spend_usd, k.period_spend_usd) AS period_spend,
+              COALESCE(ks.period_started_at, k.period_started_at) AS period_started_at,
+              COALESCE(ks.version, k.version) AS key_version,
+              -- The spend the budget counts (lifetime, or this period's) and this batch's part of it.
+              CASE WHEN k.budget_period IS NULL THEN ks.spend_usd ELSE ks.period_spend_usd END AS counted_after,
+              CASE WHEN k.budget_period IS NULL THEN ks.total ELSE ks.counted END AS counted_now
          FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
          LEFT JOIN ws ON ws.id = k.workspace_id
          LEFT JOIN ks ON ks.id = k.id
         WHERE k.id IN (SELECT key_id FROM input)
+     ), flagged AS (
+       SELECT m.*, m.counted_after IS NOT NULL AND m.budget_usd IS NOT NULL
+                AND m.counted_after - m.counted_now < m.budget_usd AND m.counted_after >= m.budget_usd AS budget_used_up
+         FROM money m
      ), feed AS (
        INSERT INTO change_feed (topic, subject_id)
        SELECT DISTINCT 'workspace', workspace_id::text FROM money WHERE balance_emptied
        UNION ALL
-       SELECT 'key', key_id::text FROM money WHERE budget_used_up
+       SELECT 'key', key_id::text FROM flagged WHERE budget_used_up
        RETURNING id, topic, subject_id
      ), key_crossings AS (
-       -- A key's spend passing 50, 80 or 100 % of its budget in this batch: before < level <= after.
-       SELECT m.key_id, m.workspace_id, l.level, m.budget_usd, ks.spend_usd
-         FROM money m JOIN ks ON ks.id = m.key_id CROSS JOIN (VALUES (50), (80), (100)) AS l(level)
-        WHERE m.budget_usd > 0 AND ks.spend_usd - ks.total < m.budget_usd * l.level / 100 AND ks.spend_usd >= m.budget_usd * l.level / 100
+       -- A key's counted spend (lifetime, or the period's) passing 50, 80 or 100 % of its budget in this batch: before < level <= after.
+       SELECT m.key_id, m.workspace_id, l.level, m.budget_usd, m.counted_after AS spend_usd
+         FROM money m CROSS JOIN (VALUES (50), (80), (100)) AS l(level)
+        WHERE m.budget_usd > 0 AND m.counted_after - m.counted_now < m.budget_usd * l.level / 100 AND m.counted_after >= m.budget_usd * l.level / 100
      ), balance_crossings AS (
        -- The balance falling below the workspace's alert threshold in this batch: before >= threshold > after.
        SELECT ws.id AS workspace_id, w.slug, w.alert_balance_below_usd AS threshold, ws.balance_usd
@@ -222,14 +258,14 @@ export async function ledger_settle_usage_batch(
      )
      SELECT m.key_id, m.workspace_id,
             floor(m.balance * 1000000)::float8 AS balance_micros, m.balance_version::float8 AS balance_version,
-            CASE WHEN m.budget_usd IS NULL THEN NULL ELSE floor((m.budget_usd - m.spend) * 1000000)::float8 END AS key_remaining_micros,
+            ${keyBudgetSelect('m', USAGE_NOW, { spend: 'm.spend', periodSpend: 'm.period_spend', periodStartedAt: 'm.period_started_at' })},
             m.key_version::float8 AS key_version, m.balance_emptied, m.budget_used_up,
             CASE WHEN (SELECT count(*) FROM ins) = (SELECT count(*) FROM input) THEN NULL
                  ELSE (SELECT array_agg(i.request_id) FROM input i WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.request_id = i.request_id))
             END AS skipped,
             (SELECT n FROM notified) AS notified
-       FROM money m`,
-    [...USAGE_COLUMNS.map((c) => rows.map(c.value)), rows.map((r) => r.cost_usd), now, CHANGE_CHANNEL],
+       FROM flagged m`,
+    [...USAGE_COLUMNS.map((c) => rows.map(c.value)), rows.map((r) => r.cost_usd), now, CHANGE_CHANNEL, rows.map((r) => r.held_at_ms ?? null)],
     { name: 'ledger_settle_usage_batch' },
   );
   const first = result[0];
@@ -241,25 +277,23 @@ export async function ledger_settle_usage_batch(
 export async function usage_money_for_keys(
   q: Queryable,
   keyIds: string[],
+  now: Date,
 ): Promise<
-  {
+  ({
     key_id: string;
     workspace_id: string;
     balance_micros: number;
     balance_version: number;
-    key_remaining_micros: number | null;
     key_version: number;
-    budget_exhausted: boolean;
-  }[]
+  } & KeyBudgetRow)[]
 > {
   return q.query(
     `SELECT k.id AS key_id, k.workspace_id,
             floor(w.balance_usd * 1000000)::float8 AS balance_micros, w.balance_version::float8 AS balance_version,
-            CASE WHEN k.budget_usd IS NULL THEN NULL ELSE floor((k.budget_usd - k.spend_usd) * 1000000)::float8 END AS key_remaining_micros,
-            k.version::float8 AS key_version,
-            (k.budget_usd IS NOT NULL AND k.spend_usd >= k.budget_usd) AS budget_exhausted
+            ${keyBudgetSelect('k', '$2')},
+            k.version::float8 AS key_version
        FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
       WHERE k.id = ANY($1::uuid[])`,
-    [keyIds],
+    [keyIds, now],
   );
 }

@@ -43,7 +43,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
   const call = await deps.bodies.parse(r.format, raw, req.headers, 'count');
-  const verdict = decideModel(k.key, call.alias, deps.config.models);
+  const verdict = decideModel(k.key, call.alias, deps.config.models, deps.now());
   if (!verdict.ok) throw verdict.error;
   const up = await deps.bodies.countCall(r.format, call, verdict.model, verdict.provider, req.headers);
   if (!up) {

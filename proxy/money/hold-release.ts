@@ -34,9 +34,10 @@ export async function releaseBatch(
   logger: Logger,
   batch: readonly Settlement[],
   money: readonly UsageKeyMoney[],
+  nowMs: number = Date.now(),
 ): Promise<void> {
   const snapshots = new Map<string, MoneySnapshot>();
-  for (const m of money) snapshots.set(m.key_id, moneySnapshot(m.workspace_id, m.key_id, m));
+  for (const m of money) snapshots.set(m.key_id, moneySnapshot(m.workspace_id, m.key_id, m, nowMs));
   const releasing: Promise<void>[] = [];
   for (const s of batch) {
     const released = releaseRecorded(holds, live, logger, s, snapshots.get(s.keyId));

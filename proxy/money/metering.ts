@@ -1,4 +1,5 @@
 import type { UsageKeyMoney, UsageReport } from '../../shared/contract/usage.js';
+import type { NowMs } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ControlPlaneClient } from '../control-plane-client.js';
@@ -34,6 +35,8 @@ export interface HeldCall {
   /** The wire format the client used, and when the proxy received the call (performance.now()). */
   format: UsageFormat;
   startedMs: number;
+  /** When the hold was taken, epoch ms on the proxy's clock: the budget period the call's cost settles into. */
+  heldAtMs?: number | undefined;
 }
 
 export interface MeteringDeps {
@@ -49,6 +52,8 @@ export interface MeteringDeps {
   maxPending: number;
   /** How often a disk that refused an outbox write is tried again (default 250 ms). */
   diskProbeMs?: number;
+  /** The proxy's clock (epoch ms): which budget period a settlement answer's figures are for. */
+  now?: NowMs;
 }
 
 /**
@@ -137,6 +142,7 @@ function reportOf(call: HeldCall, usage: Usage | undefined, cost: CallCost | und
     latency_ms: Math.max(0, Math.round(performance.now() - call.startedMs)),
     started_at_ms: Math.round(performance.timeOrigin + call.startedMs),
     deployment: call.deployment,
+    held_at_ms: call.heldAtMs,
   };
   if (usage && cost) {
     report.cache_read_tokens = usage.cacheReadTokens;
@@ -183,7 +189,7 @@ export function createMetering(deps: MeteringDeps): Metering {
    */
   async function recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
     owed -= settlements(batch);
-    await releaseBatch(holds, live, logger, batch, money);
+    await releaseBatch(holds, live, logger, batch, money, (deps.now ?? Date.now)());
     await ackSegments(outbox, logger, batch);
   }
 

@@ -66,7 +66,8 @@ export function reportJson(p: UsageReport): string {
       `"input_tokens":${p.input_tokens},"output_tokens":${p.output_tokens},"cost_micros":${p.cost_micros},` +
       `"format":${json(p.format!)},"status":${p.status},"latency_ms":${p.latency_ms}` +
       `${p.started_at_ms === undefined ? '' : `,"started_at_ms":${p.started_at_ms}`}` +
-      `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}${split}}`,
+      `${p.deployment === undefined ? '' : `,"deployment":${json(p.deployment)}`}` +
+      `${p.held_at_ms === undefined ? '' : `,"held_at_ms":${p.held_at_ms}`}${split}}`,
   );
 }
 

@@ -45,7 +45,7 @@ export async function startMoney(
         authoritative: async (workspaceId, keyId) => {
           const m = await cp.keyMoney(keyId);
           if (!m) throw new Error(`key ${keyId} is unknown to the control plane`);
-          return moneySnapshot(workspaceId, keyId, m);
+          return moneySnapshot(workspaceId, keyId, m, now());
         },
         logger,
         now,
@@ -61,6 +61,7 @@ export async function startMoney(
     live,
     retryMaxMs: settings.settleRetryMaxMs,
     maxPending: settings.outboxMaxRecords,
+    now,
   });
   await redisHolds?.start();
   await metering.start();

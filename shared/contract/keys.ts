@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyBudgetFields } from './money.js';
 
 /** The proxy looks keys up by the SHA-256 of the secret: the secret itself never leaves the proxy. */
 export const keyHashSchema = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
@@ -21,6 +22,7 @@ export const resolvedKeySchema = z.object({
   models: z.array(z.string()),
   key_remaining_micros: z.number().int().nullable(),
   key_version: z.number().int(),
+  ...keyBudgetFields,
   balance_micros: z.number().int(),
   balance_version: z.number().int(),
 });

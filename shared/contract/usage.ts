@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { keyMoneySchema } from './money.js';
+import { keyBudgetFields, keyMoneySchema } from './money.js';
 
 /** Most reports one `POST /internal/usage` may carry. */
 export const USAGE_BATCH_MAX = 1000;
@@ -41,6 +41,8 @@ export const usageReportSchema = z
     latency_ms: z.number().int().nonnegative().max(2_147_483_647).optional(),
     /** When the proxy received the call, ms since the epoch (a refusal group: its first call); the request log shows it. */
     started_at_ms: z.number().int().min(0).max(8_640_000_000_000_000).optional(),
+    /** When the call's hold was taken (epoch ms, the proxy's clock): a key's period spend counts it in that period (docs/keys.md). */
+    held_at_ms: z.number().int().nonnegative().max(8_640_000_000_000_000).optional(),
     /** The deployment that served the call, `provider/upstream_model` (`model` is the alias billed, a fallback's when one answered). */
     deployment: z.string().min(1).max(400).optional(),
     /** Prompt tokens read from the provider's cache. */
@@ -91,6 +93,7 @@ export const usageResultSchema = z.object({
   balance_version: z.number().int(),
   key_remaining_micros: z.number().int().nullable(),
   key_version: z.number().int(),
+  ...keyBudgetFields,
 });
 export type UsageResult = z.infer<typeof usageResultSchema>;
 

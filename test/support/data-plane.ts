@@ -16,6 +16,8 @@ import { seedOrg, startTestControlPlane, testConfig, type TestControlPlane } fro
 import type { StoreContext } from './stores.js';
 import { skipped } from './skips.js';
 import type { Registry } from '../../shared/metrics.js';
+import type { BudgetPeriod } from '../../shared/budget-period.js';
+import type { NowMs } from '../../shared/clock.js';
 
 export const UPSTREAM_SECRET = 'sk-upstream-provider-secret';
 
@@ -27,12 +29,15 @@ export interface SeededKey {
   keyId: string;
   secret: string;
   key: ApiKey;
+  /** The org owner's console token (for the console routes). */
+  consoleToken: string;
 }
 
 export interface KeySeed {
   balanceUsd?: number;
   models?: string[];
   budgetUsd?: number | null;
+  budgetPeriod?: BudgetPeriod | null;
   rpm?: number | null;
   tpm?: number | null;
   expiresAt?: Date | null;
@@ -46,6 +51,7 @@ function keyColumns(secret: string, seed: KeySeed) {
     prefix: displayPrefix(secret),
     last4: lastFour(secret),
     budget_usd: seed.budgetUsd ?? null,
+    budget_period: seed.budgetPeriod ?? null,
     rpm: seed.rpm ?? null,
     tpm: seed.tpm ?? null,
     expires_at: seed.expiresAt ?? null,
@@ -75,7 +81,16 @@ export async function seedKey(deps: ControlPlaneDeps, seed: KeySeed = {}): Promi
       created_by: null,
       now,
     });
-    return { slug: org.workspace_slug, workspaceId: org.workspace_id, orgId: org.org_id, teamId: team.id, keyId: key.id, secret, key };
+    return {
+      slug: org.workspace_slug,
+      workspaceId: org.workspace_id,
+      orgId: org.org_id,
+      teamId: team.id,
+      keyId: key.id,
+      secret,
+      key,
+      consoleToken: org.console_token,
+    };
   });
 }
 
@@ -127,7 +142,7 @@ export async function startTestProxy(
   cp: TestControlPlane,
   upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl' | 'responsesBaseUrl'>,
   env: NodeJS.ProcessEnv = {},
-  options: { changePush?: boolean } = {},
+  options: { changePush?: boolean; now?: NowMs } = {},
 ): Promise<RunningProxy> {
   // Each proxy its own outbox directory, unless the test names one (to restart a proxy on it).
   const dataDir = env.PROXY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));

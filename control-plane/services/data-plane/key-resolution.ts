@@ -3,11 +3,12 @@ import { api_key_resolve } from '../../stores/api-keys.js';
 import { CHANGE_CHANNEL, change_feed_latest, change_feed_since } from '../../stores/change-feed.js';
 import { CHANGE_FEED_PAGE_SIZE, type ChangeEvent } from '../../../shared/contract/changes.js';
 import type { KeyResolution } from '../../../shared/contract/keys.js';
+import { keyBudget } from './usage.js';
 
 /** Looks a key up by the SHA-256 of its secret; the secret itself never reaches the control plane. */
 export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promise<KeyResolution> {
   const version = await change_feed_latest(deps.db);
-  const row = await api_key_resolve(deps.db, keyHash);
+  const row = await api_key_resolve(deps.db, keyHash, deps.clock.now());
   if (!row) return { key: null, version };
   return {
     version,
@@ -23,7 +24,7 @@ export async function resolveKey(deps: ControlPlaneDeps, keyHash: string): Promi
       rpm: row.rpm,
       tpm: row.tpm,
       models: row.models,
-      key_remaining_micros: row.key_remaining_micros,
+      ...keyBudget(row),
       key_version: Number(row.key_version),
       balance_micros: Number(row.balance_micros),
       balance_version: Number(row.balance_version),

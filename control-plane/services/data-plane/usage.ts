@@ -4,7 +4,10 @@ import { femtosToUsdText, microsToFemtos } from '../../../shared/money-units.js'
 import type { ControlPlaneDeps } from '../../deps.js';
 import { retryOnConcurrencyConflict } from '../../db/retry-conflicts.js';
 import { ledger_record_refusals, type RefusalRow } from '../../stores/refusals.js';
-import { ledger_settle_usage_batch, usage_money_for_keys } from '../../stores/workspaces.js';
+import { ledger_settle_usage_batch, usage_money_for_keys, type SettledMoney } from '../../stores/workspaces.js';
+import type { KeyBudgetRow } from '../../stores/key-budget.js';
+
+type KeyBudgetWire = Pick<KeyMoney, 'key_remaining_micros' | 'budget_micros' | 'budget_period' | 'period_start_ms' | 'budget_day'>;
 
 /** The exact cost when the proxy gave it, else its micro-dollars: decimal text for the numeric column. */
 function costText(r: UsageReport): string {
@@ -42,7 +45,7 @@ function refusalsOf(reports: Map<string, UsageReport>): RefusalRow[] {
 /** What recording a batch found: whether each request id was recorded now, and every known key's money after the batch. */
 interface Recorded {
   recorded: (requestId: string) => boolean;
-  money: Map<string, UsageKeyMoney>;
+  money: Map<string, SettledMoney>;
 }
 
 /**
@@ -74,6 +77,7 @@ async function record(deps: ControlPlaneDeps, reports: UsageReport[]): Promise<R
     web_search_requests: r.web_search_requests ?? 0,
     cache_saved_usd: femtosToUsdText(BigInt(r.cache_saved_femtos ?? '0')),
     started_at: startedAt(r),
+    held_at_ms: r.held_at_ms ?? null,
   }));
   const now = deps.clock.now();
   // The statement takes its row locks in one order, so concurrent batches should not deadlock;
@@ -96,8 +100,8 @@ export async function recordUsage(deps: ControlPlaneDeps, reports: UsageReport[]
       workspace_id: a?.workspace_id ?? null,
       balance_micros: a ? a.balance_micros : 0,
       balance_version: a ? a.balance_version : 0,
-      key_remaining_micros: a?.key_remaining_micros ?? null,
       key_version: a ? a.key_version : 0,
+      ...keyBudget(a),
     };
   });
 }
@@ -110,8 +114,8 @@ export async function recordUsageByKey(deps: ControlPlaneDeps, reports: UsageRep
     workspace_id: a.workspace_id,
     balance_micros: a.balance_micros,
     balance_version: a.balance_version,
-    key_remaining_micros: a.key_remaining_micros,
     key_version: a.key_version,
+    ...keyBudget(a),
   }));
 }
 
@@ -120,13 +124,26 @@ export async function recordUsageByKey(deps: ControlPlaneDeps, reports: UsageRep
  * a proxy founds a hold account on after Redis lost it. null for an unknown key.
  */
 export async function keyMoney(deps: ControlPlaneDeps, keyId: string): Promise<KeyMoney | null> {
-  const [m] = await usage_money_for_keys(deps.db, [keyId]);
+  const [m] = await usage_money_for_keys(deps.db, [keyId], deps.clock.now());
   if (!m) return null;
   return {
     workspace_id: m.workspace_id,
     balance_micros: Number(m.balance_micros),
     balance_version: Number(m.balance_version),
-    key_remaining_micros: m.key_remaining_micros === null ? null : Number(m.key_remaining_micros),
     key_version: Number(m.key_version),
+    ...keyBudget(m),
+  };
+}
+
+/** A key's budget fields as the wire carries them (numbers, whatever the driver returned). */
+export function keyBudget(a: KeyBudgetRow | undefined): KeyBudgetWire {
+  if (!a) return { key_remaining_micros: null };
+  const num = (v: number | null): number | null => (v === null ? null : Number(v));
+  return {
+    key_remaining_micros: num(a.key_remaining_micros),
+    budget_micros: num(a.budget_micros),
+    budget_period: a.budget_period,
+    period_start_ms: num(a.period_start_ms),
+    budget_day: Number(a.budget_day),
   };
 }

@@ -1,5 +1,7 @@
 import { AppError, invalidInput, notFound } from '../../../shared/errors.js';
 import type { ControlPlaneDeps } from '../../deps.js';
+import type { Queryable } from '../../db/database.js';
+import type { Org, Role, User } from '../../domain.js';
 import { audit_insert } from '../../stores/audit.js';
 import { membership_find } from '../../stores/memberships.js';
 import { org_find_by_slug } from '../../stores/orgs.js';
@@ -28,6 +30,21 @@ export function validateConsoleToken(input: ConsoleTokenInput): string[] {
 }
 
 /**
+ * The active owner or admin of an existing org that a CLI command acts as
+ * (whoever runs the CLI against the store is as trusted as bootstrap).
+ */
+export async function findOperator(q: Queryable, input: ConsoleTokenInput): Promise<{ org: Org; user: User; role: Role }> {
+  const org = await org_find_by_slug(q, input.slug);
+  if (!org) throw notFound(`Organization "${input.slug}"`);
+  const user = await user_find_by_user_name(q, org.id, input.ownerEmail);
+  const membership = user ? await membership_find(q, org.id, user.id) : undefined;
+  if (!user || !membership) throw new AppError('not_found', `Organization "${input.slug}" has no member "${input.ownerEmail}".`);
+  if (membership.role === 'member') throw invalidInput(`${input.ownerEmail} is a member of "${input.slug}", not an owner or admin.`);
+  if (membership.status !== 'active' || !user.active) throw invalidInput(`${input.ownerEmail} is deprovisioned in "${input.slug}".`);
+  return { org, user, role: membership.role };
+}
+
+/**
  * A new console token for an active owner or admin of an existing org: the
  * way back in for an operator without SSO who lost the bootstrap token. Only
  * whoever can run the CLI against the store can ask, so it is as trusted as
@@ -37,13 +54,7 @@ export async function issueConsoleToken(deps: ControlPlaneDeps, input: ConsoleTo
   const problems = validateConsoleToken(input);
   if (problems.length) throw invalidInput(problems.join('; '));
   return deps.db.transaction(async (tx) => {
-    const org = await org_find_by_slug(tx, input.slug);
-    if (!org) throw notFound(`Organization "${input.slug}"`);
-    const user = await user_find_by_user_name(tx, org.id, input.ownerEmail);
-    const membership = user ? await membership_find(tx, org.id, user.id) : undefined;
-    if (!user || !membership) throw new AppError('not_found', `Organization "${input.slug}" has no member "${input.ownerEmail}".`);
-    if (membership.role === 'member') throw invalidInput(`${input.ownerEmail} is a member of "${input.slug}", not an owner or admin.`);
-    if (membership.status !== 'active' || !user.active) throw invalidInput(`${input.ownerEmail} is deprovisioned in "${input.slug}".`);
+    const { org, user } = await findOperator(tx, input);
     const session = await openSession(deps, tx, org.id, user.id);
     await audit_insert(tx, {
       org_id: org.id,

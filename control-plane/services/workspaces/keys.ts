@@ -1,3 +1,4 @@
+import { periodEndMs, periodStartMs, type BudgetPeriod } from '../../../shared/budget-period.js';
 import { forbidden, invalidInput } from '../../../shared/errors.js';
 import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../../shared/secrets.js';
 import type { ControlPlaneDeps } from '../../deps.js';
@@ -13,6 +14,7 @@ export interface NewKeyInput {
   kind: KeyKind;
   name: string;
   budget_usd?: number | undefined;
+  budget_period?: BudgetPeriod | null | undefined;
   rpm?: number | undefined;
   tpm?: number | undefined;
   expires_at?: Date | undefined;
@@ -29,16 +31,30 @@ export interface KeyView {
   workspace_id: string;
   owner_user_id: string | null;
   budget_usd: number | null;
+  budget_period: BudgetPeriod | null;
+  /** The current period's spend (null without a period budget) and when it resets. */
+  period_spend_usd: number | null;
+  period_resets_at: Date | null;
   spend_usd: number;
   rpm: number | null;
   tpm: number | null;
   expires_at: Date | null;
+  /** The rotated-out secret works until then (null: none in grace). */
+  previous_expires_at: Date | null;
   last_used_at: Date | null;
   revoked_at: Date | null;
   created_at: Date;
 }
 
-function keyView(k: ApiKey): KeyView {
+/** A key's current period as `now` sees it: a count from an earlier period is a count of nothing now. */
+function periodOf(k: ApiKey, now: Date): Pick<KeyView, 'period_spend_usd' | 'period_resets_at'> {
+  if (!k.budget_period) return { period_spend_usd: null, period_resets_at: null };
+  const t = now.getTime();
+  const current = k.period_started_at !== null && new Date(k.period_started_at).getTime() === periodStartMs(k.budget_period, t);
+  return { period_spend_usd: current ? k.period_spend_usd : 0, period_resets_at: new Date(periodEndMs(k.budget_period, t)) };
+}
+
+export function keyView(k: ApiKey, now: Date): KeyView {
   return {
     id: k.id,
     prefix: k.prefix,
@@ -49,10 +65,13 @@ function keyView(k: ApiKey): KeyView {
     workspace_id: k.workspace_id,
     owner_user_id: k.owner_user_id,
     budget_usd: k.budget_usd,
+    budget_period: k.budget_period,
+    ...periodOf(k, now),
     spend_usd: k.spend_usd,
     rpm: k.rpm,
     tpm: k.tpm,
     expires_at: k.expires_at,
+    previous_expires_at: k.previous_expires_at !== null && new Date(k.previous_expires_at) > now ? k.previous_expires_at : null,
     last_used_at: k.last_used_at,
     revoked_at: k.revoked_at,
     created_at: k.created_at,
@@ -61,7 +80,19 @@ function keyView(k: ApiKey): KeyView {
 
 export type CreatedKey = Pick<
   KeyView,
-  'id' | 'prefix' | 'kind' | 'name' | 'team_id' | 'workspace_id' | 'owner_user_id' | 'budget_usd' | 'rpm' | 'tpm' | 'expires_at' | 'created_at'
+  | 'id'
+  | 'prefix'
+  | 'kind'
+  | 'name'
+  | 'team_id'
+  | 'workspace_id'
+  | 'owner_user_id'
+  | 'budget_usd'
+  | 'budget_period'
+  | 'rpm'
+  | 'tpm'
+  | 'expires_at'
+  | 'created_at'
 > & { key: string };
 
 /**
@@ -96,6 +127,7 @@ export async function createKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTe
       prefix: displayPrefix(secret),
       last4: lastFour(secret),
       budget_usd: input.budget_usd ?? null,
+      budget_period: input.budget_period ?? null,
       rpm: input.rpm ?? null,
       tpm: input.tpm ?? null,
       expires_at: input.expires_at ?? null,
@@ -113,7 +145,7 @@ export async function createKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTe
     });
     // Proxies cache "unknown key" briefly; this drops that answer if the key was tried before it existed.
     await change_feed_publish(tx, 'key', key.id);
-    const v = keyView(key);
+    const v = keyView(key, now);
     return {
       id: v.id,
       key: secret,
@@ -124,6 +156,7 @@ export async function createKey(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTe
       workspace_id: v.workspace_id,
       owner_user_id: v.owner_user_id,
       budget_usd: v.budget_usd,
+      budget_period: v.budget_period,
       rpm: v.rpm,
       tpm: v.tpm,
       expires_at: v.expires_at,
@@ -138,7 +171,8 @@ export async function listKeys(deps: ControlPlaneDeps, auth: ConsoleAuth, rawTea
   if (!isAdmin(auth) && !(await team_member_exists(deps.db, team.id, auth.userId))) {
     throw forbidden("Only admins and the team's members may see its keys.");
   }
-  return (await api_key_list_for_team(deps.db, team.id)).map(keyView);
+  const now = deps.clock.now();
+  return (await api_key_list_for_team(deps.db, team.id)).map((k) => keyView(k, now));
 }
 
 /**
@@ -153,7 +187,8 @@ export async function listWorkspaceKeys(
 ): Promise<(KeyView & { team_name: string })[]> {
   const w = await loadWorkspace(deps.db, auth, rawWorkspaceId);
   const rows = await api_key_list_for_workspace(deps.db, w.id, { teamId, memberUserId: isAdmin(auth) ? undefined : auth.userId });
-  return rows.map((k) => ({ ...keyView(k), team_name: k.team_name }));
+  const now = deps.clock.now();
+  return rows.map((k) => ({ ...keyView(k, now), team_name: k.team_name }));
 }
 
 /** Revokes a key (admin, or the owner of a personal key). Revoking a revoked key changes nothing and succeeds. */

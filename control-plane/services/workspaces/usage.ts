@@ -13,6 +13,8 @@ import {
   type UsageRequestRow,
 } from '../../stores/usage.js';
 import { loadWorkspace } from '../auth/access.js';
+import { api_key_list_for_workspace } from '../../stores/api-keys.js';
+import { keyView, type KeyView } from './keys.js';
 
 const DAY_MS = 86_400_000;
 /** The widest range each granularity answers: a year of days, a month of hours. */
@@ -52,8 +54,11 @@ export interface UsageSummary {
   granularity: UsageGranularity;
   group_by: UsageGrouping;
   totals: UsageTotals;
-  /** Each group's totals, biggest spend first; `label` names it (key name and prefix, team name, user name, model). */
-  groups: (UsageTotals & { id: string | null; label: string })[];
+  /**
+   * Each group's totals, biggest spend first; `label` names it (key name and prefix, team name, user name, model).
+   * Grouped by key, each known key's budget as it stands now, whatever the range (docs/keys.md).
+   */
+  groups: (UsageTotals & { id: string | null; label: string } & Partial<KeyBudgetNow>)[];
   /** Non-empty (bucket, group) cells, oldest first; `bucket` is the UTC start of the day or hour. */
   buckets: (UsageTotals & { bucket: string; group_id: string | null })[];
 }
@@ -136,6 +141,23 @@ const UNNAMED: Record<UsageGrouping, string> = {
   reason: 'Served',
 };
 
+type KeyBudgetNow = Pick<KeyView, 'budget_usd' | 'budget_period' | 'period_spend_usd' | 'period_resets_at'>;
+
+/** The workspace's keys' budgets now: a period budget's spend and reset beside the usage grouped by key. */
+async function keyBudgetsNow(deps: ControlPlaneDeps, workspaceId: string): Promise<Map<string, KeyBudgetNow>> {
+  const now = deps.clock.now();
+  const keys = await api_key_list_for_workspace(deps.db, workspaceId, {});
+  return new Map(
+    keys.map((k) => {
+      const v = keyView(k, now);
+      return [
+        k.id,
+        { budget_usd: v.budget_usd, budget_period: v.budget_period, period_spend_usd: v.period_spend_usd, period_resets_at: v.period_resets_at },
+      ];
+    }),
+  );
+}
+
 export async function usageSummary(
   deps: ControlPlaneDeps,
   auth: ConsoleAuth,
@@ -151,6 +173,7 @@ export async function usageSummary(
   ]);
   const names = new Map(labels.filter((l) => l.kind === q.group_by).map((l) => [l.id, l.label]));
   const unnamed = UNNAMED[q.group_by];
+  const budgets = q.group_by === 'key' ? await keyBudgetsNow(deps, filter.workspace_id) : undefined;
   const totals = zero();
   const groups = new Map<string | null, UsageTotals & { id: string | null; label: string }>();
   for (const row of rows) {
@@ -168,7 +191,9 @@ export async function usageSummary(
     granularity: q.granularity,
     group_by: q.group_by,
     totals: roundMoney(totals),
-    groups: [...groups.values()].map((g) => ({ ...g, ...roundMoney(g) })).sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
+    groups: [...groups.values()]
+      .map((g) => ({ ...g, ...roundMoney(g), ...budgets?.get(g.id ?? '') }))
+      .sort((a, b) => b.spend_usd - a.spend_usd || b.requests - a.requests),
     buckets: rows.map((r) => ({
       bucket: new Date(r.bucket).toISOString(),
       group_id: r.group_id,

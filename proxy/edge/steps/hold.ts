@@ -4,6 +4,7 @@ import { costMicros } from '../../money/cost.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
 import { chainOf } from '../../routing/deployments.js';
+import { RAISE_BUDGET } from '../../decide.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome {
@@ -13,7 +14,7 @@ function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicr
       'insufficient_funds',
       held.reason === 'balance'
         ? 'The workspace balance cannot cover this request (its worst-case cost). Add credits or lower max_tokens.'
-        : "This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens or raise the budget.",
+        : `This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens. ${RAISE_BUDGET}`,
       { headers: s.limitHeaders },
     );
   }
@@ -30,6 +31,7 @@ function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicr
     keyBudget: key.key_remaining_micros !== null,
     format: s.route.action === 'embed' ? 'embeddings' : s.route.format,
     startedMs: s.startedMs,
+    heldAtMs: deps.now(),
   };
   // From here on the hold is owed: it is settled or released on every path, a throw included (edge/index.ts).
   deps.metering.admitted(s.held);
@@ -67,7 +69,7 @@ export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<S
   }
   let holding;
   try {
-    holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key), holdMicros);
+    holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key, deps.now()), holdMicros);
   } catch (err) {
     storeDown(s, deps, err);
   }

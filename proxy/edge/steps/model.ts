@@ -3,7 +3,7 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /** Step `model` (404, 403, 402): the alias is known, the key's team may use it, and money is left (decide.ts). */
 export function findModel(s: CallState, deps: EdgeDeps): StepOutcome {
-  const verdict = decideModel(s.key!, s.call!.alias, deps.config.models);
+  const verdict = decideModel(s.key!, s.call!.alias, deps.config.models, deps.now());
   if (!verdict.ok) {
     // Which money ran out, for the refusal's reason (refusal.ts) and the access log.
     if (verdict.error.kind === 'insufficient_funds') s.detail = s.key!.balance_micros <= 0 ? 'balance' : 'budget';

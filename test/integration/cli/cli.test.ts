@@ -220,6 +220,46 @@ function storeStory(title: string, settings: () => Promise<NodeJS.ProcessEnv | u
       }
     });
 
+    it('key-update and key-rotate change a key as the owner, audited as them; a bad period is refused (exit 1) and changes nothing', async () => {
+      const token = JSON.parse((await cli(['console-token', '--org', 'acme', '--owner', 'ada@acme.test'], env)).stdout);
+      const service = await startService({ DATA_DIR: env.DATA_DIR, DATABASE_URL: env.DATABASE_URL });
+      let keyId: string;
+      try {
+        const me = await call(`${service.url}/v1/me`, { token: token.console_token });
+        const workspaceId = (await call(`${service.url}/v1/orgs/${token.org_id}/workspaces`, { token: token.console_token })).body[0].id;
+        const team = await call(`${service.url}/v1/workspaces/${workspaceId}/teams`, { token: token.console_token, body: { name: 'Core' } });
+        const key = await call(`${service.url}/v1/teams/${team.body.id}/keys`, { token: token.console_token, body: { kind: 'team', name: 'ci' } });
+        keyId = key.body.id;
+        expect(me.status).to.equal(200);
+      } finally {
+        await service.close();
+      }
+      const actor = ['--org', 'acme', '--owner', 'ada@acme.test', '--key', keyId];
+      const bad = await cli(['key-update', ...actor, '--budget-period', 'year'], env);
+      expect(bad.code).to.equal(1);
+      expect(bad.stderr).to.include('budget_period');
+      const changed = await cli(['key-update', ...actor, '--budget-usd', '20', '--budget-period', 'month', '--rpm', '60'], env);
+      expect(changed.code, changed.stderr).to.equal(0);
+      expect(JSON.parse(changed.stdout)).to.include({ id: keyId, budget_usd: 20, budget_period: 'month', rpm: 60, period_spend_usd: 0 });
+      const cleared = await cli(['key-update', ...actor, '--rpm', 'none'], env);
+      expect(JSON.parse(cleared.stdout).rpm).to.equal(null);
+      const rotated = await cli(['key-rotate', ...actor, '--grace-seconds', '3600'], env);
+      expect(rotated.code, rotated.stderr).to.equal(0);
+      const answer = JSON.parse(rotated.stdout);
+      expect(answer).to.have.keys('id', 'key', 'prefix', 'previous_expires_at');
+      expect(Date.parse(answer.previous_expires_at) - Date.now()).to.be.within(3_500_000, 3_600_000);
+      const db = await openDatabase({ databaseUrl: env.DATABASE_URL, dataDir: env.DATA_DIR! });
+      try {
+        const rows = await db.query<{ action: string; actor: string }>(`SELECT action, actor FROM audit_log WHERE target_id = $1 ORDER BY id`, [
+          keyId,
+        ]);
+        expect(rows.map((r) => r.action)).to.deep.equal(['key.create', 'key.update', 'key.update', 'key.rotate']);
+        expect(rows.every((r) => r.actor === `user:${token.user_id}`)).to.equal(true);
+      } finally {
+        await db.close();
+      }
+    });
+
     it('console-token refuses an unknown org, an unknown user, and a plain member (exit 1)', async () => {
       const unknownOrg = await cli(['console-token', '--org', 'nobody', '--owner', 'ada@acme.test'], env);
       expect(unknownOrg.code).to.equal(1);
@@ -272,6 +312,18 @@ describe('cli: the store the running service uses', function () {
     const again = await cli(['console-token', '--org', 'live', '--owner', 'o@live.test'], env);
     expect(again.code, again.stderr).to.equal(0);
     expect((await call(`${service.url}/v1/me`, { token: JSON.parse(again.stdout).console_token })).status).to.equal(200);
+    // Key commands go through the service too: it holds the store.
+    const ws = (await call(`${service.url}/v1/orgs/${JSON.parse(again.stdout).org_id}/workspaces`, { token: console_token })).body[0].id;
+    const team = (await call(`${service.url}/v1/workspaces/${ws}/teams`, { token: console_token, body: { name: 'Core' } })).body.id;
+    const key = (await call(`${service.url}/v1/teams/${team}/keys`, { token: console_token, body: { kind: 'team', name: 'ci' } })).body;
+    const actor = ['--org', 'live', '--owner', 'o@live.test', '--key', key.id];
+    const changed = await cli(['key-update', ...actor, '--budget-usd', '5', '--budget-period', 'day'], env);
+    expect(changed.code, changed.stderr).to.equal(0);
+    expect(JSON.parse(changed.stdout)).to.include({ budget_usd: 5, budget_period: 'day' });
+    const rotated = await cli(['key-rotate', ...actor, '--grace-seconds', '0'], env);
+    expect(rotated.code, rotated.stderr).to.equal(0);
+    const listed = (await call(`${service.url}/v1/teams/${team}/keys`, { token: console_token })).body[0];
+    expect(listed).to.include({ prefix: JSON.parse(rotated.stdout).prefix, budget_period: 'day' });
   });
 
   it('refuses (exit 1, nothing written) when the service on CONTROL_PLANE_PORT uses PostgreSQL and the CLI has no DATABASE_URL', async function () {

@@ -49,6 +49,7 @@ describeEachStore('console: API keys', (store) => {
       'workspace_id',
       'owner_user_id',
       'budget_usd',
+      'budget_period',
       'rpm',
       'tpm',
       'expires_at',
@@ -152,10 +153,14 @@ describeEachStore('console: API keys', (store) => {
       workspace_id: f.org.workspace_id,
       owner_user_id: f.member.user_id,
       budget_usd: null,
+      budget_period: null,
+      period_spend_usd: null,
+      period_resets_at: null,
       spend_usd: 0,
       rpm: 10,
       tpm: null,
       expires_at: null,
+      previous_expires_at: null,
       last_used_at: null,
       revoked_at: null,
       created_at: made.created_at,
@@ -233,5 +238,54 @@ describeEachStore('console: API keys', (store) => {
     }
     const [still] = await ok(`${cp.url}/v1/teams/${other.team}/keys`, { token: other.org.console_token });
     expect(still.revoked_at).to.equal(null);
+  });
+
+  describe('keys over time: who may PATCH and rotate', () => {
+    const patch = (id: string, token: string, body: unknown) => call(`${cp.url}/v1/keys/${id}`, { method: 'PATCH', token, body });
+    const rotate = (id: string, token: string, body: unknown = {}) => call(`${cp.url}/v1/keys/${id}/rotate`, { token, body });
+    const settings = (f: Fixture, token: string, body?: unknown) =>
+      call(`${cp.url}/v1/orgs/${f.org.org_id}/key-settings`, { method: body === undefined ? 'GET' : 'PUT', token, body });
+
+    it("403: a member may not PATCH their own personal key until an admin allows it, and never someone else's", async () => {
+      const f = await fixture();
+      const own = (await ok(`${cp.url}/v1/teams/${f.team}/keys`, { token: f.member.token, body: { kind: 'personal', name: 'mine' } }, 201)).id;
+      const teamKey = (await ok(`${cp.url}/v1/teams/${f.team}/keys`, { token: f.org.console_token, body: { kind: 'team', name: 'shared' } }, 201)).id;
+      const refused = await patch(own, f.member.token, { budget_usd: 100 });
+      expect(refused.status).to.equal(403);
+      expect(refused.headers.get('content-type')).to.match(/^application\/problem\+json/);
+      expect(refused.body.detail).to.include('key-settings');
+
+      expect((await settings(f, f.member.token)).status, 'members cannot read the setting').to.equal(403);
+      expect((await settings(f, f.member.token, { members_edit_own_keys: true })).status).to.equal(403);
+      expect((await settings(f, f.admin.token, { members_edit_own_keys: true })).body).to.deep.equal({ members_edit_own_keys: true });
+
+      const changed = await patch(own, f.member.token, { budget_usd: 20, budget_period: 'week', name: 'mine, weekly' });
+      expect(changed.status).to.equal(200);
+      expect(changed.body).to.include({ budget_usd: 20, budget_period: 'week', period_spend_usd: 0, name: 'mine, weekly' });
+      expect(Date.parse(changed.body.period_resets_at as string)).to.be.greaterThan(Date.now());
+      const unbudgeted = await patch(own, f.admin.token, { budget_usd: null });
+      expect(unbudgeted.body, 'clearing the budget clears its period').to.include({ budget_usd: null, budget_period: null, period_spend_usd: null });
+      const other = await patch(teamKey, f.member.token, { name: 'taken' });
+      expect(other.status, "a team key is not the member's").to.equal(403);
+      expect((await patch(own, f.outsider.token, { name: 'x' })).status, "another member's personal key").to.equal(403);
+    });
+
+    it('a member rotates their own personal key (as they may revoke it), not a team key; a revoked key is 409', async () => {
+      const f = await fixture();
+      const own = (await ok(`${cp.url}/v1/teams/${f.team}/keys`, { token: f.member.token, body: { kind: 'personal', name: 'mine' } }, 201)).id;
+      const teamKey = (await ok(`${cp.url}/v1/teams/${f.team}/keys`, { token: f.org.console_token, body: { kind: 'team', name: 'shared' } }, 201)).id;
+      const rotated = await rotate(own, f.member.token);
+      expect(rotated.status).to.equal(201);
+      expect(rotated.headers.get('cache-control')).to.equal('no-store');
+      expect(isWellFormedSecret(rotated.body.key as string, 'apiKey')).to.equal(true);
+      // Default grace: a day.
+      expect(Date.parse(rotated.body.previous_expires_at as string) - Date.now()).to.be.within(86_390_000, 86_400_000);
+      const stored = await api_key_find_by_hash(cp.deps.db, sha256Hex(rotated.body.key as string));
+      expect(stored?.id).to.equal(own);
+      expect((await rotate(teamKey, f.member.token)).status).to.equal(403);
+      await ok(`${cp.url}/v1/keys/${own}`, { method: 'DELETE', token: f.member.token }, 204);
+      expect((await rotate(own, f.member.token)).status).to.equal(409);
+      expect((await patch(own, f.org.console_token, { name: 'x' })).status).to.equal(409);
+    });
   });
 });

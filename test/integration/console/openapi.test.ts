@@ -50,7 +50,7 @@ describeEachStore('console API: /v1/openapi.json is the document of the routes t
     const keySchema = doc.paths['/v1/teams/{team_id}/keys']!.post!.requestBody!.content['application/json']!.schema as {
       properties: Record<string, unknown>;
     };
-    expect(Object.keys(keySchema.properties).sort()).to.deep.equal(['budget_usd', 'expires_at', 'kind', 'name', 'rpm', 'tpm']);
+    expect(Object.keys(keySchema.properties).sort()).to.deep.equal(['budget_period', 'budget_usd', 'expires_at', 'kind', 'name', 'rpm', 'tpm']);
 
     const org = await seedOrg(cp.deps);
     const teams = `${cp.url}/v1/workspaces/${org.workspace_id}/teams`;

@@ -27,6 +27,8 @@ describeEachStore('usage settlement: concurrent batches for one workspace', (sto
     workspaceId = seeded.workspaceId;
     keys = [];
     for (let i = 0; i < KEYS; i++) keys.push(await seeded.key(i % 2 ? 500 : null));
+    // The budgeted keys count by month: concurrent batches must not lose each other's period spend.
+    await store.db.query(`UPDATE api_keys SET budget_period = 'month' WHERE workspace_id = $1 AND budget_usd IS NOT NULL`, [workspaceId]);
   });
 
   it('settles every batch (no deadlock) and moves balance and each key spend by exactly what was posted', async function () {
@@ -80,10 +82,13 @@ describeEachStore('usage settlement: concurrent batches for one workspace', (sto
       workspaceId,
     ]);
     expect(Number(w!.spent)).to.equal(totalMicros);
-    const spends = await store.db.query<{ id: string; spend: string }>(
-      `SELECT id, (spend_usd * 1000000)::text AS spend FROM api_keys WHERE workspace_id = $1`,
+    const spends = await store.db.query<{ id: string; spend: string; period: string | null }>(
+      `SELECT id, (spend_usd * 1000000)::text AS spend, CASE WHEN budget_period IS NULL THEN NULL ELSE (period_spend_usd * 1000000)::text END AS period
+         FROM api_keys WHERE workspace_id = $1`,
       [workspaceId],
     );
     expect(Object.fromEntries(spends.map((s) => [s.id, Number(s.spend)]))).to.deep.equal(Object.fromEntries(expectedSpend));
+    // Every call was held this month, so each period key's month spend is all of its spend.
+    for (const s of spends.filter((x) => x.period !== null)) expect(Number(s.period), s.id).to.equal(Number(s.spend));
   });
 });

@@ -130,6 +130,11 @@ describeEachStore('usage settlement: one statement per batch', (store) => {
       balance_version: after.version,
       key_remaining_micros: 1_500,
       key_version: byKey.get(budgetKey)!.key_version,
+      // A lifetime budget of $0.002: no period.
+      budget_micros: 2_000,
+      budget_period: null,
+      period_start_ms: null,
+      budget_day: byKey.get(budgetKey)!.budget_day,
     });
     expect(byKey.get(plainKey)).to.include({ workspace_id: workspaceId, balance_micros: 8_500, key_remaining_micros: null });
     // The per-report answer of a later batch agrees with it key by key.

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, toast, table, confirmDialog, openDialog, lockDialog, copyField, money, when, badge } from '../dom.js';
+import { editKeyDialog, periodSelect, rotateKeyDialog } from './key-dialogs.js';
 
 function statusOf(key) {
   if (key.revoked_at) return 'revoked';
@@ -91,6 +92,7 @@ async function renderKeys(card, s, team) {
   const rows = keys.map((k) => {
     const status = statusOf(k);
     const mayRevoke = status === 'active' && (s.isAdmin || (k.kind === 'personal' && k.owner_user_id === s.me.user_id));
+    const redraw = () => renderKeys(card, s, team);
     return h(
       'tr',
       { class: status === 'active' ? '' : 'inactive', 'data-team': k.team_name },
@@ -98,17 +100,25 @@ async function renderKeys(card, s, team) {
       h('td', { class: 'mono nowrap' }, `${k.prefix}…${k.last4}`),
       team ? null : h('td', {}, h('a', { class: 'subtle', href: `#/keys?team=${k.team_id}` }, k.team_name)),
       h('td', {}, k.kind === 'team' ? 'Team' : (names.get(k.owner_user_id) ?? 'Former member')),
-      h('td', { class: 'num' }, money(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
+      h('td', { class: 'num' }, k.budget_period ? money(k.period_spend_usd) : money(k.spend_usd), k.budget_usd != null ? budgetBar(k) : null),
       h('td', {}, k.last_used_at ? when(k.last_used_at) : 'Never'),
       h(
         'td',
         {},
         badge(status, status === 'active' ? 'ok' : 'off'),
         status === 'active' && k.expires_at ? h('span', { class: 'hint block' }, `until ${when(k.expires_at)}`) : null,
+        status === 'active' && k.previous_expires_at ? h('span', { class: 'hint block' }, `old secret until ${when(k.previous_expires_at)}`) : null,
       ),
       h(
         'td',
         { class: 'actions-cell' },
+        // Members edit their own personal keys only where the org allows it; the server says so if not.
+        mayRevoke
+          ? h('button', { type: 'button', class: 'small', 'aria-label': `Edit key ${k.name}`, onclick: () => editKeyDialog(k, redraw) }, 'Edit')
+          : null,
+        mayRevoke
+          ? h('button', { type: 'button', class: 'small', 'aria-label': `Rotate key ${k.name}`, onclick: () => rotateKeyDialog(k, redraw) }, 'Rotate')
+          : null,
         mayRevoke
           ? h(
               'button',
@@ -204,6 +214,7 @@ function createKeyDialog(choices, s, onDone) {
       });
       const teamKind = h('input', { type: 'radio', name: 'kind', value: 'team', checked: !may.personal, id: 'kind-team', disabled: !may.team });
       const budget = h('input', { name: 'budget', type: 'number', min: '0.01', step: '0.01', inputmode: 'decimal', placeholder: 'No limit' });
+      const period = periodSelect(null);
       const rpm = h('input', { name: 'rpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
       const tpm = h('input', { name: 'tpm', type: 'number', min: '1', step: '1', inputmode: 'numeric', placeholder: 'No limit' });
       const expires = h('input', { name: 'expires', type: 'date' });
@@ -250,6 +261,10 @@ function createKeyDialog(choices, s, onDone) {
                 problems.push(k === 'budget_usd' ? 'Budget must be a positive amount.' : `${k.toUpperCase()} must be a positive whole number.`);
               else if (v !== undefined) body[k] = v;
             }
+            if (period.value) {
+              if (body.budget_usd === undefined) problems.push('A period needs a budget.');
+              else body.budget_period = period.value;
+            }
             if (expires.value) {
               // The key works through the whole chosen day, in the user's time zone.
               const end = new Date(`${expires.value}T23:59:59`);
@@ -280,7 +295,8 @@ function createKeyDialog(choices, s, onDone) {
           h('label', { class: 'check', for: 'kind-personal' }, personal, h('span', {}, h('strong', {}, 'Personal'), personalText)),
           h('label', { class: 'check', for: 'kind-team' }, teamKind, h('span', {}, h('strong', {}, 'Team'), teamText)),
         ),
-        h('div', { class: 'grid three' }, field('Budget (USD)', budget), field('Requests / minute', rpm), field('Tokens / minute', tpm)),
+        h('div', { class: 'grid two' }, field('Budget (USD)', budget), field('Budget applies', period)),
+        h('div', { class: 'grid two' }, field('Requests / minute', rpm), field('Tokens / minute', tpm)),
         field('Expires on', expires, 'Optional. Leave empty for a key that does not expire.'),
         error.el,
         h(
@@ -310,20 +326,23 @@ function showSecret(content, key, close) {
   content.querySelector('input')?.focus();
 }
 
-/** Spent of budget, as text and as a bar (a native <progress>: no inline style under the CSP). */
+const PER = { day: ' / day', week: ' / week', month: ' / month' };
+
+/** Spent of budget (this period's, for a period budget), as text and as a bar (a native <progress>: no inline style under the CSP). */
 function budgetBar(k) {
   const budget = Number(k.budget_usd);
-  const spent = Number(k.spend_usd);
+  const spent = Number(k.budget_period ? k.period_spend_usd : k.spend_usd);
   const ratio = budget > 0 ? Math.min(1, spent / budget) : 1;
   return h(
     'span',
     { class: 'budget' },
-    h('span', { class: 'hint' }, ' of ', money(budget)),
+    h('span', { class: 'hint' }, ' of ', money(budget), k.budget_period ? PER[k.budget_period] : ''),
     h('progress', {
       max: '1',
       value: String(ratio),
       class: ratio >= 0.9 ? 'budget-bar high' : 'budget-bar',
       'aria-label': `${Math.round(ratio * 100)}% of the budget spent`,
     }),
+    k.period_resets_at ? h('span', { class: 'hint block' }, `resets ${when(k.period_resets_at)}`) : null,
   );
 }
