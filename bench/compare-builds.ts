@@ -10,6 +10,7 @@
  * this checkout's proxy (built if stale) is "head". Both proxies share one
  * control plane (this checkout's) and the bench's fake upstream.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -17,6 +18,7 @@ import { BenchContext, PROFILES, tollgateRequest, type Format, type System } fro
 import { measureLoad } from './scenarios/overhead.js';
 import { choosePlacement, ensureBuilt, freePort, readyWhenHealthy, startProcess } from './lib/procs.js';
 import { Report } from './lib/report.js';
+import { pickLoadTool } from './lib/load.js';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +27,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '4' },
     format: { type: 'string', default: 'chat' },
     connections: { type: 'string', default: '50' },
+    // A base older than the models file's deployments and Responses fields: give it only the plain aliases.
+    'base-plain-models': { type: 'boolean', default: false },
   },
 });
 if (!values.base) throw new Error('--base <checkout with dist/> is required');
@@ -35,7 +39,7 @@ const connections = Number(values.connections);
 
 ensureBuilt();
 const placement = choosePlacement();
-const ctx = new BenchContext(PROFILES.full, placement, 'wrk', 'split', new Report());
+const ctx = new BenchContext(PROFILES.full, placement, pickLoadTool(undefined), 'split', new Report());
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
@@ -47,9 +51,16 @@ try {
   const { system: head, tollgate, provisioned } = await ctx.tollgate();
   const port = await freePort();
   const edgeUrl = `http://127.0.0.1:${port}`;
+  const baseModels = values['base-plain-models'] ? { MODELS_FILE: await plainModelsFile(ctx) } : {};
   const baseProc = await startProcess('proxy (base)', process.execPath, [join(values.base, 'dist/bin/proxy.js')], {
     cpus: placement.sut,
-    env: { ...tollgate.env, PROXY_PORT: String(port), EDGE_BASE_URL: edgeUrl, PROXY_DATA_DIR: join(tollgate.dataDir, `proxy-${port}`) },
+    env: {
+      ...tollgate.env,
+      ...baseModels,
+      PROXY_PORT: String(port),
+      EDGE_BASE_URL: edgeUrl,
+      PROXY_DATA_DIR: join(tollgate.dataDir, `proxy-${port}`),
+    },
     ready: readyWhenHealthy(`${edgeUrl}/healthz`),
   });
   const slug = provisioned.org.workspace_slug;
@@ -91,4 +102,16 @@ try {
   await baseProc.stop();
 } finally {
   await ctx.close();
+}
+
+/** The bench's models file with only single-deployment aliases on providers that speak Chat and Messages. */
+async function plainModelsFile(context: BenchContext): Promise<string> {
+  const full = JSON.parse(readFileSync(await context.models(), 'utf8')) as {
+    providers: Record<string, Record<string, unknown>>;
+    models: { deployments?: unknown }[];
+  };
+  const providers = Object.fromEntries(Object.entries(full.providers).map(([name, { responses_base_url: _, ...rest }]) => [name, rest]));
+  const file = join(context.dir, 'models-plain.json');
+  writeFileSync(file, JSON.stringify({ ...full, providers, models: full.models.filter((m) => !m.deployments) }));
+  return file;
 }

@@ -114,6 +114,8 @@ export interface TollgateOptions {
   redisUrl?: string;
   /** Reuse a DATA_DIR (e.g. to restart with an empty key cache over the same keys). */
   dataDir?: string;
+  /** More environment for Tollgate's processes only (the guard's self-test preloads its regression this way). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Tollgate {
@@ -153,6 +155,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
     // BENCH_CPU_PROF_DIR: a V8 CPU profile of each of Tollgate's processes, written there at exit.
     ...(process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench/lib/cpu-profile-hook.mjs')}` } : {}),
+    ...options.env,
   };
   let controlPlane: Proc | undefined;
   let proxy: Proc;
