@@ -51,6 +51,8 @@ export function cpusAllowed(pid: number): string {
 
 export interface StartOptions {
   cpus: string | undefined;
+  /** Working directory (another checkout's `npm start`); this one's by default. */
+  cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Resolves true once the process is ready to serve. */
   ready: (proc: Proc) => Promise<boolean>;
@@ -79,7 +81,7 @@ export function ensureBuilt(): void {
 export async function startProcess(name: string, command: string, args: string[], options: StartOptions): Promise<Proc> {
   const [cmd, argv] = options.cpus === undefined ? [command, args] : ['taskset', ['-c', options.cpus, command, ...args]];
   const child = spawn(cmd, argv, {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
