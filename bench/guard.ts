@@ -197,11 +197,22 @@ function report(rounds: GuardRound[], baseline: ReturnType<typeof guardBaselineS
 
 function spread(files: string[]): void {
   const runs = files.map((f) => (JSON.parse(readFileSync(f, 'utf8')) as { medians: Record<GuardRatio, number> }).medians);
-  for (const s of guardSpread(runs)) {
+  const spreads = guardSpread(runs);
+  for (const s of spreads) {
     say(
       `${s.ratio.padEnd(20)} min ${s.min.toFixed(3)}  median ${s.median.toFixed(3)}  max ${s.max.toFixed(3)}  spread ${(s.spread * 100).toFixed(1)} %`,
     );
   }
+  const why = values['write-baseline'];
+  if (!why) return;
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  const baseline = guardBaselineSchema.parse({
+    why,
+    ratios: Object.fromEntries(spreads.map((s) => [s.ratio, round(s.median)])),
+    tolerance: Object.fromEntries(spreads.map((s) => [s.ratio, round(s.spread)])),
+  });
+  writeFileSync(values.baseline, `${JSON.stringify(baseline, null, 2)}\n`);
+  say(`wrote ${values.baseline}`);
 }
 
 if (values.spread) spread(positionals);
