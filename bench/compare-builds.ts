@@ -52,7 +52,8 @@ process.stdout.write(`compare-builds: ${placement.note}; load average at start $
 
 try {
   const floor = await ctx.floor();
-  const { base, head, stop } = values.tree ? await trees(values.base) : await proxies(values.base);
+  const builds = values.tree ? await trees(values.base) : await proxies(values.base);
+  const { base, head } = builds;
   const systems: [string, System][] = [
     ['floor', floor],
     ['base', base],
@@ -82,7 +83,7 @@ try {
     `median µs/call (${format}, ${connections} conns): floor ${m.floor.toFixed(1)}, base ${m.base.toFixed(1)} (${(m.base / m.floor).toFixed(2)}x), ` +
       `head ${m.head.toFixed(1)} (${(m.head / m.floor).toFixed(2)}x); head-base per round median ${median(diffs).toFixed(1)} µs; load ${load()}\n`,
   );
-  await stop();
+  await builds.stop();
 } finally {
   await ctx.close();
 }

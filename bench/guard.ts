@@ -151,8 +151,8 @@ async function run(): Promise<boolean> {
       const problem = await probe(m.req);
       if (problem) throw new Error(`${m.key} does not answer 2xx: ${problem}`);
     }
-    // Fresh processes need their code warm before a call costs what it will (docs/bench.md, Method).
     say(`started in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+    // Fresh processes need their code warm before a call costs what it will (docs/bench.md, Method).
     for (const m of all) await measure(m, Number(values.warm));
     say(`warmed at ${((performance.now() - t0) / 1000).toFixed(1)}s`);
     const measured: GuardRound[] = [];
