@@ -62,6 +62,21 @@ export function judgeGuard(measured: Record<GuardRatio, number>, baseline: Guard
   });
 }
 
+/**
+ * A run fails when two ratios or more exceed their limits. Every code path
+ * shows in two ratios at least (Chat: passed through, translated, the tree;
+ * Messages: passed through, translated; translation: both translated), so a
+ * real slip moves two; one ratio alone past its limit is what load did to one
+ * measurement (a loaded check run put Chat alone 0.01 % over).
+ */
+export const GUARD_FAILS_AT = 2;
+
+export function guardFailed(verdicts: readonly GuardVerdict[]): boolean {
+  // A ratio that could not be computed is a broken measurement, not noise.
+  if (verdicts.some((v) => !Number.isFinite(v.measured))) return true;
+  return verdicts.filter((v) => v.exceeded).length >= GUARD_FAILS_AT;
+}
+
 export interface GuardSpread {
   ratio: GuardRatio;
   min: number;

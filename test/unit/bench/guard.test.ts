@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import {
   GUARD_RATIOS,
+  guardFailed,
   guardBaselineSchema,
   guardMedians,
   guardSpread,
@@ -64,6 +65,17 @@ describe('bench guard', () => {
   it('catches a 15 % regression when the spread is below it', () => {
     const verdicts = judgeGuard(each(2 * 1.15), baseline);
     expect(verdicts.every((v) => v.exceeded)).to.equal(true);
+    expect(guardFailed(verdicts)).to.equal(true);
+  });
+
+  it('fails a run when two ratios exceed their limits, not when one alone does (load on one measurement)', () => {
+    expect(guardFailed(judgeGuard({ ...each(2), chat: 2.3 }, baseline))).to.equal(false);
+    // A slip in the Messages path shows passed through and translated.
+    expect(guardFailed(judgeGuard({ ...each(2), messages: 2.3, 'messages translated': 2.3 }, baseline))).to.equal(true);
+  });
+
+  it('fails a run with a ratio it could not compute, even alone', () => {
+    expect(guardFailed(judgeGuard({ ...each(2), 'tree chat': NaN }, baseline))).to.equal(true);
   });
 
   it('measures the spread as (max − min) ÷ median over runs', () => {
