@@ -51,6 +51,8 @@ export function cpusAllowed(pid: number): string {
 
 export interface StartOptions {
   cpus: string | undefined;
+  /** Working directory (another checkout's `npm start`); this one's by default. */
+  cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** Resolves true once the process is ready to serve. */
   ready: (proc: Proc) => Promise<boolean>;
@@ -79,7 +81,7 @@ export function ensureBuilt(): void {
 export async function startProcess(name: string, command: string, args: string[], options: StartOptions): Promise<Proc> {
   const [cmd, argv] = options.cpus === undefined ? [command, args] : ['taskset', ['-c', options.cpus, command, ...args]];
   const child = spawn(cmd, argv, {
-    cwd: REPO_ROOT,
+    cwd: options.cwd ?? REPO_ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -171,26 +173,61 @@ export function statCpuTicks(stat: string): number {
 
 export const CPU_RESOLUTION_US = 1_000_000 / CLOCK_TICKS_PER_SECOND;
 
-/** The process and all its descendants, from /proc/<pid>/task/<tid>/children. */
+/**
+ * The process and all its descendants, from /proc/<pid>/task/<tid>/children,
+ * or, on kernels built without those files, from every process's parent in
+ * /proc/<pid>/stat.
+ */
 export function processTree(pid: number): number[] {
+  const childrenOf = readdirSafe(`/proc/${pid}/task`).some((tid) => exists(`/proc/${pid}/task/${tid}/children`)) ? childrenFiles : childrenByParent();
   const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    const p = out[i]!;
-    let tasks: string[];
+  for (let i = 0; i < out.length; i++) out.push(...childrenOf(out[i]!));
+  return out;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function exists(file: string): boolean {
+  try {
+    readFileSync(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function childrenFiles(pid: number): number[] {
+  const out: number[] = [];
+  for (const tid of readdirSafe(`/proc/${pid}/task`)) {
     try {
-      tasks = readdirSync(`/proc/${p}/task`);
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim()) out.push(Number(c));
     } catch {
-      continue;
-    }
-    for (const tid of tasks) {
-      try {
-        for (const c of readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8').split(' ')) if (c.trim()) out.push(Number(c));
-      } catch {
-        /* the task ended meanwhile */
-      }
+      /* the task ended meanwhile */
     }
   }
   return out;
+}
+
+/** Children by parent pid, read once from every /proc/<pid>/stat (field 4, after the command name's last ')'). */
+function childrenByParent(): (pid: number) => number[] {
+  const byParent = new Map<number, number[]>();
+  for (const entry of readdirSafe('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      byParent.set(ppid, [...(byParent.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* ended meanwhile */
+    }
+  }
+  return (pid) => byParent.get(pid) ?? [];
 }
 
 /** A per-process figure summed over a process tree (processes that end meanwhile count nothing). */

@@ -114,9 +114,15 @@ export interface TollgateOptions {
   redisUrl?: string;
   /** Reuse a DATA_DIR (e.g. to restart with an empty key cache over the same keys). */
   dataDir?: string;
+  /** The checkout `npm start` runs in (`whole` only): another build to compare; this one by default. */
+  root?: string;
+  /** More environment for Tollgate's processes only (the guard's self-test preloads its regression this way). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Tollgate {
+  /** The checkout it runs from, whose CLI provisions it. */
+  root: string;
   baseUrl: string;
   edgeUrl: string;
   dataDir: string;
@@ -153,6 +159,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : { REDIS_URL: '' }),
     // BENCH_CPU_PROF_DIR: a V8 CPU profile of each of Tollgate's processes, written there at exit.
     ...(process.env.BENCH_CPU_PROF_DIR ? { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench/lib/cpu-profile-hook.mjs')}` } : {}),
+    ...options.env,
   };
   let controlPlane: Proc | undefined;
   let proxy: Proc;
@@ -160,6 +167,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     // Exactly what a user runs: npm, its prestart build check, and the service it starts, as one tree.
     proxy = await startProcess('tollgate (npm start)', 'npm', ['start', '--silent'], {
       cpus: options.placement.sut,
+      cwd: options.root,
       env,
       ready: readyWhenHealthy(`${baseUrl}/healthz`, `${edgeUrl}/healthz`),
     });
@@ -204,6 +212,7 @@ export async function startTollgate(options: TollgateOptions): Promise<Tollgate>
     }
   }
   return {
+    root: options.root ?? REPO_ROOT,
     baseUrl,
     edgeUrl,
     dataDir,
@@ -235,11 +244,11 @@ export interface Bootstrapped {
 }
 
 /** `npm run -s cli -- bootstrap …` against the same store the service uses. */
-export async function bootstrap(tollgate: Pick<Tollgate, 'env'>, slug: string): Promise<Bootstrapped> {
+export async function bootstrap(tollgate: Pick<Tollgate, 'env'> & { root?: string }, slug: string): Promise<Bootstrapped> {
   const { stdout } = await execFileAsync(
     'npm',
     ['run', '-s', 'cli', '--', 'bootstrap', '--org', slug, '--name', `Bench ${slug}`, '--owner', `owner@${slug}.example`],
-    { cwd: REPO_ROOT, env: { ...process.env, ...tollgate.env } },
+    { cwd: tollgate.root ?? REPO_ROOT, env: { ...process.env, ...tollgate.env } },
   );
   return JSON.parse(stdout) as Bootstrapped;
 }
@@ -271,22 +280,23 @@ export interface Provisioned {
 /** Budgets and limits far above anything a run can reach. */
 export const UNREACHABLE_LIMITS = { budget_usd: 1_000_000, rpm: 100_000_000, tpm: 2_000_000_000 };
 
-export async function provision(tollgate: Tollgate, slug = 'bench'): Promise<Provisioned> {
+/** Every alias the bench's models file holds: what a provisioned team may call. */
+const BENCH_ALIASES = [
+  FAST_ALIAS,
+  PACED_ALIAS,
+  THREE_ALIAS,
+  FAILOVER_ALIAS,
+  FAILOVER_LOCALHOST_ALIAS,
+  ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages]),
+];
+
+export async function provision(tollgate: Tollgate, slug = 'bench', models: readonly string[] = BENCH_ALIASES): Promise<Provisioned> {
   const org = await bootstrap(tollgate, slug);
   const call = consoleClient(tollgate.baseUrl, org.console_token);
   await call('POST', `/v1/workspaces/${org.workspace_id}/credits`, { amount_usd: 1_000_000 });
   const team = await call<{ id: string }>('POST', `/v1/workspaces/${org.workspace_id}/teams`, { name: 'bench' });
   await call('POST', `/v1/teams/${team.id}/members`, { user_id: org.owner_user_id });
-  await call('PUT', `/v1/teams/${team.id}/models`, {
-    models: [
-      FAST_ALIAS,
-      PACED_ALIAS,
-      THREE_ALIAS,
-      FAILOVER_ALIAS,
-      FAILOVER_LOCALHOST_ALIAS,
-      ...Object.values(TRANSLATED_ALIASES).flatMap((a) => [a.chat, a.messages]),
-    ],
-  });
+  await call('PUT', `/v1/teams/${team.id}/models`, { models });
   const key = await createTeamKey(call, team.id, 'bench');
   return { org, call, teamId: team.id, key };
 }

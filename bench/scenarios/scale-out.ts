@@ -14,7 +14,7 @@ const BATCH = 500;
 /** Keys the reports spread over, all of one workspace: every batch moves the same balance, as busy proxies' do. */
 const KEYS = 16;
 /** How many proxies post at once; the target is judged at the most. */
-const PROXIES = [1, 4];
+const PROXIES = [1, 3, 4];
 const TARGET_PER_CORE = 20_000;
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

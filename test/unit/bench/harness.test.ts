@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { luaString, wrkScript } from '../../../bench/lib/load.js';
-import { statCpuTicks } from '../../../bench/lib/procs.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { processTree, statCpuTicks } from '../../../bench/lib/procs.js';
 import { latencyOf } from '../../../bench/lib/stats.js';
 import { chatBody, messagesBody, responsesBody, BODY_BYTES } from '../../../bench/lib/bodies.js';
 import { measureResponsesCost, RESPONSES_ROUTES } from '../../../bench/lib/responses-cost.js';
@@ -61,6 +63,24 @@ describe('bench harness helpers', () => {
     for (const route of RESPONSES_ROUTES) {
       expect(cost.requestUs[route], route).to.be.greaterThan(0);
       expect(cost.eventUs[route], route).to.be.greaterThan(0);
+    }
+  });
+
+  it("finds a process tree's grandchildren (the `npm start` tree is npm, its shell, and node)", async () => {
+    // A shell that starts a child which starts its own: two levels below the one we know.
+    const shell = spawn('sh', ['-c', 'sh -c "sleep 5 & wait" & wait'], { stdio: 'ignore' });
+    try {
+      let tree: number[] = [];
+      for (let i = 0; i < 50 && tree.length < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        tree = processTree(shell.pid!);
+      }
+      expect(tree[0]).to.equal(shell.pid);
+      expect(tree).to.have.length(3);
+    } finally {
+      const exited = once(shell, 'exit');
+      for (const pid of processTree(shell.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      await exited;
     }
   });
 });
