@@ -34,6 +34,7 @@ export interface ProxyMetrics {
   keyCacheEntries: Gauge;
   invalidations: Counter<'via'>;
   invalidationLag: Histogram<'via'>;
+  keyCacheClears: Counter<'reason'>;
   holdsOutstanding: Gauge;
   settlementQueue: Gauge;
   settlementLag: Histogram;
@@ -111,6 +112,12 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       help: 'Change committed in the control plane to applied in this proxy (includes clock skew between hosts)',
       labelNames: ['via'],
       buckets: FAST_BUCKETS,
+      registers,
+    }),
+    keyCacheClears: new Counter({
+      name: 'tollgate_proxy_key_cache_clears_total',
+      help: 'Times every cached key answer was marked for refresh because the change feed could not say what changed: feed_backwards, page_full',
+      labelNames: ['reason'],
       registers,
     }),
     holdsOutstanding: new Gauge({
