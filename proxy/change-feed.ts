@@ -53,8 +53,8 @@ export function startChangeFeed(
   const ahead = new Set<number>();
   // The stream opened behind `seen`: the control plane's fan-out lagging the database, or a feed gone back.
   let checkBack = false;
-  let running: Promise<void> | undefined;
-  let again = false;
+  // Readies heard: a sync that began before the latest one read too early to close the gap it opened.
+  let readies = 0;
 
   const apply = (events: ChangeEvent[], via: 'push' | 'poll') => {
     for (const e of events) {
@@ -101,13 +101,14 @@ export function startChangeFeed(
 
   /** Reads and applies the changes after `seen` (one page), finding the position first if there is none. */
   async function syncOnce(): Promise<void> {
+    const began = readies;
     if (seen === undefined) seen = await findPosition();
     else if (checkBack) seen = await checkBackwards(seen);
     const { events } = await client.changesAfter(seen);
     apply(events, 'poll');
     // More than a page changed: the next sync reads on from the page's end; until then nobody knows what changed.
     if (events.length >= CHANGE_FEED_PAGE_SIZE) return suspect('page_full');
-    if (!behind) return;
+    if (!behind || began !== readies) return;
     behind = false;
     if (ahead.size) seen = Math.max(seen!, ...ahead);
     ahead.clear();
@@ -126,23 +127,12 @@ export function startChangeFeed(
     }
   }
 
-  /** One sync at a time (a poll and a stream's catch-up read the same position); one asked during a sync runs after it. */
-  function sync(): Promise<void> {
-    if (running) {
-      again = true;
-      return running;
-    }
-    running = (async () => {
-      do {
-        again = false;
-        await syncLogged();
-      } while (again && !abort.signal.aborted);
-    })().finally(() => (running = undefined));
-    return running;
-  }
+  // One sync at a time: a poll and a stream's catch-up read and move the same position.
+  const sync = oneAtATime(syncLogged, abort.signal);
 
   function onReady(version: number): void {
     hooks.onReachable?.();
+    readies++;
     if (version === seen && !behind) return;
     // Behind `seen`: the sync asks where the feed stands (a lagging fan-out, or a feed gone back); until it
     // knows, the stream's events are applied even at or below `seen`. Ahead, or no position yet: the sync
@@ -194,4 +184,23 @@ async function followStream(client: ControlPlaneClient, signal: AbortSignal, onE
     await new Promise((r) => setTimeout(r, delay).unref());
     delay = Math.min(delay * 2, 5_000);
   }
+}
+
+/** Runs `fn` one at a time: a call while it runs asks for one more run after it, and shares the running one's promise. */
+function oneAtATime(fn: () => Promise<void>, signal: AbortSignal): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let again = false;
+  return () => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await fn();
+      } while (again && !signal.aborted);
+    })().finally(() => (running = undefined));
+    return running;
+  };
 }

@@ -13,7 +13,7 @@ const change = (id: number, subject = `k${id}`): ChangeEvent => ({ id, topic: 'k
  * frames to once the proxy opens it.
  */
 function controlPlane(events: ChangeEvent[]) {
-  const feed = { events, version: events.at(-1)?.id ?? 0, reads: [] as string[] };
+  const feed = { events, version: events.at(-1)?.id ?? 0, reads: [] as string[], gate: undefined as Promise<void> | undefined };
   const frames: string[] = [];
   let wake: () => void = () => undefined;
   let opened: () => void = () => undefined;
@@ -25,7 +25,9 @@ function controlPlane(events: ChangeEvent[]) {
     },
     changesAfter: async (after: number) => {
       feed.reads.push(`after ${after}`);
-      return { events: feed.events.filter((e) => e.id > after).slice(0, CHANGE_FEED_PAGE_SIZE) };
+      const answer = feed.events.filter((e) => e.id > after);
+      await feed.gate;
+      return { events: answer.slice(0, CHANGE_FEED_PAGE_SIZE) };
     },
     async openChangeStream(signal: AbortSignal) {
       opened();
@@ -73,17 +75,17 @@ function recordingCache(oldest?: number) {
 const logger = createLogger('silent', 'change-feed-test');
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
-function start(cp: ReturnType<typeof controlPlane>, cache: ReturnType<typeof recordingCache>, push = true) {
+function start(cp: ReturnType<typeof controlPlane>, cache: ReturnType<typeof recordingCache>, push = true, pollMs = 60_000) {
   const reasons: CacheSuspectReason[] = [];
-  const feed = startChangeFeed(cp.client, cache as unknown as KeyCache, logger, 60_000, push, { onSuspect: (r) => reasons.push(r) });
+  const feed = startChangeFeed(cp.client, cache as unknown as KeyCache, logger, pollMs, push, { onSuspect: (r) => reasons.push(r) });
   return { feed, reasons };
 }
 
 /** A feed started on `events` with its push stream open, the first sync done. */
-async function streaming(events: ChangeEvent[]) {
+async function streaming(events: ChangeEvent[], pollMs?: number) {
   const cp = controlPlane(events);
   const cache = recordingCache();
-  const { feed, reasons } = start(cp, cache);
+  const { feed, reasons } = start(cp, cache, true, pollMs);
   await feed.firstPoll;
   await cp.streamOpen;
   return { cp, cache, feed, reasons };
@@ -124,6 +126,25 @@ describe('change feed: catching up rather than emptying the key cache', () => {
     await settle();
     expect(cache.dropped.sort()).to.deep.equal(['k2', 'k3', 'k4', 'k5']);
     expect([cache.suspect, reasons]).to.deep.equal([0, []]);
+    feed.stop();
+  });
+
+  it('a poll that read before the stream opened ahead does not close the gap: the changes between are still applied', async () => {
+    const { cp, cache, feed } = await streaming([change(1)], 20);
+    let open: () => void = () => undefined;
+    cp.feed.gate = new Promise<void>((r) => (open = r));
+    // A poll reads the feed at 1 and is slow to answer; meanwhile 2 and 3 commit, the stream reconnects at 3 and pushes 4.
+    cp.feed.reads.length = 0;
+    while (!cp.feed.reads.length) await new Promise((r) => setTimeout(r, 5));
+    cp.feed.events.push(change(2), change(3), change(4));
+    cp.feed.version = 4;
+    cp.ready(3);
+    cp.push(change(4));
+    await settle();
+    cp.feed.gate = undefined;
+    open();
+    await settle();
+    expect(cache.dropped.sort()).to.deep.equal(['k2', 'k3', 'k4']);
     feed.stop();
   });
 
