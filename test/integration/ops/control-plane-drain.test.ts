@@ -28,15 +28,20 @@ for (const [name, storeEnv] of [
   describe(`control plane shutdown with change streams open (${name})`, function () {
     // A fresh embedded store takes a while to create on a busy machine.
     this.timeout(120_000);
-    it('ends the change streams at once and returns within 2 s, though the grace period is 25 s', async function () {
+    /** A control plane on this store, in a directory of its own (the test removes it). */
+    async function start(ctx: Mocha.Context) {
       const env = await storeEnv();
       if (!env) {
         if (process.env.CI) throw new Error('PostgreSQL is required in CI');
-        this.skip();
+        ctx.skip();
       }
       const dir = mkdtempSync(join(tmpdir(), 'tollgate-cp-drain-'));
       const config = testConfig({ DATA_DIR: dir, ...env });
       const cp = await startControlPlane(config, createLogger('silent', 'drain-test'), { port: 0, host: '127.0.0.1' });
+      return { dir, config, cp };
+    }
+    it('ends the change streams at once and returns within 2 s, though the grace period is 25 s', async function () {
+      const { dir, config, cp } = await start(this);
       try {
         const streams = await Promise.all(
           [1, 2].map(async () => {
@@ -65,14 +70,7 @@ for (const [name, storeEnv] of [
     });
 
     it('a client keeping its keep-alive connection busy (a proxy polling) does not hold the shutdown for the grace period', async function () {
-      const env = await storeEnv();
-      if (!env) {
-        if (process.env.CI) throw new Error('PostgreSQL is required in CI');
-        this.skip();
-      }
-      const dir = mkdtempSync(join(tmpdir(), 'tollgate-cp-drain-'));
-      const config = testConfig({ DATA_DIR: dir, ...env });
-      const cp = await startControlPlane(config, createLogger('silent', 'drain-test'), { port: 0, host: '127.0.0.1' });
+      const { dir, config, cp } = await start(this);
       // One connection, as the proxy's pool keeps it: a request follows the last one's answer at once.
       const pool = new Pool(cp.url, { connections: 1 });
       let polling = true;
