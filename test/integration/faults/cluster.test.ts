@@ -371,10 +371,13 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     figure('fault 4: last call served from the cache after the cut (ms)', lastServed);
     figure('fault 4: first 503 after the cut (ms)', first503);
     expect(Object.keys(tally(duringCut)).sort(), cluster.logs()).to.deep.equal(['200', '503']);
-    // Served from the cache through its window (last confirmed at most half the 2 s freshness before the cut), refused after it.
-    expect(lastServed).to.be.within(STALE_MS - 1500, STALE_MS + 500);
+    // Served from the cache through its window, refused after it. The window runs from the key's last confirmation:
+    // the answer to a background refresh, sent on the first call after half the 2 s freshness. So the confirmation is
+    // at most 1 s, plus the gap to that call, plus the refresh's round trip, before the cut; at load 19 those two
+    // took 0.57 s (last served 3.43 s after the cut), so 1 s is allowed for them.
+    expect(lastServed).to.be.within(STALE_MS - 2000, STALE_MS + 500);
     expect(first503).to.be.greaterThan(lastServed);
-    expect(duringCut.filter((o) => o.status === 503).every((o) => rel(o) > STALE_MS - 1500)).to.equal(true);
+    expect(duringCut.filter((o) => o.status === 503).every((o) => rel(o) > STALE_MS - 2000)).to.equal(true);
     expect(firstServedAgain.status).to.equal(200);
     await billedOnce(w, [...timed, { status: 200, requestId: firstServedAgain.headers.get('x-request-id') ?? undefined }]);
     // Every call of key B served anywhere is billed, and all of them together stay within its budget.
