@@ -550,8 +550,13 @@ function figure(what: string, value: number | string): void {
 
 /** A client's one retry: an answer of 502–504 or no answer at all is tried again once. */
 async function retryOnce<T extends { status: number }>(send: () => Promise<T>): Promise<T> {
-  const first = await send().catch(() => undefined);
+  let firstError: unknown;
+  const first = await send().catch((err: unknown) => void (firstError = err));
   if (first && first.status < 502) return first;
   await sleep(200);
-  return send();
+  // Both failures with their causes ("fetch failed" alone does not say whether the connection was refused or cut).
+  return send().catch((err: unknown) => {
+    const why = (e: unknown) => (e instanceof Error ? `${e.message} (${String((e.cause as Error | undefined)?.message ?? e.cause)})` : String(e));
+    throw new Error(`retried call failed: ${why(err)}; first attempt: ${first ? first.status : why(firstError)}`);
+  });
 }
