@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ensurePrivateDataDir, tightenDataDir } from './db/data-dir-mode.js';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
@@ -75,6 +75,10 @@ export async function startControlPlane(
         await alerts.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
+          // A client that keeps its connection busy (a proxy's polls, key lookups and usage reports) would
+          // hold the close until the grace period ends, since the connection is never idle: every answer
+          // from now on closes its connection, so each client moves to another replica after its request.
+          server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => res.setHeader('connection', 'close'));
           // Proxies hold change streams open for good: those end now (the
           // proxies reconnect), idle sockets go now, and only requests in
           // flight get the grace period.

@@ -13,12 +13,29 @@ interface Entry {
   refreshAfter: number;
   /** The answer a hit gives, made once per entry rather than per call (nobody changes it). */
   answer: Lookup;
+  /** The change-feed position the answer is at least as new as (0 when the source did not say). */
+  version: number;
+  /**
+   * Changes may have been missed since it was fetched (the feed could not say which): it is asked for
+   * again before its next use, but still answers for the stale window while the control plane is away.
+   */
+  suspect: boolean;
+}
+
+/** A fetch under way: what happened while it was, so its answer is kept only when nothing since could undo it. */
+interface Race {
+  /** The subjects ("team:<id>", …) change events named meanwhile. */
+  touched: Set<string>;
+  /** Any key event meanwhile: it may be a new key whose hash was looked up as unknown. */
+  keyEvent: boolean;
+  /** The whole cache was marked suspect meanwhile. */
+  suspect: boolean;
 }
 
 export type Lookup = { kind: 'known'; key: ResolvedKey } | { kind: 'unknown' } | { kind: 'unavailable' };
 
 export interface KeyCacheSource {
-  resolveKey(hash: string): Promise<{ key: ResolvedKey | null }>;
+  resolveKey(hash: string): Promise<{ key: ResolvedKey | null; version?: number }>;
 }
 
 /** How long a failed background refresh waits before the next one is tried. */
@@ -44,8 +61,14 @@ function subjects(k: ResolvedKey): string[] {
  * above does), so freshness is exactly what it was.
  *
  * Change events drop the entries they touch at once, found through an index
- * by key, team, workspace and owner rather than a scan of the cache;
- * concurrent misses share one fetch.
+ * by key, team, workspace and owner rather than a scan of the cache; a
+ * dropped answer is never used fail-static, since the change may have been a
+ * revocation. A fetch that a change event raced is kept only when the event
+ * named none of the key's subjects. When the change feed cannot say what
+ * changed (it went back, or more changed than a page), every entry is marked
+ * suspect instead: asked for again before its next use, still answering for
+ * the stale window while the control plane is away. Concurrent misses share
+ * one fetch.
  */
 export interface KeyCache {
   /** The answer without waiting, when the cache has a fresh one (refreshing it ahead of time if due). */
@@ -54,7 +77,10 @@ export interface KeyCache {
   lookup(hash: string): Promise<Lookup>;
   /** A change-feed hint: forget every entry the changed subject could affect. */
   invalidate(topic: ChangeTopic, subjectId: string): void;
-  clear(): void;
+  /** Changes may have been missed: every answer (and every fetch under way, with `inflight` only those) is asked for again before its next use. */
+  markSuspect(scope: 'all' | 'inflight'): void;
+  /** The oldest change-feed position a cached answer is at: where a feed that lost its position must resume. */
+  oldestVersion(): number | undefined;
   size(): number;
   /** Plain counters, read by the metrics scrape. */
   readonly stats: { hit: number; miss: number; stale: number; unavailable: number };
@@ -91,21 +117,26 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     }
   };
   const inflight = new Map<string, Promise<Lookup>>();
-  // Bumped by every invalidation: a fetch that raced one must not be cached.
-  let generation = 0;
+  // Every fetch under way, shared or no longer shared, with the changes it raced.
+  const racing = new Set<Race>();
   // Plain counters, read by the metrics scrape: free on the lookup path.
   const stats = { hit: 0, miss: 0, stale: 0, unavailable: 0 };
 
   const halfFresh = settings.keyFreshMs / 2;
   const UNKNOWN: Lookup = { kind: 'unknown' };
 
+  /** Whether a change raced the fetch of this answer and could have undone it (a revocation, say). */
+  const undone = (race: Race, key: ResolvedKey | null): boolean => (key ? subjects(key).some((s) => race.touched.has(s)) : race.keyEvent);
+
   async function fetchKey(hash: string, stale: Entry | undefined): Promise<Lookup> {
-    const started = generation;
+    const race: Race = { touched: new Set(), keyEvent: false, suspect: false };
+    racing.add(race);
     try {
-      const { key } = await source.resolveKey(hash);
+      const { key, version = 0 } = await source.resolveKey(hash);
       const t = now();
-      const entry: Entry = { key, fetchedAt: t, refreshAfter: t + halfFresh, answer: key ? { kind: 'known', key } : UNKNOWN };
-      if (generation === started) store(hash, entry);
+      const answer: Lookup = key ? { kind: 'known', key } : UNKNOWN;
+      const entry: Entry = { key, fetchedAt: t, refreshAfter: t + halfFresh, answer, version, suspect: race.suspect };
+      if (!undone(race, key)) store(hash, entry);
       return entry.answer;
     } catch (err) {
       if (!(err instanceof ControlPlaneUnavailable)) logger.error({ err }, 'key resolution failed');
@@ -116,6 +147,8 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
       }
       stats.unavailable++;
       return { kind: 'unavailable' };
+    } finally {
+      racing.delete(race);
     }
   }
 
@@ -140,7 +173,7 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
   /** The answer without waiting, when the cache has a fresh one (refreshing it ahead of time if due). */
   function cached(hash: string): Lookup | undefined {
     const e = cache.get(hash);
-    if (!e) return undefined;
+    if (!e || e.suspect) return undefined;
     const t = now();
     const age = t - e.fetchedAt;
     if (!e.key) {
@@ -164,18 +197,27 @@ export function createKeyCache(source: KeyCacheSource, settings: ProxySettings, 
     },
     /** A change-feed hint: forget every entry the changed subject could affect. */
     invalidate(topic: ChangeTopic, subjectId: string): void {
-      generation++;
-      // A fetch already under way may carry the answer from before the change: later lookups must not share it.
+      // A fetch already under way may carry the answer from before the change: later lookups must not share it,
+      // and it is kept only if the change named none of its key's subjects.
       inflight.clear();
+      for (const race of racing) {
+        race.touched.add(`${topic}:${subjectId}`);
+        if (topic === 'key') race.keyEvent = true;
+      }
       // A key event may be a new key whose hash was cached as unknown.
       if (topic === 'key') for (const hash of [...negatives]) cache.delete(hash);
       const hashes = index.get(`${topic}:${subjectId}`);
       if (hashes) for (const hash of [...hashes]) cache.delete(hash);
     },
-    clear(): void {
-      generation++;
+    markSuspect(scope: 'all' | 'inflight'): void {
       inflight.clear();
-      cache.clear();
+      for (const race of racing) race.suspect = true;
+      if (scope === 'all') for (const e of cache.values()) e.suspect = true;
+    },
+    oldestVersion(): number | undefined {
+      let oldest: number | undefined;
+      for (const e of cache.values()) if (oldest === undefined || e.version < oldest) oldest = e.version;
+      return oldest;
     },
     size: () => cache.size,
     stats,

@@ -36,6 +36,7 @@ export interface ProxyMetrics {
   keyCacheEntries: Gauge;
   invalidations: Counter<'via'>;
   invalidationLag: Histogram<'via'>;
+  keyCacheClears: Counter<'reason'>;
   holdsOutstanding: Gauge;
   settlementQueue: Gauge;
   settlementLag: Histogram;
@@ -118,6 +119,12 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       registers,
     }),
     ...abandonedMetrics(registers, sources),
+    keyCacheClears: new Counter({
+      name: 'tollgate_proxy_key_cache_clears_total',
+      help: 'Times every cached key answer was marked for refresh because the change feed could not say what changed: feed_backwards, page_full',
+      labelNames: ['reason'],
+      registers,
+    }),
     holdsOutstanding: new Gauge({
       name: 'tollgate_proxy_holds_outstanding',
       help: "This proxy's holds taken and not yet released",

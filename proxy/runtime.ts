@@ -146,10 +146,11 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       metrics?.invalidations.labels(via).inc();
       if (at !== undefined) metrics?.invalidationLag.labels(via).observe(Math.max(0, Date.now() - at) / 1000);
     },
+    onSuspect: (reason) => metrics?.keyCacheClears.labels(reason).inc(),
   });
 
-  // Calls wait for the feed's position: a key fetched before it is known would be flushed by the first poll.
-  // poll() never rejects, and the client's own timeouts bound how long an unreachable control plane takes.
+  // Calls wait for the feed's position, so no key is fetched before the feed knows where it stands.
+  // The first sync never rejects, and the client's own timeouts bound how long an unreachable control plane takes.
   await feed.firstPoll;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -18,7 +18,8 @@ export type ChangeEvent = z.infer<typeof changeEventSchema>;
 
 /**
  * Most events one `GET /internal/changes` answers. A proxy that receives a
- * full page cannot know what it missed beyond it and drops its whole cache.
+ * full page cannot know what lies beyond it until its next read, so it marks
+ * every cached key answer for refresh (still usable in an outage).
  */
 export const CHANGE_FEED_PAGE_SIZE = 1000;
 

@@ -177,6 +177,8 @@ export interface ProcessPlane {
   /** Starts a proxy with these settings on a fixed port (kept across restarts); resolves once /healthz answers. */
   startProxy(name: string, env?: NodeJS.ProcessEnv): Promise<string>;
   proxy(name: string): Child | undefined;
+  /** The proxy's PROXY_DATA_DIR (its settlement outbox), kept across restarts. */
+  dataDir(name: string): string;
   stopProxy(name: string, signal?: NodeJS.Signals): Promise<number | string | undefined>;
   /** A key's money as the control plane has it committed now (GET /internal/money). */
   money(keyId: string): Promise<{ balance_micros: number; key_remaining_micros: number | null }>;
@@ -243,6 +245,7 @@ export async function startProcessPlane(storeEnv: NodeJS.ProcessEnv, modelsFile:
       return url;
     },
     proxy: (name) => proxies.get(name)?.child,
+    dataDir: (name) => proxies.get(name)!.dataDir,
     async stopProxy(name, signal = 'SIGKILL') {
       return kill(proxies.get(name)?.child, signal);
     },

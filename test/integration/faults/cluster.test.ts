@@ -146,12 +146,12 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     const scim = await enableScim(w);
     const traffic = startTraffic({ target: (i) => proxies[i % proxies.length]!, slug: key.slug, secret: key.secret, workers: 3 });
     await sleep(1500);
-    // SCIM and console calls through the Service while the replica dies; the client retries once what failed.
+    // SCIM and console calls through the Service while the replica dies; the client retries what failed.
     const clients = Promise.all(
       Array.from({ length: 6 }, async (_, i) => {
         await sleep(i * 150);
-        const created = await retryOnce(() => scim('POST', '/Users', userBody(`killed-${i}@example.test`)));
-        const listed = await retryOnce(() => call(`${cluster.publicUrl}/v1/orgs/${key.orgId}/workspaces`, { token: w.console }));
+        const created = await retried(() => scim('POST', '/Users', userBody(`killed-${i}@example.test`)));
+        const listed = await retried(() => call(`${cluster.publicUrl}/v1/orgs/${key.orgId}/workspaces`, { token: w.console }));
         return [created.status, listed.status];
       }),
     );
@@ -371,10 +371,13 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
     figure('fault 4: last call served from the cache after the cut (ms)', lastServed);
     figure('fault 4: first 503 after the cut (ms)', first503);
     expect(Object.keys(tally(duringCut)).sort(), cluster.logs()).to.deep.equal(['200', '503']);
-    // Served from the cache through its window (last confirmed at most half the 2 s freshness before the cut), refused after it.
-    expect(lastServed).to.be.within(STALE_MS - 1500, STALE_MS + 500);
+    // Served from the cache through its window, refused after it. The window runs from the key's last confirmation:
+    // the answer to a background refresh, sent on the first call after half the 2 s freshness. So the confirmation is
+    // at most 1 s, plus the gap to that call, plus the refresh's round trip, before the cut; at load 19 those two
+    // took 0.57 s (last served 3.43 s after the cut), so 1 s is allowed for them.
+    expect(lastServed).to.be.within(STALE_MS - 2000, STALE_MS + 500);
     expect(first503).to.be.greaterThan(lastServed);
-    expect(duringCut.filter((o) => o.status === 503).every((o) => rel(o) > STALE_MS - 1500)).to.equal(true);
+    expect(duringCut.filter((o) => o.status === 503).every((o) => rel(o) > STALE_MS - 2000)).to.equal(true);
     expect(firstServedAgain.status).to.equal(200);
     await billedOnce(w, [...timed, { status: 200, requestId: firstServedAgain.headers.get('x-request-id') ?? undefined }]);
     // Every call of key B served anywhere is billed, and all of them together stay within its budget.
@@ -545,10 +548,22 @@ function figure(what: string, value: number | string): void {
   if (process.env.CLUSTER_FIGURES) process.stdout.write(`      figure: ${what}: ${value}\n`);
 }
 
-/** A client's one retry: an answer of 502–504 or no answer at all is tried again once. */
-async function retryOnce<T extends { status: number }>(send: () => Promise<T>): Promise<T> {
-  const first = await send().catch(() => undefined);
-  if (first && first.status < 502) return first;
-  await sleep(200);
-  return send();
+/**
+ * A client's retries: an answer of 502–504 or no answer at all is tried again after 200 ms, then after 500 ms.
+ * One retry was not enough at load 13–20: a replica SIGKILLed while dying still took connections 200 ms later
+ * and cut them ("other side closed" on both tries), as a pod does until it is reaped.
+ */
+async function retried<T extends { status: number }>(send: () => Promise<T>): Promise<T> {
+  // Each failure with its cause ("fetch failed" alone does not say whether the connection was refused or cut).
+  const why = (e: unknown) => (e instanceof Error ? `${e.message} (${String((e.cause as Error | undefined)?.message ?? e.cause)})` : String(e));
+  const failures: string[] = [];
+  for (const pause of [200, 500]) {
+    const answer = await send().catch((err: unknown) => void failures.push(why(err)));
+    if (answer && answer.status < 502) return answer;
+    if (answer) failures.push(String(answer.status));
+    await sleep(pause);
+  }
+  return send().catch((err: unknown) => {
+    throw new Error(`retried call failed: ${why(err)}; before: ${failures.join('; ')}`);
+  });
 }

@@ -29,10 +29,21 @@ function resolved(id: string, over: Partial<ResolvedKey> = {}): ResolvedKey {
   };
 }
 
+/** Every subject a change event may name for key h1 (key k1, team t, workspace w, owner u). */
+const H1_SUBJECTS = [
+  ['key', 'k1'],
+  ['team', 't'],
+  ['workspace', 'w'],
+  ['user', 'u'],
+] as const;
+
 function world() {
   let now = 0;
   let down = false;
   const calls: string[] = [];
+  let version = 10;
+  // While set, a fetch waits for it: a change can be applied while the fetch is under way.
+  let gate: Promise<void> | undefined;
   const keys = new Map<string, ResolvedKey>([
     ['h1', resolved('k1')],
     ['h2', resolved('k2', { team_id: 't2', workspace_id: 'w2', owner_user_id: null })],
@@ -40,12 +51,28 @@ function world() {
   const source = {
     async resolveKey(hash: string) {
       calls.push(hash);
+      await gate;
       if (down) throw new ControlPlaneUnavailable('down');
-      return { key: keys.get(hash) ?? null };
+      return { key: keys.get(hash) ?? null, version };
     },
   };
   const cache = createKeyCache(source, settings, logger, () => now);
-  return { cache, calls, tick: (ms: number) => (now += ms), setDown: (d: boolean) => (down = d) };
+  return {
+    cache,
+    calls,
+    tick: (ms: number) => (now += ms),
+    setDown: (d: boolean) => (down = d),
+    setVersion: (v: number) => (version = v),
+    /** Holds the next fetches until the returned function is called. */
+    hold(): () => void {
+      let open: () => void = () => undefined;
+      gate = new Promise<void>((r) => (open = r));
+      return () => {
+        gate = undefined;
+        open();
+      };
+    },
+  };
 }
 
 describe('proxy: key cache', () => {
@@ -126,12 +153,7 @@ describe('proxy: key cache', () => {
   });
 
   it('drops the entries a change event touches, by key, team, workspace or owner', async () => {
-    for (const [topic, subject] of [
-      ['key', 'k1'],
-      ['team', 't'],
-      ['workspace', 'w'],
-      ['user', 'u'],
-    ] as const) {
+    for (const [topic, subject] of H1_SUBJECTS) {
       const w = world();
       await w.cache.lookup('h1');
       await w.cache.lookup('h2');
@@ -154,5 +176,76 @@ describe('proxy: key cache', () => {
     w.cache.invalidate('team', 't');
     await w.cache.lookup('h1');
     expect(w.calls.filter((c) => c === 'h1')).to.have.length(3);
+  });
+
+  it('a change to another key, team, workspace or owner during a fetch: the answer is still cached', async () => {
+    const w = world();
+    const open = w.hold();
+    const fetching = w.cache.lookup('h1');
+    for (const [topic, subject] of [
+      ['key', 'k2'],
+      ['team', 't2'],
+      ['workspace', 'w2'],
+      ['user', 'u2'],
+    ] as const)
+      w.cache.invalidate(topic, subject);
+    open();
+    expect((await fetching).kind).to.equal('known');
+    expect(w.cache.cached('h1')?.kind, 'cached').to.equal('known');
+    expect(w.calls).to.deep.equal(['h1']);
+  });
+
+  it('a change to one of its subjects during a fetch: the answer is not cached, so it never serves fail-static', async () => {
+    for (const [topic, subject] of H1_SUBJECTS) {
+      const w = world();
+      const open = w.hold();
+      const fetching = w.cache.lookup('h1');
+      w.cache.invalidate(topic, subject);
+      open();
+      await fetching;
+      expect(w.cache.cached('h1'), `${topic} event`).to.equal(undefined);
+      w.setDown(true);
+      expect((await w.cache.lookup('h1')).kind, `${topic} event, control plane down`).to.equal('unavailable');
+    }
+  });
+
+  it('marked suspect: asked for again before its next use, yet still known good for the stale window while the control plane is down', async () => {
+    const w = world();
+    await w.cache.lookup('h1');
+    w.cache.markSuspect('all');
+    expect(w.cache.cached('h1'), 'not answered from the cache').to.equal(undefined);
+    await w.cache.lookup('h1');
+    expect(w.calls, 'asked again').to.deep.equal(['h1', 'h1']);
+    expect(w.cache.cached('h1')?.kind, 'the new answer is trusted').to.equal('known');
+    w.cache.markSuspect('all');
+    w.setDown(true);
+    w.tick(4000);
+    expect((await w.cache.lookup('h1')).kind, 'inside the stale window').to.equal('known');
+    w.tick(1000);
+    expect((await w.cache.lookup('h1')).kind, 'past it').to.equal('unavailable');
+  });
+
+  it('a fetch under way when the cache is marked: its answer is kept but asked for again before its next use', async () => {
+    const w = world();
+    const open = w.hold();
+    const fetching = w.cache.lookup('h1');
+    w.cache.markSuspect('inflight');
+    open();
+    await fetching;
+    expect(w.cache.cached('h1')).to.equal(undefined);
+    w.setDown(true);
+    expect((await w.cache.lookup('h1')).kind).to.equal('known');
+  });
+
+  it('knows the oldest change-feed position among its answers', async () => {
+    const w = world();
+    expect(w.cache.oldestVersion()).to.equal(undefined);
+    w.setVersion(12);
+    await w.cache.lookup('h1');
+    w.setVersion(9);
+    await w.cache.lookup('h2');
+    w.setVersion(15);
+    await w.cache.lookup('nope');
+    expect(w.cache.oldestVersion()).to.equal(9);
   });
 });

@@ -110,7 +110,8 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
         return Promise.resolve(answers.lookup ?? { kind: 'unknown' });
       },
       invalidate: () => undefined,
-      clear: () => undefined,
+      markSuspect: () => undefined,
+      oldestVersion: () => undefined,
       size: () => 0,
       stats: { hit: 0, miss: 0, stale: 0, unavailable: 0 },
     },
