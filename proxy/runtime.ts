@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createUsageWarnings } from './money/usage-warnings.js';
 import { createServer } from '../shared/node-http.js';
 import type { Duplex } from 'node:stream';
 import { refuseUpgrade } from './edge/upgrade.js';
@@ -102,7 +103,20 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
 
   const routing = createRouting(settings, redis, registry, now, logger);
   const bodies = bodyWorkOf(settings);
-  const edge = createEdgeHandler({ config, logger, keys, limits, holds, metering, pool: pools.pool, now, observe, routing, bodies });
+  const edge = createEdgeHandler({
+    config,
+    logger,
+    keys,
+    limits,
+    holds,
+    metering,
+    pool: pools.pool,
+    now,
+    observe,
+    routing,
+    bodies,
+    usageWarnings: createUsageWarnings(logger),
+  });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (req.url === '/readyz') {

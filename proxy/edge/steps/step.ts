@@ -5,6 +5,7 @@ import type { NowMs } from '../../../shared/clock.js';
 import type { Config } from '../../../shared/config.js';
 import type { AppError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
+import type { UsageWarnings } from '../../money/usage-warnings.js';
 import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import type { ParsedCall, Usage, WireFormat } from '../../call.js';
@@ -33,6 +34,8 @@ export interface EdgeDeps {
   routing: Routing;
   /** Parse, checks, translation and local counts of a body: in a worker thread when it is large (proxy/body-work/). */
   bodies: BodyWork;
+  /** Missing or malformed usage, warned once per provider per episode (proxy/money/usage-warnings.ts). */
+  usageWarnings: UsageWarnings;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

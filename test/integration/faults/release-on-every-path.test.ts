@@ -1,3 +1,4 @@
+import { createUsageWarnings } from '../../../proxy/money/usage-warnings.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -65,6 +66,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     observe: createEdgeObserver({}),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
+    usageWarnings: createUsageWarnings(logger),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,
