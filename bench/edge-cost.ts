@@ -200,6 +200,8 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
       drain: () => Promise.resolve(),
       close: () => Promise.resolve(),
     },
+    // The fake answers always carry usage; a base build without this field ignores it.
+    usageWarnings: { missing: () => undefined, reported: () => undefined },
     pool: () => pool,
     observe: b.observe.createEdgeObserver({ metrics, accessLog: cfg.ops.accessLog ? log.child({ access: true }) : undefined }),
     now: Date.now,

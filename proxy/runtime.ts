@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createUsageWarnings } from './money/usage-warnings.js';
 import { createServer } from '../shared/node-http.js';
 import type { Duplex } from 'node:stream';
 import { refuseUpgrade } from './edge/upgrade.js';
@@ -123,6 +124,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     bodies,
     abandoned,
     responseIds,
+    usageWarnings: createUsageWarnings(logger),
   });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {

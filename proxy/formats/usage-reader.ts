@@ -6,6 +6,20 @@ export function tokens(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
 }
 
+/**
+ * Whether a usage object names a count that is not a non-negative integer
+ * (negative, a string, null…). Such a report cannot be billed as given: it is
+ * treated as no report, so the call bills its hold rather than nothing
+ * (security round two, finding 5). A count left out is not malformed.
+ */
+export function malformedCounts(u: JsonObject, keys: readonly string[]): boolean {
+  for (const k of keys) {
+    const v = u[k];
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) >= 0)) return true;
+  }
+  return false;
+}
+
 /** One stream's usage, read event by event as the provider's SSE events arrive. */
 export interface StreamUsage {
   /** One SSE event's data and name (Chat Completions names none). */
@@ -28,8 +42,9 @@ export interface UsageReader {
    * A whole answer's top-level `usage` object → the usage it reports. `answer`
    * parses the whole answer, for a format that counts things outside `usage`
    * (Responses: its `web_search_call` items); `bytes` lets it look first.
+   * Undefined when the counts are malformed (`malformedCounts`).
    */
-  fromAnswer(u: JsonObject, bytes: Buffer, answer: () => JsonObject | undefined): Usage;
+  fromAnswer(u: JsonObject, bytes: Buffer, answer: () => JsonObject | undefined): Usage | undefined;
   /** A fresh reader for one streamed answer. */
   stream(): StreamUsage;
 }

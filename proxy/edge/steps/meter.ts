@@ -7,7 +7,8 @@ import type { Bill, CallState, EdgeDeps, StepOutcome } from './step.js';
 /**
  * Step `meter`: what the answer is billed, by how it ended. A failed or
  * refused call hands its hold back; a complete one is billed what the
- * provider reported (everything it was allowed when it reported nothing);
+ * provider reported (everything it was allowed when it reported nothing
+ * or malformed counts);
  * a cut-short one what was seen (499 when the client went away, as nginx
  * logs it; 502 when the provider broke off mid-answer); an abandoned one
  * (the client left, the answer was read on) what the provider reported.
@@ -26,11 +27,13 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
       return undefined;
     case 'complete': {
       const usage = outcome.tap.usage();
+      const provider = s.provider?.name ?? '';
       if (usage) {
+        deps.usageWarnings.reported(provider);
         s.bill = { kind: 'settle', usage, format: s.up!.format, status: undefined };
         return undefined;
       }
-      deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
+      deps.usageWarnings.missing(provider, s.requestId);
       s.bill = billTheHold(s, undefined);
       return undefined;
     }

@@ -7,6 +7,7 @@ import type { NowMs } from '../../../shared/clock.js';
 import type { Config } from '../../../shared/config.js';
 import type { AppError } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
+import type { UsageWarnings } from '../../money/usage-warnings.js';
 import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import type { ParsedCall, Usage, WireFormat } from '../../call.js';
@@ -39,6 +40,8 @@ export interface EdgeDeps {
   abandoned: AbandonedReads;
   /** Which workspace each Responses response id went to (response-ids.ts). */
   responseIds: ResponseIds;
+  /** Missing or malformed usage, warned once per provider per episode (proxy/money/usage-warnings.ts). */
+  usageWarnings: UsageWarnings;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

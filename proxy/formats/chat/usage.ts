@@ -1,16 +1,20 @@
 import type { JsonObject } from '../../../shared/json.js';
 import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
+
+const CHAT_COUNTS = ['prompt_tokens', 'completion_tokens'] as const;
 
 /**
  * OpenAI's usage object → the neutral split. `prompt_tokens` includes the
  * cached ones (`prompt_tokens_details.cached_tokens`), so the uncached input
- * is the difference; `completion_tokens` includes reasoning.
+ * is the difference; `completion_tokens` includes reasoning. Undefined when
+ * the counts are malformed: the call then bills its hold.
  */
-function chatSplit(u: JsonObject): Usage {
+function chatSplit(u: JsonObject): Usage | undefined {
+  if (malformedCounts(u, CHAT_COUNTS)) return undefined;
   const prompt = tokens(u.prompt_tokens);
   const cached = Math.min(prompt, isObject(u.prompt_tokens_details) ? tokens(u.prompt_tokens_details.cached_tokens) : 0);
   return {

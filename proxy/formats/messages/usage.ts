@@ -1,7 +1,9 @@
 import type { JsonObject } from '../../../shared/json.js';
 import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+
+const MESSAGES_COUNTS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
 
 /**
  * Anthropic's usage object → the neutral split. `input_tokens` is already
@@ -45,6 +47,8 @@ function messagesStream(): StreamUsage {
   const reasons: string[] = [];
   // Usage is final only once the event that closes the answer has come.
   let final = false;
+  // One malformed usage report spoils the stream's: it then bills its hold.
+  let malformed = false;
   return {
     event(data, event) {
       if (event === 'content_block_delta') {
@@ -58,6 +62,7 @@ function messagesStream(): StreamUsage {
         if (typeof stop === 'string') reasons.push(stop);
         const u = (event === 'message_start' ? (msg.message as JsonObject | undefined)?.usage : msg.usage) as JsonObject | undefined;
         if (!isObject(u)) return;
+        if (malformedCounts(u, MESSAGES_COUNTS)) malformed = true;
         const split = messagesSplit(u);
         if (event === 'message_start' || reportsPrompt(u)) prompt = split;
         // message_delta's counts are cumulative: the last one is the total.
@@ -69,14 +74,16 @@ function messagesStream(): StreamUsage {
       }
     },
     usage: () =>
-      final && prompt !== undefined && output !== undefined ? { ...prompt, outputTokens: output, webSearchRequests: searches } : undefined,
-    reportedSoFar: () => (prompt ? { ...prompt, outputTokens: 0, webSearchRequests: searches } : undefined),
+      !malformed && final && prompt !== undefined && output !== undefined
+        ? { ...prompt, outputTokens: output, webSearchRequests: searches }
+        : undefined,
+    reportedSoFar: () => (prompt && !malformed ? { ...prompt, outputTokens: 0, webSearchRequests: searches } : undefined),
     outputSeen: () => Math.max(deltas, output ?? 0),
     finishReasons: () => reasons,
   };
 }
 
 export const messagesUsage: UsageReader = {
-  fromAnswer: (u) => messagesSplit(u),
+  fromAnswer: (u) => (malformedCounts(u, MESSAGES_COUNTS) ? undefined : messagesSplit(u)),
   stream: messagesStream,
 };

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Usage } from '../../call.js';
-import type { StreamUsage, UsageReader } from '../usage-reader.js';
+import { malformedCounts, type StreamUsage, type UsageReader } from '../usage-reader.js';
 import { isObject } from '../../../shared/json.js';
 import { count, parseJson, type Json } from './json.js';
 
@@ -15,15 +15,18 @@ function webSearches(output: unknown): number {
   return n;
 }
 
+const RESPONSES_COUNTS = ['input_tokens', 'output_tokens'] as const;
+
 /**
  * A Responses answer object (the JSON body, or the `response` of a final
- * stream event) → its usage; undefined when it reports none. OpenAI's
+ * stream event) → its usage; undefined when it reports none or malformed counts. OpenAI's
  * `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`);
  * the Responses API reports no cache writes.
  */
 export function usageFromResponse(response: unknown): NeutralUsage | undefined {
   if (!isObject(response) || !isObject(response.usage)) return undefined;
   const u = response.usage;
+  if (malformedCounts(u, RESPONSES_COUNTS)) return undefined;
   const inputDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
   const outputDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
   const input = count(u.input_tokens);
@@ -128,7 +131,7 @@ export const responsesUsage: UsageReader = {
   fromAnswer(u, bytes, answer) {
     // Searches are items of `output`, outside `usage`: the whole answer is parsed only when it has one.
     const whole = bytes.includes('web_search_call') ? answer() : undefined;
-    return usageFromResponse({ usage: u, output: whole?.output }) ?? usageFromResponse({ usage: {} })!;
+    return usageFromResponse({ usage: u, output: whole?.output });
   },
   stream: responsesStream,
 };

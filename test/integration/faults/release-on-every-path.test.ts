@@ -1,3 +1,4 @@
+import { createUsageWarnings } from '../../../proxy/money/usage-warnings.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -69,6 +70,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     bodies: bodyWorkOf(config.proxy),
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
     responseIds: createLocalResponseIds(100, 60_000),
+    usageWarnings: createUsageWarnings(logger),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,

@@ -3,6 +3,7 @@
  * with headers, deps whose parts record what a step asked of them, and a
  * call state as the steps before the one under test would have left it.
  */
+import { createUsageWarnings } from '../../../../proxy/money/usage-warnings.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
@@ -103,6 +104,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     bodies: bodyWorkOf(config.proxy),
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
     responseIds: createLocalResponseIds(100, 60_000),
+    usageWarnings: createUsageWarnings(logger),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {

@@ -14,7 +14,7 @@ import { testConfig } from '../../../support/control-plane.js';
 const SONNET = testConfig().models.models.get('tg/sonnet')!;
 
 /** A whole answer's usage as the tap reads it: the top-level usage object, the bytes, the parsed answer. */
-function whole(reader: UsageReader, json: string): Usage {
+function whole(reader: UsageReader, json: string): Usage | undefined {
   const answer = JSON.parse(json) as Record<string, unknown>;
   return reader.fromAnswer(answer.usage as Record<string, unknown>, Buffer.from(json), () => answer);
 }
@@ -147,5 +147,39 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
         cacheReadTokens: 5,
       },
     );
+  });
+
+  describe('malformed counts read as no usage, so the call bills its hold (security round two, finding 5)', () => {
+    const bad: Array<[string, unknown]> = [
+      ['negative', -5],
+      ['a string', '120'],
+      ['null', null],
+      ['fractional', 1.5],
+    ];
+    for (const [what, v] of bad) {
+      it(`${what} output count: Chat, Messages and Responses, whole and streamed`, () => {
+        const chat = { prompt_tokens: 10, completion_tokens: v };
+        expect(chatUsage.fromAnswer(chat, Buffer.alloc(0), () => undefined)).to.equal(undefined);
+        expect(streamed(chatUsage, [`data: ${JSON.stringify({ choices: [], usage: chat })}`])).to.equal(undefined);
+
+        const msg = { input_tokens: 10, output_tokens: v };
+        expect(messagesUsage.fromAnswer(msg, Buffer.alloc(0), () => undefined)).to.equal(undefined);
+        const start = `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 10, output_tokens: 1 } } })}`;
+        const delta = `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: v } })}`;
+        expect(streamed(messagesUsage, [start, delta])).to.equal(undefined);
+
+        const resp = { object: 'response', output: [], usage: { input_tokens: v, output_tokens: 3 } };
+        expect(whole(responsesUsage, JSON.stringify(resp))).to.equal(undefined);
+        const done = `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: resp })}`;
+        expect(streamed(responsesUsage, [done])).to.equal(undefined);
+      });
+    }
+
+    it('well-formed counts next to the same shapes still read (the check does not spoil good reports)', () => {
+      expect(chatUsage.fromAnswer({ prompt_tokens: 10, completion_tokens: 0 }, Buffer.alloc(0), () => undefined)).to.deep.include({
+        outputTokens: 0,
+      });
+      expect(messagesUsage.fromAnswer({ input_tokens: 10, output_tokens: 4 }, Buffer.alloc(0), () => undefined)).to.deep.include({ outputTokens: 4 });
+    });
   });
 });
