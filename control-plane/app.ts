@@ -14,6 +14,11 @@ import { localAdminRoutes } from './local-admin.js';
 import { httpMetrics, type ControlPlaneMetrics } from './metrics.js';
 import { probes } from './http/probes.js';
 
+/** A surface whose routers each handle their own errors. */
+async function passThrough(_ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  await next();
+}
+
 export interface ControlPlane {
   app: Koa;
   /** Listens on `port` (0 for any) and resolves once ready. */
@@ -51,7 +56,7 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
   const signin = gatewaySigninSurface(deps);
   app.use(signin.discovery.routes());
   // Each router answers its own errors (token endpoints in RFC 6749's JSON, the code page in HTML).
-  app.use(surface('/oauth/', async (_ctx, next) => next(), [signin.oauth, signin.pages]));
+  app.use(surface('/oauth/', passThrough, [signin.oauth, signin.pages]));
   const consoleApi = [...ssoRouters(deps), ...consoleRouters(deps)];
   const openApi = openApiRoutes(() => consoleApi, deps.config);
   app.use(surface('/v1/', problemErrors(deps.logger), [...consoleApi, openApi, localAdminRoutes(deps, options.localSecret)]));

@@ -62,7 +62,7 @@ function oauthErrors(deps: ControlPlaneDeps): Middleware {
 
 const clientVersion = z
   .string()
-  .regex(/^[\w.\-/ ()]{1,120}$/)
+  .regex(/^[\w.,;:\-/ ()]{1,120}$/)
   .catch('');
 
 /** The OAuth endpoints Claude Code's /login uses (see docs/claude-code-rollout.md). */
@@ -105,7 +105,10 @@ export function gatewaySigninSurface(deps: ControlPlaneDeps): { oauth: Router; d
       if (!refresh) throw new OAuthError('invalid_request', 'refresh_token is required.');
       ctx.body = await refreshSession(deps, refresh);
     } else {
-      throw new OAuthError(grant ? 'unsupported_grant_type' : 'invalid_request', grant ? `grant_type ${grant} is not supported.` : 'grant_type is required.');
+      throw new OAuthError(
+        grant ? 'unsupported_grant_type' : 'invalid_request',
+        grant ? `grant_type ${grant} is not supported.` : 'grant_type is required.',
+      );
     }
   });
   /** RFC 7009: 200 whether or not the token was known; sign-out revokes the session. */

@@ -27,13 +27,7 @@ import type { ConsoleAuth } from '../auth/console-auth.js';
 
 /** RFC 8628 §3.5 / RFC 6749 §5.2 error codes this flow answers with. */
 export type OAuthErrorCode =
-  | 'invalid_request'
-  | 'unsupported_grant_type'
-  | 'invalid_grant'
-  | 'authorization_pending'
-  | 'slow_down'
-  | 'expired_token'
-  | 'access_denied';
+  'invalid_request' | 'unsupported_grant_type' | 'invalid_grant' | 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
 
 /** Answered as `{error, error_description}` with 400, the token endpoint's dialect, never problem+json. */
 export class OAuthError extends Error {
@@ -165,24 +159,25 @@ async function mintTokens(tx: Queryable, session: GatewaySession, budgetUsd: num
 /** RFC 8628 §3.4: one poll of the device code. */
 export async function pollDeviceCode(deps: ControlPlaneDeps, deviceCode: string): Promise<TokenAnswer> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  // A refusal is returned, not thrown, so what it wrote (the poll time, the spent grant) commits.
+  const answer = await deps.db.transaction(async (tx): Promise<TokenAnswer | OAuthError> => {
     const grant = await device_grant_lock_by_device_code(tx, sha256Hex(deviceCode));
-    if (!grant || grant.status === 'used') throw new OAuthError('invalid_grant', 'The device code is unknown or was already used.');
-    if (grant.expires_at.getTime() <= now.getTime()) throw new OAuthError('expired_token', 'The device code has expired; start /login again.');
+    if (!grant || grant.status === 'used') return new OAuthError('invalid_grant', 'The device code is unknown or was already used.');
+    if (grant.expires_at.getTime() <= now.getTime()) return new OAuthError('expired_token', 'The device code has expired; start /login again.');
     if (grant.status === 'denied') {
       await device_grant_decide(tx, grant.id, { status: 'used' });
-      throw new OAuthError('access_denied', 'The sign-in was denied in the browser.');
+      return new OAuthError('access_denied', 'The sign-in was denied in the browser.');
     }
     if (grant.status === 'pending') {
       const tooSoon = grant.last_polled_at && now.getTime() - grant.last_polled_at.getTime() < grant.interval_s * 1000;
       // §3.5: a client polling faster than the interval is told to slow down, and the interval grows by 5 s.
       await device_grant_polled(tx, grant.id, now, tooSoon ? grant.interval_s + 5 : grant.interval_s);
-      if (tooSoon) throw new OAuthError('slow_down', `Poll no more often than every ${grant.interval_s + 5} seconds.`);
-      throw new OAuthError('authorization_pending', 'Waiting for the sign-in to be confirmed in the browser.');
+      if (tooSoon) return new OAuthError('slow_down', `Poll no more often than every ${grant.interval_s + 5} seconds.`);
+      return new OAuthError('authorization_pending', 'Waiting for the sign-in to be confirmed in the browser.');
     }
     await device_grant_decide(tx, grant.id, { status: 'used' });
     const target = await signinTarget(tx, grant.org_id!, grant.user_id!);
-    if (!target) throw new OAuthError('access_denied', 'Your membership is not active, or your organization no longer offers sign-in.');
+    if (!target) return new OAuthError('access_denied', 'Your membership is not active, or your organization no longer offers sign-in.');
     const session = await gateway_session_insert(tx, {
       org_id: grant.org_id!,
       user_id: grant.user_id!,
@@ -203,6 +198,8 @@ export async function pollDeviceCode(deps: ControlPlaneDeps, deviceCode: string)
     });
     return { ...tokens, ...(target.member.email ? { email: target.member.email } : {}) };
   });
+  if (answer instanceof OAuthError) throw answer;
+  return answer;
 }
 
 /**
