@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { DEVICE_GRANT, seedSigninOrg, signIn as signInFlow, signinClient } from '../../support/gateway-signin.js';
 import { seedScimOrg, PATCH_OP } from '../../support/scim.js';
 import { sha256Hex } from '../../../shared/secrets.js';
 import { api_key_resolve } from '../../../control-plane/stores/api-keys.js';
 import { seedUser } from '../sso/helpers.js';
-
-const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749 §6)', (store) => {
   let cp: TestControlPlane;
@@ -18,42 +17,14 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
   });
   after(() => cp.close());
 
-  const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
-    call(`${cp.url}${path}`, {
-      method: 'POST',
-      body: new URLSearchParams(fields).toString(),
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'claude-cli/2.1.332 (external, cli)', ...headers },
-    });
-  const start = () => form('/oauth/device_authorization', { surface: 'claude_code' });
-  const poll = (device_code: string) => form('/oauth/token', { grant_type: DEVICE_GRANT, device_code });
-  const refresh = (refresh_token: string) => form('/oauth/token', { grant_type: 'refresh_token', refresh_token });
-  const decide = (consoleToken: string, user_code: string, decision: 'approve' | 'deny', origin = cp.url) =>
-    form('/oauth/device', { user_code, decision }, { cookie: `tollgate_session=${consoleToken}`, origin });
-
-  /** An org whose sign-in gives developers a team of its default workspace, with a per-device budget. */
-  async function signinOrg() {
-    const org = await seedOrg(cp.deps);
-    const team = await call(`${cp.url}/v1/workspaces/${org.workspace_id}/teams`, { token: org.console_token, body: { name: 'Developers' } });
-    expect(team.status, JSON.stringify(team.body)).to.equal(201);
-    const saved = await call(`${cp.url}/v1/orgs/${org.org_id}/claude-code-signin`, {
-      method: 'PUT',
-      token: org.console_token,
-      body: { team_id: team.body.id, budget_usd: 25 },
-    });
-    expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
-    return { org, teamId: team.body.id as string };
-  }
-
-  /** Runs the flow to its tokens: start, confirm in the browser, poll. */
-  async function signIn(consoleToken: string) {
-    const started = await start();
-    expect(started.status).to.equal(200);
-    expect((await decide(consoleToken, started.body.user_code, 'approve')).status).to.equal(200);
-    clock.advance(5000);
-    const tokens = await poll(started.body.device_code);
-    expect(tokens.status, JSON.stringify(tokens.body)).to.equal(200);
-    return tokens.body as { access_token: string; refresh_token: string; expires_in: number; email?: string };
-  }
+  // cp exists once before() has run: each call asks for a client of it.
+  const form = (...a: Parameters<ReturnType<typeof signinClient>['form']>) => signinClient(cp).form(...a);
+  const start = () => signinClient(cp).start();
+  const poll = (deviceCode: string) => signinClient(cp).poll(deviceCode);
+  const refresh = (token: string) => signinClient(cp).refresh(token);
+  const decide = (...a: Parameters<ReturnType<typeof signinClient>['decide']>) => signinClient(cp).decide(...a);
+  const signinOrg = () => seedSigninOrg(cp);
+  const signIn = (consoleToken: string) => signInFlow(cp, consoleToken, () => void clock.advance(5000));
 
   it('discovery names the device authorization, token and revocation endpoints on this origin', async () => {
     const res = await call(`${cp.url}/.well-known/oauth-authorization-server`);
