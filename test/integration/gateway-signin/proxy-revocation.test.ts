@@ -5,6 +5,7 @@ import { edgeCall, modelBody } from '../../support/edge-calls.js';
 import { seedScimOrg, PATCH_OP } from '../../support/scim.js';
 import { seedSigninOrg, signIn } from '../../support/gateway-signin.js';
 import { seedUser } from '../sso/helpers.js';
+import { call } from '../../support/control-plane.js';
 import { team_models_replace } from '../../../control-plane/stores/teams.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 
@@ -58,5 +59,34 @@ describeEachStore('gateway sign-in: the access token at the proxy', (store) => {
       while (Date.now() - startedAt <= 2000 && (status = (await callAs(p)).status) !== 401) await sleep(50);
       expect(status, 'refused within 2 s').to.equal(401);
     }
+  });
+});
+
+describeEachStore('gateway sign-in: through the proxy address Claude Code is given', (store) => {
+  let dp: DataPlane;
+  before(async () => {
+    dp = await startDataPlane(store);
+  });
+  after(() => dp.close());
+
+  it('the proxy passes {base}/.well-known/oauth-authorization-server and {base}/oauth/* to the control plane, errors and all', async () => {
+    const { org } = await seedSigninOrg(dp.cp);
+    const base = `${dp.proxy.url}/${org.workspace_slug}/anthropic`;
+    const discovery = await call(`${base}/.well-known/oauth-authorization-server`);
+    expect(discovery.status).to.equal(200);
+    expect(discovery.body.token_endpoint).to.equal(`${dp.cp.url}/oauth/token`);
+    const post = (path: string, fields: Record<string, string>) =>
+      call(`${base}${path}`, {
+        method: 'POST',
+        body: new URLSearchParams(fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'claude-cli/2.1.332 (external, cli)' },
+      });
+    const started = await post('/oauth/device_authorization', { surface: 'claude_code' });
+    expect(started.status).to.equal(200);
+    expect(started.body.verification_uri).to.equal(`${dp.cp.url}/oauth/device`);
+    const pending = await post('/oauth/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: started.body.device_code });
+    expect(pending.status).to.equal(400);
+    expect(pending.body.error).to.equal('authorization_pending');
+    expect(pending.headers.get('cache-control')).to.equal('no-store');
   });
 });
