@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { call, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
+import { call, seedOrg, startTestControlPlane, type TestControlPlane } from '../../support/control-plane.js';
 import { DEVICE_GRANT, seedSigninOrg, signIn as signInFlow, signinClient } from '../../support/gateway-signin.js';
 import { seedScimOrg, PATCH_OP } from '../../support/scim.js';
 import { sha256Hex } from '../../../shared/secrets.js';
@@ -166,6 +166,15 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     expect((await refresh(tokens.refresh_token)).body.error).to.equal('invalid_grant');
   });
 
+  it('SCIM deletion ends the session first: the access key is revoked, not left live without its user', async () => {
+    const { org } = await signinOrg();
+    const scim = await seedScimOrg(cp, org);
+    const dev = await seedUser(cp.deps, org.org_id, { user_name: `gone-${Date.now()}@example.test` });
+    const tokens = await signIn(dev.token);
+    expect((await scim.scim('DELETE', `/Users/${dev.userId}`)).status).to.equal(204);
+    expect((await api_key_resolve(cp.deps.db, sha256Hex(tokens.access_token)))!.revoked_at).to.not.equal(null);
+  });
+
   it('console: a member sees their devices and revokes one; RFC 7009 revocation ends the session too', async () => {
     const { org } = await signinOrg();
     const a = await signIn(org.console_token);
@@ -181,5 +190,20 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     expect(one.body).to.deep.equal({ revoked: 1 });
     expect((await form('/oauth/revoke', { token: a.refresh_token, token_type_hint: 'refresh_token' })).status).to.equal(200);
     for (const t of [a, b]) expect((await api_key_resolve(cp.deps.db, sha256Hex(t.access_token)))!.revoked_at).to.not.equal(null);
+  });
+});
+
+describeEachStore('gateway sign-in: guesses at user codes are limited per address', (store) => {
+  let cp: TestControlPlane;
+  before(async () => {
+    cp = await startTestControlPlane(store.db, { env: { AUTH_RATE_LIMIT_PER_IP_PER_MINUTE: '3' } });
+  });
+  after(() => cp.close());
+
+  it('the fourth confirmation within a minute from one address is refused 429, whatever the code', async () => {
+    const org = await seedOrg(cp.deps);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await signinClient(cp).decide(org.console_token, 'BCDF-GHJK', 'approve')).status);
+    expect(statuses).to.deep.equal([400, 400, 400, 429]);
   });
 });
