@@ -40,7 +40,13 @@ export async function gateway_signin_settings_find(q: Queryable, orgId: string):
   return row;
 }
 
-export async function gateway_signin_settings_upsert(q: Queryable, orgId: string, teamId: string, budgetUsd: number | null, now: Date): Promise<void> {
+export async function gateway_signin_settings_upsert(
+  q: Queryable,
+  orgId: string,
+  teamId: string,
+  budgetUsd: number | null,
+  now: Date,
+): Promise<void> {
   await q.query(
     `INSERT INTO gateway_signin_settings (org_id, team_id, budget_usd, updated_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (org_id) DO UPDATE SET team_id = $2, budget_usd = $3, updated_at = $4`,
@@ -86,10 +92,12 @@ export async function device_grant_decide(
   id: string,
   decision: { status: 'approved' | 'denied' | 'used'; org_id?: string; user_id?: string },
 ): Promise<void> {
-  await q.query(
-    `UPDATE gateway_device_grants SET status = $2, org_id = COALESCE($3, org_id), user_id = COALESCE($4, user_id) WHERE id = $1`,
-    [id, decision.status, decision.org_id ?? null, decision.user_id ?? null],
-  );
+  await q.query(`UPDATE gateway_device_grants SET status = $2, org_id = COALESCE($3, org_id), user_id = COALESCE($4, user_id) WHERE id = $1`, [
+    id,
+    decision.status,
+    decision.org_id ?? null,
+    decision.user_id ?? null,
+  ]);
 }
 
 const SESSION_COLUMNS = 'id, org_id, user_id, team_id, client_version, revoked_at, expires_at, created_at';
