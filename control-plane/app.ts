@@ -7,11 +7,17 @@ import { consoleRouters } from './console/index.js';
 import { openApiRoutes } from './console/openapi.js';
 import { scimSurface } from './scim/index.js';
 import { ssoRouters } from './sso/index.js';
+import { gatewaySigninSurface } from './gateway-signin/index.js';
 import { internalSurface } from './internal/index.js';
 import { webRouters } from './web/index.js';
 import { localAdminRoutes } from './local-admin.js';
 import { httpMetrics, type ControlPlaneMetrics } from './metrics.js';
 import { probes } from './http/probes.js';
+
+/** A surface whose routers each handle their own errors. */
+async function passThrough(_ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  await next();
+}
 
 export interface ControlPlane {
   app: Koa;
@@ -46,6 +52,11 @@ export function createControlPlane(deps: ControlPlaneDeps, options: ControlPlane
   const internal = internalSurface(deps);
   app.use(surface('/v1/scim/', scim.errors, scim.routers));
   app.use(surface('/internal/', internal.errors, internal.routers));
+  // Claude Code's /login: discovery at the root, the OAuth endpoints and the browser's code page under /oauth.
+  const signin = gatewaySigninSurface(deps);
+  app.use(signin.discovery.routes());
+  // Each router answers its own errors (token endpoints in RFC 6749's JSON, the code page in HTML).
+  app.use(surface('/oauth/', passThrough, [signin.oauth, signin.pages]));
   const consoleApi = [...ssoRouters(deps), ...consoleRouters(deps)];
   const openApi = openApiRoutes(() => consoleApi, deps.config);
   app.use(surface('/v1/', problemErrors(deps.logger), [...consoleApi, openApi, localAdminRoutes(deps, options.localSecret)]));

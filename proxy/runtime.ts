@@ -27,6 +27,7 @@ import { startDeploymentReports } from './routing/report.js';
 import { DEPLOYMENT_REPORT_EVERY_MS } from '../shared/contract/deployments.js';
 import { connectRedis } from './start/redis.js';
 import { stopServing } from './start/shutdown.js';
+import { createSigninForwarder } from './signin-forward.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
 const SETTLE_ON_CLOSE_MS = 5_000;
@@ -127,7 +128,9 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     usageWarnings: createUsageWarnings(logger),
   });
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
+  const signin = createSigninForwarder(options.controlPlaneUrl, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (signin.handle(req, res)) return;
     if (req.url === '/readyz') {
       const r = readiness();
       const body = JSON.stringify({ status: r.ready ? 'ready' : 'not ready', checks: r.checks });
@@ -178,6 +181,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
       await pools.close();
       await bodies.close();
       await cp.close();
+      await signin.close();
       await holds.close();
       redis?.disconnect();
       await observe.close();

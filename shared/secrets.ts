@@ -9,6 +9,8 @@ export const SECRET_PREFIXES = {
   apiKey: 'tgk_',
   consoleSession: 'tgs_',
   scimToken: 'tgp_',
+  gatewayRefresh: 'tgr_',
+  gatewayDeviceCode: 'tgd_',
 } as const;
 export type SecretKind = keyof typeof SECRET_PREFIXES;
 

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { ControlPlaneDeps } from '../deps.js';
 import { meRoutes } from './me.js';
 import { membersRoutes } from './members.js';
+import { gatewaySigninRoutes } from './gateway-signin.js';
 import { workspacesRoutes } from './workspaces.js';
 import { teamsRoutes } from './teams.js';
 import { modelsRoutes } from './models.js';
@@ -17,6 +18,7 @@ export function consoleRouters(deps: ControlPlaneDeps): Router[] {
   return [
     meRoutes(deps),
     membersRoutes(deps),
+    gatewaySigninRoutes(deps),
     workspacesRoutes(deps),
     teamsRoutes(deps),
     modelsRoutes(deps),

@@ -11,6 +11,7 @@ import { newMember, newTeam } from './teams.js';
 import { requestsQuery, summaryQuery } from './usage.js';
 import { alertEventsQuery, alertSettingsBody, newWebhookBody } from './alerts.js';
 import { credit } from './workspaces.js';
+import { signinSettingsBody } from './gateway-signin.js';
 
 /** What the router cannot tell about an operation; keyed by the handler's function name. */
 interface OperationNotes {
@@ -47,6 +48,11 @@ export const OPERATIONS: Record<string, OperationNotes> = {
   changeRole: { summary: "Change a member's role", tag: 'members', body: roleChange },
   revokeMembersPersonalKeys: { summary: 'Revoke every personal key of a deactivated member, in all teams', tag: 'members' },
   showAuditTrail: { summary: "The organization's audit trail, newest first", tag: 'members', query: auditQuery },
+  showSignin: { summary: 'The team and per-device budget a developer signed in through Claude Code gets', tag: 'claude-code' },
+  saveSignin: { summary: 'Choose the team and per-device budget for Claude Code sign-in', tag: 'claude-code', body: signinSettingsBody },
+  showDevices: { summary: "A member's Claude Code sign-ins (devices)", tag: 'claude-code' },
+  revokeAllDevices: { summary: "End all of a member's Claude Code sign-ins", tag: 'claude-code' },
+  revokeOneDevice: { summary: "End one of a member's Claude Code sign-ins", tag: 'claude-code' },
   listOrgWorkspaces: { summary: "The organization's workspaces", tag: 'workspaces' },
   showOneWorkspace: { summary: 'One workspace with its balance', tag: 'workspaces' },
   creditWorkspace: { summary: 'Add credits to the balance', tag: 'workspaces', body: credit },

@@ -34,7 +34,7 @@ async function getOnly(ctx: Context, next: Next): Promise<void> {
  * POST; it must be this server, as the public URL names it or as the request
  * reached us.
  */
-function assertSameOrigin(ctx: Context, publicBaseUrl: string): void {
+export function assertSameOrigin(ctx: Context, publicBaseUrl: string): void {
   const origin = ctx.get('origin');
   // Not ctx.origin: Koa's may echo the Origin header itself.
   const reached = `${ctx.protocol}://${ctx.get('host')}`;
@@ -43,9 +43,45 @@ function assertSameOrigin(ctx: Context, publicBaseUrl: string): void {
 }
 
 /** The console session this browser holds, if any and still valid. */
-async function signedInAs(deps: ControlPlaneDeps, ctx: Context): Promise<ConsoleAuth | undefined> {
+export async function signedInAs(deps: ControlPlaneDeps, ctx: Context): Promise<ConsoleAuth | undefined> {
   const token = ctx.cookies.get(SESSION_COOKIE);
   return token ? authenticateConsole(deps, token).catch(() => undefined) : undefined;
+}
+
+/** Where a finished login lands: the console, or the page that sent the browser to sign in (Claude Code's code page). */
+const RETURN_COOKIE = 'tollgate_sso_return';
+const RETURN_PATH = /^\/oauth\/device(\?user_code=[A-Z]{4}-[A-Z]{4})?$/;
+
+function returnPathOf(ctx: Context): string {
+  const wanted = ctx.cookies.get(RETURN_COOKIE);
+  if (!wanted) return '/';
+  ctx.cookies.set(RETURN_COOKIE, null, { path: LOGIN_COOKIE_PATH });
+  return RETURN_PATH.test(wanted) ? wanted : '/';
+}
+
+/**
+ * Starts an org's SSO login from a POST the caller has checked for origin:
+ * binds it to this browser and redirects to the identity provider. `returnTo`
+ * (one of RETURN_PATH's) is where the finished login lands instead of the console.
+ */
+export async function beginSsoLogin(
+  ctx: Context,
+  deps: ControlPlaneDeps,
+  login: ReturnType<typeof createSsoLogin>,
+  slug: string,
+  returnTo: string | undefined,
+): Promise<void> {
+  const secure = useSecureCookies(deps.config.publicBaseUrl, ctx);
+  const existing = ctx.cookies.get(SSO_LOGIN_COOKIE);
+  const started = await login.start(slug, existing && BROWSER_SECRET.test(existing) ? existing : undefined);
+  const cookie = { httpOnly: true, sameSite: 'lax' as const, secure, path: LOGIN_COOKIE_PATH, maxAge: LOGIN_STATE_TTL_MS, overwrite: true };
+  ctx.cookies.set(SSO_LOGIN_COOKIE, started.browserSecret, cookie);
+  // Only our own code page is a return path; anything else lands on the console.
+  ctx.cookies.set(RETURN_COOKIE, returnTo && RETURN_PATH.test(returnTo) ? returnTo : null, cookie);
+  ctx.set('Cache-Control', 'no-store');
+  // 303: the browser follows a POST's redirect with a GET.
+  ctx.status = 303;
+  ctx.redirect(started.location);
 }
 
 /** SSO login (OIDC authorization code + PKCE) under /v1/auth/sso. */
@@ -64,7 +100,7 @@ export function ssoRouters(deps: ControlPlaneDeps): Router[] {
       current && { orgId: current.orgId, userId: current.userId },
     );
     setSessionCookie(ctx, deps.config.publicBaseUrl, session);
-    ctx.redirect('/');
+    ctx.redirect(returnPathOf(ctx));
   });
 
   /** The sign-in link shows a page with one button; nothing is started, fetched or written until it is pressed. */
@@ -81,21 +117,7 @@ export function ssoRouters(deps: ControlPlaneDeps): Router[] {
 
   router.post(LOGIN_PATH, limits.ssoStart, ssoPages(deps.logger), async function startSsoLogin(ctx: Context) {
     assertSameOrigin(ctx, deps.config.publicBaseUrl);
-    const secure = useSecureCookies(deps.config.publicBaseUrl, ctx);
-    const existing = ctx.cookies.get(SSO_LOGIN_COOKIE);
-    const started = await login.start(String(ctx.params.org_slug), existing && BROWSER_SECRET.test(existing) ? existing : undefined);
-    ctx.cookies.set(SSO_LOGIN_COOKIE, started.browserSecret, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure,
-      path: LOGIN_COOKIE_PATH,
-      maxAge: LOGIN_STATE_TTL_MS,
-      overwrite: true,
-    });
-    ctx.set('Cache-Control', 'no-store');
-    // 303: the browser follows a POST's redirect with a GET.
-    ctx.status = 303;
-    ctx.redirect(started.location);
+    await beginSsoLogin(ctx, deps, login, String(ctx.params.org_slug), undefined);
   });
 
   return [router];

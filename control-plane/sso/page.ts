@@ -60,6 +60,35 @@ export function writeConfirmPage(ctx: Context, page: { title: string; paragraphs
   );
 }
 
+export interface FormPage {
+  title: string;
+  paragraphs: string[];
+  action: string;
+  fields: { name: string; label: string; value: string }[];
+  button: string;
+  /** A second button that posts decision=deny. */
+  deny?: string;
+}
+
+/** A page with a small form that POSTs to `action` (same origin), like writeConfirmPage's. */
+export function writeForm(ctx: Context, page: FormPage): void {
+  const paragraphs = page.paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
+  const fields = page.fields
+    .map(
+      (f) =>
+        `<p><label>${escapeHtml(f.label)}<br><input name="${escapeHtml(f.name)}" value="${escapeHtml(f.value)}" required autocomplete="off"></label></p>`,
+    )
+    .join('');
+  const deny = page.deny ? ` <button type="submit" name="decision" value="deny">${escapeHtml(page.deny)}</button>` : '';
+  writeHtml(
+    ctx,
+    200,
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'",
+    page.title,
+    `${paragraphs}<form method="post" action="${escapeHtml(page.action)}">${fields}<button type="submit" name="decision" value="approve">${escapeHtml(page.button)}</button>${deny}</form>`,
+  );
+}
+
 /**
  * The SSO routes' dialect: a person's browser is on these URLs, so a refusal
  * is an HTML page saying why, not problem+json. Runs inside the

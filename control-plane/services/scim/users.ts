@@ -6,6 +6,7 @@ import { audit_insert } from '../../stores/audit.js';
 import { change_feed_publish } from '../../stores/change-feed.js';
 import { membership_find, membership_insert, membership_set_status } from '../../stores/memberships.js';
 import { session_revoke_all_for_user } from '../../stores/sessions.js';
+import { endSessions } from '../gateway-signin/device-flow.js';
 import {
   isStatementTimeout,
   statement_timeout_set_local,
@@ -146,7 +147,11 @@ async function saveUser(deps: ControlPlaneDeps, tx: Queryable, before: User, aft
     // The role is never touched: a reactivated user keeps the role the console gave it.
     if (await membership_find(tx, before.org_id, before.id)) await membership_set_status(tx, before.org_id, before.id, status, now);
     else await membership_insert(tx, { org_id: before.org_id, user_id: before.id, role: 'member', status });
-    if (!after.active) await session_revoke_all_for_user(tx, before.org_id, before.id, now);
+    if (!after.active) {
+      await session_revoke_all_for_user(tx, before.org_id, before.id, now);
+      // Claude Code sign-ins are sessions too: their keys are revoked on every proxy through the change feed.
+      await endSessions(tx, before.org_id, { userId: before.id }, 'deactivated', now);
+    }
     await change_feed_publish(tx, 'user', before.id);
   }
   await audit_insert(tx, {
@@ -220,6 +225,7 @@ export async function deleteUser(deps: ControlPlaneDeps, orgId: string, id: stri
     const current = await user_lock_by_id(tx, orgId, id);
     if (!current) throw userNotFound();
     if (await isLastActiveOwner(tx, orgId, id)) return current;
+    await endSessions(tx, orgId, { userId: id }, 'deleted', now);
     await user_delete(tx, orgId, id);
     await change_feed_publish(tx, 'user', id);
     await audit_insert(tx, {

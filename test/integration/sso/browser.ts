@@ -31,16 +31,18 @@ export class TestBrowser {
   }
 
   /** A form POST as a browser sends it: with the Origin of the page it was on (by default, the target's own). */
-  post(url: string, origin: string | null = new URL(url).origin): Promise<Hop> {
-    return this.send('POST', url, origin === null ? {} : { origin });
+  post(url: string, origin: string | null = new URL(url).origin, form?: Record<string, string>): Promise<Hop> {
+    const headers: Record<string, string> = origin === null ? {} : { origin };
+    if (form) headers['content-type'] = 'application/x-www-form-urlencoded';
+    return this.send('POST', url, headers, form && new URLSearchParams(form).toString());
   }
 
-  private async send(method: string, url: string, extra: Record<string, string> = {}): Promise<Hop> {
+  private async send(method: string, url: string, extra: Record<string, string> = {}, body?: string): Promise<Hop> {
     const origin = new URL(url).origin;
     const jar = this.jars.get(origin) ?? new Map<string, string>();
     this.jars.set(origin, jar);
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(url, { method, redirect: 'manual', headers: { ...extra, ...(cookie ? { cookie } : {}) } });
+    const res = await fetch(url, { method, redirect: 'manual', headers: { ...extra, ...(cookie ? { cookie } : {}) }, body });
     for (const line of res.headers.getSetCookie()) {
       const [pair, ...attrs] = line.split(';');
       const eq = pair!.indexOf('=');
