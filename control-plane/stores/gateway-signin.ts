@@ -165,12 +165,13 @@ export async function gateway_session_revoke(
   return { sessions: ids, keys };
 }
 
-/** Live access keys of a session (a refresh retires the previous one). */
-export async function gateway_session_revoke_keys(q: Queryable, sessionId: string, now: Date): Promise<{ id: string }[]> {
-  return q.query<{ id: string }>(`UPDATE api_keys SET revoked_at = $2 WHERE gateway_session_id = $1 AND revoked_at IS NULL RETURNING id`, [
-    sessionId,
-    now,
-  ]);
+/** The session's access key still in force, if any (a session has one key; a refresh gives it a new secret). */
+export async function gateway_session_live_key(q: Queryable, sessionId: string): Promise<{ id: string } | undefined> {
+  const [row] = await q.query<{ id: string }>(
+    `SELECT id FROM api_keys WHERE gateway_session_id = $1 AND revoked_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+    [sessionId],
+  );
+  return row;
 }
 
 export async function api_key_attach_gateway_session(q: Queryable, keyId: string, sessionId: string): Promise<void> {

@@ -3,7 +3,7 @@ import { forbidden, invalidInput } from '../../../shared/errors.js';
 import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../../shared/secrets.js';
 import type { ControlPlaneDeps } from '../../deps.js';
 import type { Queryable } from '../../db/database.js';
-import { api_key_insert } from '../../stores/api-keys.js';
+import { api_key_insert, api_key_rotate, api_key_update } from '../../stores/api-keys.js';
 import { audit_insert } from '../../stores/audit.js';
 import { change_feed_publish } from '../../stores/change-feed.js';
 import { member_find } from '../../stores/memberships.js';
@@ -18,8 +18,8 @@ import {
   gateway_refresh_token_lock,
   gateway_refresh_token_spend,
   gateway_session_insert,
+  gateway_session_live_key,
   gateway_session_revoke,
-  gateway_session_revoke_keys,
   gateway_signin_settings_find,
   type GatewaySession,
 } from '../../stores/gateway-signin.js';
@@ -129,7 +129,7 @@ export async function decideUserCode(deps: ControlPlaneDeps, auth: ConsoleAuth, 
   });
 }
 
-/** A new access key for the session: a personal key of the session's user, in the org's sign-in team. */
+/** The session's access key, made at sign-in: a personal key of the session's user, in the org's sign-in team. */
 async function mintTokens(tx: Queryable, session: GatewaySession, budgetUsd: number | null, workspaceId: string, now: Date): Promise<TokenAnswer> {
   const access = generateSecret('apiKey');
   const key = await api_key_insert(tx, {
@@ -151,9 +151,28 @@ async function mintTokens(tx: Queryable, session: GatewaySession, budgetUsd: num
   });
   await api_key_attach_gateway_session(tx, key.id, session.id);
   await change_feed_publish(tx, 'key', key.id);
+  return withRefreshToken(tx, session, access, now);
+}
+
+/** The token answer for a new access token, with the session's next refresh token. */
+async function withRefreshToken(tx: Queryable, session: GatewaySession, access: string, now: Date): Promise<TokenAnswer> {
   const refresh = generateSecret('gatewayRefresh');
   await gateway_refresh_token_insert(tx, session.id, sha256Hex(refresh), now);
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh };
+}
+
+/**
+ * A refresh: the session's one key gets a new secret and another hour; the
+ * old access token stops at once. The key (its id, spend, budget and usage)
+ * stays the device's for the whole session, so the per-device budget caps
+ * what the device spends, not what one access token does.
+ */
+async function rotateTokens(tx: Queryable, session: GatewaySession, keyId: string, now: Date): Promise<TokenAnswer> {
+  const access = generateSecret('apiKey');
+  await api_key_rotate(tx, keyId, { key_hash: sha256Hex(access), prefix: displayPrefix(access), last4: lastFour(access) }, now);
+  await api_key_update(tx, keyId, { expires_at: new Date(now.getTime() + ACCESS_TOKEN_TTL_S * 1000) }, now);
+  await change_feed_publish(tx, 'key', keyId);
+  return withRefreshToken(tx, session, access, now);
 }
 
 /** RFC 8628 §3.4: one poll of the device code. */
@@ -233,8 +252,10 @@ export async function refreshSession(deps: ControlPlaneDeps, refreshToken: strin
     const target = await signinTarget(tx, session.org_id, session.user_id);
     if (!target) return fail('membership_inactive', true);
     await gateway_refresh_token_spend(tx, hash, now);
-    for (const key of await gateway_session_revoke_keys(tx, session.id, now)) await change_feed_publish(tx, 'key', key.id);
-    const tokens = await mintTokens(tx, session, target.settings.budget_usd, target.settings.workspace_id, now);
+    const live = await gateway_session_live_key(tx, session.id);
+    const tokens = live
+      ? await rotateTokens(tx, session, live.id, now)
+      : await mintTokens(tx, session, target.settings.budget_usd, target.settings.workspace_id, now);
     return { tokens };
   });
   // The failure's audit entry and family revocation are committed before the refusal is answered.

@@ -24,6 +24,8 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
   const refresh = (token: string) => signinClient(cp).refresh(token);
   const decide = (...a: Parameters<ReturnType<typeof signinClient>['decide']>) => signinClient(cp).decide(...a);
   const signinOrg = () => seedSigninOrg(cp);
+  /** What the proxy would be told of a token now. */
+  const resolveToken = (token: string) => api_key_resolve(cp.deps.db, sha256Hex(token), clock.now());
   const signIn = (consoleToken: string) => signInFlow(cp, consoleToken, () => void clock.advance(5000));
 
   it('discovery names the device authorization, token and revocation endpoints on this origin', async () => {
@@ -73,7 +75,7 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
   it('the access token resolves like a personal key of the user, in the sign-in team, with the default budget', async () => {
     const { org, teamId } = await signinOrg();
     const tokens = await signIn(org.console_token);
-    const row = await api_key_resolve(cp.deps.db, sha256Hex(tokens.access_token));
+    const row = await resolveToken(tokens.access_token);
     expect(row).to.include({
       org_id: org.org_id,
       workspace_id: org.workspace_id,
@@ -126,15 +128,20 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     expect((await poll(started.body.device_code)).body.error).to.equal('authorization_pending');
   });
 
-  it('a refresh rotates both tokens and retires the previous access token', async () => {
+  it("a refresh rotates both tokens on the session's one key (spend and budget stay the device's) and retires the previous access token", async () => {
     const { org } = await signinOrg();
     const first = await signIn(org.console_token);
+    const firstKeyId = (await resolveToken(first.access_token))!.id;
     const second = await refresh(first.refresh_token);
     expect(second.status, JSON.stringify(second.body)).to.equal(200);
     expect(second.body.refresh_token).to.not.equal(first.refresh_token);
     expect(second.body.access_token).to.not.equal(first.access_token);
-    expect((await api_key_resolve(cp.deps.db, sha256Hex(first.access_token)))!.revoked_at).to.not.equal(null);
-    expect((await api_key_resolve(cp.deps.db, sha256Hex(second.body.access_token)))!.revoked_at).to.equal(null);
+    // One key for the device's session: the new secret resolves to it, the old one to nothing.
+    const before = await resolveToken(first.access_token);
+    expect(before, 'the first access token after the refresh').to.equal(undefined);
+    const after = (await resolveToken(second.body.access_token))!;
+    expect(after.revoked_at).to.equal(null);
+    expect(after.id).to.equal(firstKeyId);
   });
 
   it('a reused refresh token is refused with invalid_grant and ends the whole family, audited', async () => {
@@ -145,7 +152,7 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     expect(reuse.status).to.equal(400);
     expect(reuse.body.error).to.equal('invalid_grant');
     // The thief's reuse also ends the legitimate holder's rotated tokens.
-    expect((await api_key_resolve(cp.deps.db, sha256Hex(second.body.access_token)))!.revoked_at).to.not.equal(null);
+    expect((await resolveToken(second.body.access_token))!.revoked_at).to.not.equal(null);
     expect((await refresh(second.body.refresh_token)).body.error).to.equal('invalid_grant');
     const audit = await call(`${cp.url}/v1/orgs/${org.org_id}/audit?action=gateway_session.`, { token: org.console_token });
     const actions = (audit.body.items ?? audit.body).map((e: { action: string }) => e.action);
@@ -162,7 +169,7 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
       Operations: [{ op: 'replace', path: 'active', value: false }],
     });
     expect(off.status, JSON.stringify(off.body)).to.equal(200);
-    expect((await api_key_resolve(cp.deps.db, sha256Hex(tokens.access_token)))!.revoked_at).to.not.equal(null);
+    expect((await resolveToken(tokens.access_token))!.revoked_at).to.not.equal(null);
     expect((await refresh(tokens.refresh_token)).body.error).to.equal('invalid_grant');
   });
 
@@ -172,7 +179,7 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     const dev = await seedUser(cp.deps, org.org_id, { user_name: `gone-${Date.now()}@example.test` });
     const tokens = await signIn(dev.token);
     expect((await scim.scim('DELETE', `/Users/${dev.userId}`)).status).to.equal(204);
-    expect((await api_key_resolve(cp.deps.db, sha256Hex(tokens.access_token)))!.revoked_at).to.not.equal(null);
+    expect((await resolveToken(tokens.access_token))!.revoked_at).to.not.equal(null);
   });
 
   it('console: a member sees their devices and revokes one; RFC 7009 revocation ends the session too', async () => {
@@ -189,7 +196,7 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     });
     expect(one.body).to.deep.equal({ revoked: 1 });
     expect((await form('/oauth/revoke', { token: a.refresh_token, token_type_hint: 'refresh_token' })).status).to.equal(200);
-    for (const t of [a, b]) expect((await api_key_resolve(cp.deps.db, sha256Hex(t.access_token)))!.revoked_at).to.not.equal(null);
+    for (const t of [a, b]) expect((await resolveToken(t.access_token))!.revoked_at).to.not.equal(null);
   });
 });
 
