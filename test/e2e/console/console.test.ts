@@ -523,7 +523,7 @@ describeEachStore('web console', (store) => {
     await phone.context.close();
   });
 
-  it('saves SSO settings on the SSO page; the SCIM-provisioned person then signs in with SSO from the organization field', async () => {
+  it('saves SSO settings on the SSO page; the SCIM-provisioned person is refused SSO as an unconfirmed admin, then signs in as a member from the organization field', async () => {
     await nav(page, 'SSO').click();
     await page.getByRole('heading', { level: 1, name: 'Single sign-on' }).waitFor();
     expect(await page.getByLabel('Redirect URI').inputValue()).to.equal(`${cp.url}/v1/auth/sso/callback`);
@@ -539,15 +539,31 @@ describeEachStore('web console', (store) => {
     idp.signInAs({ sub: `ext-${store.name}`, email: scimUser, email_verified: true, given_name: 'Ada', family_name: 'Lovelace' });
     const person = await openConsole(browser, cp.url);
     opened.push(person);
-    await person.page.goto('/');
-    await person.page.getByLabel('Organization').fill(org.org_slug);
-    await person.page.getByRole('button', { name: 'Continue with SSO' }).click();
-    // The sign-in link's page: one button, a same-origin POST, starts the sign-in.
-    await person.page.getByRole('button', { name: 'Continue to sign in' }).click();
+    const ssoFromOrgField = async () => {
+      await person.page.goto('/');
+      await person.page.getByLabel('Organization').fill(org.org_slug);
+      await person.page.getByRole('button', { name: 'Continue with SSO' }).click();
+      // The sign-in link's page: one button, a same-origin POST, starts the sign-in.
+      await person.page.getByRole('button', { name: 'Continue to sign in' }).click();
+    };
+    // Ada is an admin now, and her SSO identity was set by provisioning, never confirmed by her
+    // (docs/security.md, round two, finding 3): the page says so instead of signing her in.
+    await ssoFromOrgField();
+    await person.page.getByText('never confirmed by that account').waitFor();
+    // As a member, the provisioned identity signs her in.
+    const members = await call(`${cp.url}/v1/orgs/${org.org_id}/members`, { token: org.console_token });
+    const ada = members.body.find((m: { user_name: string }) => m.user_name === scimUser);
+    const demoted = await call(`${cp.url}/v1/orgs/${org.org_id}/members/${ada.user_id}`, {
+      method: 'PATCH',
+      token: org.console_token,
+      body: { role: 'member' },
+    });
+    expect(demoted.status).to.equal(200);
+    await ssoFromOrgField();
     await person.page.getByRole('heading', { level: 1, name: /^Workspace/ }).waitFor();
     expect(await person.page.locator('.who').textContent())
       .to.include(scimUser)
-      .and.include('admin');
+      .and.include('member');
     await person.context.close();
   });
 

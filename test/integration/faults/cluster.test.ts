@@ -122,7 +122,7 @@ describe('faults: a cluster of two control planes and three proxies [postgres]',
       within,
       () =>
         w.deps.db.query<{ request_id: string; n: number; billed: boolean }>(
-          `SELECT request_id, count(*)::int AS n, bool_and(amount_usd <> 0) AS billed FROM ledger_entries WHERE key_id = $1 AND kind = 'usage' GROUP BY request_id`,
+          `SELECT request_id, count(*)::int AS n, bool_and(amount_usd <> 0) AS billed FROM ledger_entries WHERE key_id = $1 AND kind = 'usage' AND refusal_reason IS NULL GROUP BY request_id`,
           [keyId],
         ),
       (r) => [...served].every((id) => r.some((x) => x.request_id === id)),

@@ -282,7 +282,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       try {
         for (const k of Object.values(keys)) {
           const [row] = await db.query<{ n: number; distinct_ids: number }>(
-            `SELECT count(*)::int AS n, count(DISTINCT request_id)::int AS distinct_ids FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`,
+            `SELECT count(*)::int AS n, count(DISTINCT request_id)::int AS distinct_ids FROM ledger_entries WHERE key_id = $1 AND kind = 'usage' AND refusal_reason IS NULL`,
             [k.keyId],
           );
           expect(row, k.keyId).to.deep.equal({ n: served.get(k.keyId) ?? 0, distinct_ids: served.get(k.keyId) ?? 0 });

@@ -219,7 +219,7 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       try {
         const rows = await db.query<{ request_id: string; n: number; billed: boolean }>(
           `SELECT request_id, count(*)::int AS n, bool_and(amount_usd <> 0) AS billed FROM ledger_entries
-            WHERE kind = 'usage' AND key_id = ANY($1::uuid[]) GROUP BY request_id`,
+            WHERE kind = 'usage' AND refusal_reason IS NULL AND key_id = ANY($1::uuid[]) GROUP BY request_id`,
           [[...warm, ...revoked].map((k) => k.keyId)],
         );
         expect(
