@@ -87,6 +87,12 @@ export interface OpsSettings {
 
 export interface ProxySettings {
   maxBodyBytes: number;
+  /**
+   * The least output worth forwarding a call for: a call whose worst case
+   * does not fit what is left of its key's budget or workspace's balance is
+   * sent with its output ceiling lowered to what fits, never below this.
+   */
+  minOutputTokens: number;
   /** Bodies this large or larger are parsed, checked and translated in a worker thread, off the event loop. */
   offloadBodyBytes: number;
   /** Worker threads for that work. */
@@ -221,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const sessionTtlSeconds = positiveInt('SESSION_TTL_SECONDS', 12 * 3600);
   const proxy: ProxySettings = {
     maxBodyBytes: positiveInt('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    minOutputTokens: positiveInt('PROXY_MIN_OUTPUT_TOKENS', 256),
     offloadBodyBytes: positiveInt('PROXY_OFFLOAD_BODY_BYTES', 64 * 1024),
     bodyWorkers: positiveInt('PROXY_BODY_WORKERS', Math.max(1, Math.min(4, availableParallelism() - 1))),
     keyCacheSize: positiveInt('PROXY_KEY_CACHE_SIZE', 10_000),

@@ -14,13 +14,21 @@ export interface WireMoney {
   key_version: number;
 }
 
+/**
+ * What is left of a key's budget now, in micro-dollars (null: no budget):
+ * the one place admission asks, so a budget that renews by period decides it here.
+ */
+export function budgetLeft(m: WireMoney): number | null {
+  return m.key_remaining_micros;
+}
+
 export function moneySnapshot(workspaceId: string, keyId: string, m: WireMoney): MoneySnapshot {
   return {
     workspaceId,
     balanceMicros: m.balance_micros,
     balanceVersion: m.balance_version,
     keyId,
-    keyRemainingMicros: m.key_remaining_micros,
+    keyRemainingMicros: budgetLeft(m),
     keyVersion: m.key_version,
   };
 }
