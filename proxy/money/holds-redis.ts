@@ -93,7 +93,8 @@ if hasKey then
   if k < need then return 2 end
   if k < left then left = k end
 end
-if left < amount then amount = left end
+-- shareOf in holds.ts: half of what is left, never below the floor.
+if left < amount then amount = math.max(need, math.floor(left / 2)) end
 redis.call('HINCRBY', KEYS[1], 'held', amount)
 redis.call('ZADD', KEYS[2], now + ttl, rid)
 redis.call('HSET', KEYS[3], rid, amount)

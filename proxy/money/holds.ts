@@ -33,6 +33,16 @@ export type HoldOutcome = { ok: true; lowered?: number } | { ok: false; reason: 
 
 const FULL: HoldOutcome = { ok: true };
 
+/**
+ * What a lowered hold takes of the `left` it does not fit in: half, never
+ * below its floor, so calls arriving together share what is left with
+ * smaller ceilings instead of the first taking it all (the Redis store's
+ * script does the same).
+ */
+export function shareOf(left: number, floor: number): number {
+  return Math.max(floor, Math.floor(left / 2));
+}
+
 /** A hold this proxy knows to be owed: a call in flight, or a settled call the control plane has not yet acknowledged. */
 export interface LiveHold {
   requestId: string;
@@ -47,7 +57,7 @@ export interface HoldStore {
   /**
    * In process the answer is immediate (no promise); only the Redis store
    * answers with one. With `floorMicros`, when `amountMicros` does not fit
-   * but the floor does, all that is left is held instead (`lowered`), in
+   * but the floor does, a share of what is left is held instead (`lowered`, shareOf), in
    * the same atomic step, so concurrent holds never together exceed it.
    */
   hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number, floorMicros?: number): HoldOutcome | Promise<HoldOutcome>;
@@ -142,7 +152,7 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
         left = Math.min(left, key.base - key.held);
         if (key.base - key.held < need) return { ok: false, reason: 'budget' };
       }
-      const amount = Math.min(asked, left);
+      const amount = asked <= left ? asked : shareOf(left, need);
       const expiresAt = now() + ttlMs;
       for (const a of [ws, key]) {
         if (!a) continue;
