@@ -8,6 +8,7 @@ import { createRequestIds, newRequestId } from '../request-id.js';
 import { send, sendError } from './answer.js';
 import { countTokens } from './count-tokens.js';
 import { listModels, oneModel } from './list-models.js';
+import { createUsageWarnings } from '../usage-warnings.js';
 import { observeStep } from './observe-steps.js';
 import { countRefusal } from './refusal.js';
 import { formatOfPath, isBaseProbe, route } from './route.js';
@@ -163,7 +164,8 @@ function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: 
 }
 
 /** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
-export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
+export function createEdgeHandler(given: Omit<EdgeDeps, 'usageWarnings'>): EdgeHandler {
+  const deps: EdgeDeps = { ...given, usageWarnings: createUsageWarnings(given.logger) };
   const { logger } = deps;
   const settings = deps.config.proxy;
   const requestIds = createRequestIds();

@@ -1,4 +1,5 @@
-import { plainUsage } from '../../call.js';
+import { plainUsage, type Usage } from '../../call.js';
+import { malformedUsage } from '../../formats/usage-reader.js';
 import { outputCeiling } from '../../formats/index.js';
 import type { AbandonedEnd } from '../../abandoned.js';
 import type { UsageTap } from '../../formats/usage-tap.js';
@@ -25,12 +26,12 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
       s.bill = { kind: 'release', status: outcome.status };
       return undefined;
     case 'complete': {
-      const usage = outcome.tap.usage();
+      const usage = reported(s, deps, outcome.tap);
       if (usage) {
         s.bill = { kind: 'settle', usage, format: s.up!.format, status: undefined };
         return undefined;
       }
-      deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
+      if (usage === undefined) deps.logger.warn({ requestId: s.requestId }, 'upstream answer carried no usage; billing the hold');
       s.bill = billTheHold(s, undefined);
       return undefined;
     }
@@ -43,6 +44,19 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
   }
 }
 
+/** The usage the provider reported; null when it was malformed (logged once per provider per episode), billed as missing. */
+function reported(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined): Usage | undefined | null {
+  const usage = tap?.usage();
+  if (!usage) return undefined;
+  const provider = s.served?.model.provider ?? s.model!.provider;
+  if (malformedUsage(usage)) {
+    deps.usageWarnings.malformed(provider, s.requestId);
+    return null;
+  }
+  deps.usageWarnings.wellFormed(provider);
+  return usage;
+}
+
 /** Everything the call was allowed: the input estimate and the output ceiling (what was held). */
 function billTheHold(s: CallState, status: number | undefined): Bill {
   return { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status };
@@ -50,7 +64,9 @@ function billTheHold(s: CallState, status: number | undefined): Bill {
 
 /** What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen. */
 function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number): Bill {
-  const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
+  const soFar = tap?.reportedSoFar();
+  // A malformed prompt split is no split: the input estimate is billed instead.
+  const reported = soFar && !malformedUsage({ ...soFar, outputTokens: 0 }) ? soFar : plainUsage(s.inputEstimate, 0);
   return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up!.format, status };
 }
 
@@ -65,9 +81,9 @@ function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number
 function abandonedBill(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined, ended: AbandonedEnd): Bill {
   switch (ended) {
     case 'complete': {
-      const usage = tap?.usage();
+      const usage = reported(s, deps, tap);
       if (usage) return { kind: 'settle', usage, format: s.up!.format, status: 499 };
-      deps.logger.warn({ requestId: s.requestId }, 'abandoned call: the answer carried no usage; billing the hold');
+      if (usage === undefined) deps.logger.warn({ requestId: s.requestId }, 'abandoned call: the answer carried no usage; billing the hold');
       return billTheHold(s, 499);
     }
     case 'error':

@@ -17,6 +17,7 @@ import type { HoldStore } from '../../money/holds.js';
 import type { HeldCall, Metering } from '../../money/metering.js';
 import type { EdgeCall, EdgeObserver } from '../../observe.js';
 import type { RateLimits } from '../../rate-limits.js';
+import type { UsageWarnings } from '../../usage-warnings.js';
 import type { DeploymentRef } from '../../routing/deployments.js';
 import type { Routing } from '../../routing/route-call.js';
 
@@ -39,6 +40,8 @@ export interface EdgeDeps {
   abandoned: AbandonedReads;
   /** Which workspace each Responses response id went to (response-ids.ts). */
   responseIds: ResponseIds;
+  /** Malformed usage, logged once per provider per episode (usage-warnings.ts); made by the edge handler. */
+  usageWarnings: UsageWarnings;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../../shared/json.js';
 import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { billedCount, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
 
@@ -11,14 +11,14 @@ const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
  * is the difference; `completion_tokens` includes reasoning.
  */
 function chatSplit(u: JsonObject): Usage {
-  const prompt = tokens(u.prompt_tokens);
+  const prompt = billedCount(u.prompt_tokens);
   const cached = Math.min(prompt, isObject(u.prompt_tokens_details) ? tokens(u.prompt_tokens_details.cached_tokens) : 0);
   return {
     inputTokens: prompt - cached,
     cacheReadTokens: cached,
     cacheWrite5mTokens: 0,
     cacheWrite1hTokens: 0,
-    outputTokens: tokens(u.completion_tokens),
+    outputTokens: billedCount(u.completion_tokens),
     reasoningTokens: isObject(u.completion_tokens_details) ? tokens(u.completion_tokens_details.reasoning_tokens) : 0,
     webSearchRequests: 0,
   };

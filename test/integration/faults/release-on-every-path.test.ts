@@ -60,7 +60,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   const metering: Metering = createMetering({ cp: client, holds, limits, logger, outbox, live: keepAlive, retryMaxMs: 1_000, maxPending: 1_000 });
   let armed: Fault | undefined;
   const pools = new Map<string, Pool>();
-  const deps: EdgeDeps = {
+  const deps: Omit<EdgeDeps, 'usageWarnings'> = {
     config,
     logger,
     now: Date.now,

@@ -49,6 +49,8 @@ export type OkBehavior = {
    */
   tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
   textOnly?: boolean;
+  /** JSON text written in place of every output count of the usage (`completion_tokens`, `output_tokens`): `-5`, `"12"`, `null`. */
+  outputCountAs?: string;
 };
 
 export type Behavior =

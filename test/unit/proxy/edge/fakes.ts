@@ -3,6 +3,7 @@
  * with headers, deps whose parts record what a step asked of them, and a
  * call state as the steps before the one under test would have left it.
  */
+import { createUsageWarnings } from '../../../../proxy/usage-warnings.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
@@ -99,6 +100,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
   const deps: EdgeDeps = {
     config,
     logger,
+    usageWarnings: createUsageWarnings(logger),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
