@@ -133,6 +133,12 @@ export interface ProxySettings {
   abandonedReadsMax: number;
   /** Whether a Responses call passed through may keep its response at the provider (`store`); off: the proxy sends `store: false`. */
   responsesStore: boolean;
+  /**
+   * A call whose body refers to input it does not carry (a previous
+   * response, a conversation, a file or image URL, a file id, a stored
+   * prompt): held at its model's context window, or refused with 400 when off.
+   */
+  referencedInput: boolean;
   /** How long the workspace a response id was issued to is remembered (previous_response_id is refused once forgotten). */
   responseIdTtlSeconds: number;
   /** Response ids remembered per proxy in memory (the oldest go first). */
@@ -250,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     abandonedReadMs: positiveInt('PROXY_ABANDONED_READ_MS', 300_000),
     abandonedReadsMax: positiveInt('PROXY_ABANDONED_READS_MAX', 256),
     responsesStore: flag('PROXY_RESPONSES_STORE', false),
+    referencedInput: flag('PROXY_REFERENCED_INPUT', true),
     // OpenAI keeps a stored response 30 days.
     responseIdTtlSeconds: positiveInt('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600),
     responseIdsMax: positiveInt('PROXY_RESPONSE_IDS_MAX', 100_000),

@@ -67,6 +67,8 @@ export const modelEntrySchema = z
     cache_write_1h_usd_per_mtok: price.optional(),
     web_search_usd_per_request: price.optional(),
     max_output_tokens: z.number().int().positive(),
+    /** The context window: the hold of a call that refers to input it does not carry (docs/proxy.md). */
+    max_input_tokens: z.number().int().positive().optional(),
   })
   .strict();
 export type ModelEntry = z.infer<typeof modelEntrySchema>;

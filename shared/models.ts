@@ -61,7 +61,12 @@ export interface ModelConfig {
   output_usd_per_mtok: number;
   prices: ModelPrices;
   max_output_tokens: number;
+  /** The context window (`max_input_tokens`, DEFAULT_MAX_INPUT_TOKENS when the entry gives none). */
+  max_input_tokens: number;
 }
+
+/** The context window assumed of a model entry that gives none: the largest common one, so a referring call is never held short. */
+export const DEFAULT_MAX_INPUT_TOKENS = 200_000;
 
 export interface ModelCatalog {
   aliasPrefix: string;
@@ -147,6 +152,7 @@ export function modelFromEntry(e: ModelEntry): ModelConfig {
       web_search_per_request: optional(e.web_search_usd_per_request),
     },
     max_output_tokens: e.max_output_tokens,
+    max_input_tokens: e.max_input_tokens ?? DEFAULT_MAX_INPUT_TOKENS,
   };
 }
 
