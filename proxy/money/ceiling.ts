@@ -4,6 +4,7 @@
  * left is sent with the most output that fits, in the provider's own field.
  */
 import type { ModelConfig } from '../../shared/models.js';
+import type { ParsedCall } from '../call.js';
 import type { UpstreamCall } from '../formats/index.js';
 import { costMicros, nanosPerToken } from './cost.js';
 
@@ -54,4 +55,18 @@ export function lowerCeiling(up: UpstreamCall, tokens: number): string | undefin
   }
   up.body = Buffer.from(JSON.stringify(body));
   return undefined;
+}
+
+/**
+ * The one output-ceiling rule (docs/proxy.md): whatever the client's format
+ * and the provider's, the request sent asks for at most the alias's
+ * `max_output_tokens` per choice, in the provider's field, and names a
+ * ceiling even when the client gave none, so the hold (outputCeiling)
+ * assumes exactly what is sent. A client ceiling within the cap is already
+ * in the request (passed through or translated): nothing is rewritten.
+ */
+export function capOutput(up: UpstreamCall, call: ParsedCall, model: ModelConfig): UpstreamCall {
+  if (call.maxTokens !== undefined && call.maxTokens <= model.max_output_tokens) return up;
+  lowerCeiling(up, model.max_output_tokens);
+  return up;
 }

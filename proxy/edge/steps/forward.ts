@@ -1,4 +1,4 @@
-import { lowerCeiling } from '../../money/ceiling.js';
+import { capOutput, lowerCeiling } from '../../money/ceiling.js';
 import { AppError } from '../../../shared/errors.js';
 import type { UpstreamCall } from '../../formats/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
@@ -58,7 +58,11 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
 async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
   if (d.model === s.model && d.provider === s.provider) return s.up!;
   try {
-    const up = withStorePolicy(s, deps, await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers));
+    const up = withStorePolicy(
+      s,
+      deps,
+      capOutput(await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers), s.call!, d.model),
+    );
     // A lowered ceiling (the hold step) goes out on every deployment, in its provider's field.
     if (s.outputLimit !== undefined && !(up instanceof AppError)) {
       const why = lowerCeiling(up, s.outputLimit);

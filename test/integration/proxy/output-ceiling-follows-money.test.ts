@@ -100,6 +100,26 @@ function suite(setup: () => Promise<DataPlane | undefined>) {
     expect((world.fake.requests.at(-1)!.body as { max_tokens: number }).max_tokens).to.equal(ASKED);
   });
 
+  describe("one output-ceiling rule: the alias's max_output_tokens caps every call, in the provider's field", () => {
+    const sent = () => world.fake.requests.at(-1)!.body as Record<string, unknown>;
+    const cases: [WireFormat, string, Record<string, unknown>, string, number][] = [
+      ['chat', 'tg/gpt-direct', {}, 'max_completion_tokens', 16384], // passed through, no ceiling given
+      ['chat', 'tg/claude-direct', { max_tokens: 100_000 }, 'max_tokens', 64000], // translated to Messages
+      ['responses', 'tg/gpt-direct', {}, 'max_completion_tokens', 16384], // translated to Chat, none given
+      ['responses', 'tg/claude-direct', { max_tokens: 100_000 }, 'max_tokens', 64000], // translated to Messages, above the cap
+      ['responses', 'tg/sonnet', { max_tokens: 100_000 }, 'max_output_tokens', 64000], // passed through, above the cap
+      ['messages', 'tg/gpt-direct', { max_tokens: 100_000 }, 'max_tokens', 16384], // translated to Chat
+    ];
+    for (const [format, alias, extra, field, cap] of cases) {
+      it(`${format} on ${alias} ${JSON.stringify(extra)}: ${field} ${cap} is sent`, async () => {
+        const k = await seedKey(world.cp.deps, { models: [...new Set(['tg/sonnet', alias])] });
+        const a = await edgeCall(world.proxies[0]!.url, format, k.slug, k.secret, { ...modelBody(format, { model: alias, ...extra }) });
+        expect(a.status, a.text).to.equal(200);
+        expect(sent()[field]).to.equal(cap);
+      });
+    }
+  });
+
   it('a Messages call whose thinking budget would not fit the lowered ceiling is refused with 402 saying why', async () => {
     const k = await seedKey(world.cp.deps, { budgetUsd: 0.02 });
     const body = modelBody('messages', { max_tokens: ASKED, thinking: { type: 'enabled', budget_tokens: 3000 } });
