@@ -107,7 +107,7 @@ function suite(setup: () => Promise<DataPlane | undefined>) {
       ['chat', 'tg/claude-direct', { max_tokens: 100_000 }, 'max_tokens', 64000], // translated to Messages
       ['responses', 'tg/gpt-direct', {}, 'max_completion_tokens', 16384], // translated to Chat, none given
       ['responses', 'tg/claude-direct', { max_tokens: 100_000 }, 'max_tokens', 64000], // translated to Messages, above the cap
-      ['responses', 'tg/sonnet', { max_tokens: 100_000 }, 'max_output_tokens', 64000], // passed through, above the cap
+      ['responses', 'tg/gpt-responses', { max_tokens: 100_000 }, 'max_output_tokens', 16384], // passed through, above the cap
       ['messages', 'tg/gpt-direct', { max_tokens: 100_000 }, 'max_tokens', 16384], // translated to Chat
     ];
     for (const [format, alias, extra, field, cap] of cases) {
