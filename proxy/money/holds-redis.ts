@@ -195,7 +195,6 @@ if redis.call('ZSCORE', KEYS[5], rid) then
   redis.call('ZADD', KEYS[5], now + ttl, rid)
   touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
 end
-if amount < asked then return -amount end
 return 0
 `;
 
