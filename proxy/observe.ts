@@ -57,6 +57,8 @@ export interface EdgeCall {
   error: AppError | undefined;
   /** Which limit refused it (`requests`/`tokens`, `balance`/`budget`), to tell refusals of one kind apart. */
   detail: string | undefined;
+  /** The output ceiling the call was lowered to because the money left did not cover its worst case. */
+  outputLimit: number | undefined;
   span: Span | undefined;
   upstreamSpan: Span | undefined;
 }
@@ -124,6 +126,7 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
     finishReasons: undefined,
     error: undefined,
     detail: undefined,
+    outputLimit: undefined,
     span: undefined,
     upstreamSpan: undefined,
   };
@@ -189,6 +192,7 @@ function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number
       attempts: call.attempts || undefined,
       reason: refusalReason(call),
       field: refusedField(call),
+      outputLimit: call.outputLimit,
       ms: ms(call.startedAt, now),
       ttfbMs: ms(call.startedAt, call.headAt),
       inputTokens: call.settledAt ? call.inputTokens : undefined,

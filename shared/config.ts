@@ -87,6 +87,12 @@ export interface OpsSettings {
 
 export interface ProxySettings {
   maxBodyBytes: number;
+  /**
+   * The least output worth forwarding a call for: a call whose worst case
+   * does not fit what is left of its key's budget or workspace's balance is
+   * sent with its output ceiling lowered to what fits, never below this.
+   */
+  minOutputTokens: number;
   /** Bodies this large or larger are parsed, checked and translated in a worker thread, off the event loop. */
   offloadBodyBytes: number;
   /** Worker threads for that work. */
@@ -127,6 +133,12 @@ export interface ProxySettings {
   abandonedReadsMax: number;
   /** Whether a Responses call passed through may keep its response at the provider (`store`); off: the proxy sends `store: false`. */
   responsesStore: boolean;
+  /**
+   * A call whose body refers to input it does not carry (a previous
+   * response, a conversation, a file or image URL, a file id, a stored
+   * prompt): held at its model's context window, or refused with 400 when off.
+   */
+  referencedInput: boolean;
   /** How long the workspace a response id was issued to is remembered (previous_response_id is refused once forgotten). */
   responseIdTtlSeconds: number;
   /** Response ids remembered per proxy in memory (the oldest go first). */
@@ -221,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const sessionTtlSeconds = positiveInt('SESSION_TTL_SECONDS', 12 * 3600);
   const proxy: ProxySettings = {
     maxBodyBytes: positiveInt('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024),
+    minOutputTokens: positiveInt('PROXY_MIN_OUTPUT_TOKENS', 256),
     offloadBodyBytes: positiveInt('PROXY_OFFLOAD_BODY_BYTES', 64 * 1024),
     bodyWorkers: positiveInt('PROXY_BODY_WORKERS', Math.max(1, Math.min(4, availableParallelism() - 1))),
     keyCacheSize: positiveInt('PROXY_KEY_CACHE_SIZE', 10_000),
@@ -243,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     abandonedReadMs: positiveInt('PROXY_ABANDONED_READ_MS', 300_000),
     abandonedReadsMax: positiveInt('PROXY_ABANDONED_READS_MAX', 256),
     responsesStore: flag('PROXY_RESPONSES_STORE', false),
+    referencedInput: flag('PROXY_REFERENCED_INPUT', true),
     // OpenAI keeps a stored response 30 days.
     responseIdTtlSeconds: positiveInt('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600),
     responseIdsMax: positiveInt('PROXY_RESPONSE_IDS_MAX', 100_000),

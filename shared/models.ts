@@ -61,11 +61,14 @@ export interface ModelConfig {
   output_usd_per_mtok: number;
   prices: ModelPrices;
   max_output_tokens: number;
-  /** The context window the file gives, told to clients; undefined when it gives none. */
+  /** The context window the file gives, told to clients; undefined when it gives none (a referring call's hold then assumes DEFAULT_MAX_INPUT_TOKENS). */
   max_input_tokens?: number | undefined;
   /** Names clients send for this alias (client-names.ts resolves them). */
   client_names?: readonly string[];
 }
+
+/** The context window assumed of a model entry that gives none: the largest common one, so a referring call is never held short. */
+export const DEFAULT_MAX_INPUT_TOKENS = 200_000;
 
 export interface ModelCatalog {
   aliasPrefix: string;

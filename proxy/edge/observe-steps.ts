@@ -23,6 +23,7 @@ export function observeStep(step: string, s: CallState): void {
     case 'hold':
       if (s.detail) obs.detail = s.detail;
       if (s.held) {
+        obs.outputLimit = s.outputLimit;
         obs.admittedAt = performance.now();
         obs.translated = s.up!.translate !== undefined;
         obs.upstreamFormat = s.up!.format;

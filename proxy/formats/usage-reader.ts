@@ -48,3 +48,19 @@ export interface UsageReader {
   /** A fresh reader for one streamed answer. */
   stream(): StreamUsage;
 }
+
+/**
+ * A count a bill rests on (a call's input and output tokens): absent is
+ * none, but anything other than a whole non-negative number (negative, a
+ * string, null, a fraction) is malformed, NaN, and the call is billed as if
+ * it had reported no usage (malformedUsage).
+ */
+export function billedCount(v: unknown): number {
+  if (v === undefined) return 0;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : NaN;
+}
+
+/** A usage with a malformed count (billedCount): billed the hold, like a missing one. */
+export function malformedUsage(u: Usage): boolean {
+  return Number.isNaN(u.inputTokens + u.cacheReadTokens + u.cacheWrite5mTokens + u.cacheWrite1hTokens + u.outputTokens);
+}

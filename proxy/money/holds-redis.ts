@@ -66,7 +66,8 @@ local function epoch(e, want, now, young)
 end
 `;
 
-// KEYS: wsM wsZ wsA keyM keyZ keyA epoch; ARGV: now ttl amount rid wsBase wsVer hasKey keyBase keyVer epochId youngMs
+// KEYS: wsM wsZ wsA keyM keyZ keyA epoch; ARGV: now ttl amount rid wsBase wsVer hasKey keyBase keyVer epochId youngMs floor
+// Answers 0 when all of `amount` was held, minus what was held when only the floor fitted (docs/proxy.md), else a refusal code.
 const HOLD = `${COMMON}${EPOCH_CHECK}
 local now, ttl, amount, rid = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local hasKey = ARGV[7] == '1'
@@ -81,13 +82,19 @@ end
 purge(KEYS[1], KEYS[2], KEYS[3], now)
 adopt(KEYS[1], ARGV[5], ARGV[6])
 -- At least one micro-dollar: an account at zero or below admits nothing.
-local need = math.max(1, amount)
-if available(KEYS[1]) < need then return 1 end
+local asked = amount
+local need = math.max(1, math.min(amount, tonumber(ARGV[12])))
+local left = available(KEYS[1])
+if left < need then return 1 end
 if hasKey then
   purge(KEYS[4], KEYS[5], KEYS[6], now)
   adopt(KEYS[4], ARGV[8], ARGV[9])
-  if available(KEYS[4]) < need then return 2 end
+  local k = available(KEYS[4])
+  if k < need then return 2 end
+  if k < left then left = k end
 end
+-- shareOf in holds.ts: half of what is left, never below the floor.
+if left < amount then amount = math.max(need, math.floor(left / 2)) end
 redis.call('HINCRBY', KEYS[1], 'held', amount)
 redis.call('ZADD', KEYS[2], now + ttl, rid)
 redis.call('HSET', KEYS[3], rid, amount)
@@ -98,6 +105,7 @@ if hasKey then
   redis.call('HSET', KEYS[6], rid, amount)
   touch(KEYS[4], KEYS[5], KEYS[6], ttl * 2)
 end
+if amount < asked then return -amount end
 return 0
 `;
 
@@ -299,7 +307,7 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
       const fence = Number(await redis.hget(epochKey, 'fence'));
       if (fence > now()) await sleep(fence - now());
     },
-    async hold(requestId, s: MoneySnapshot, amount) {
+    async hold(requestId, s: MoneySnapshot, amount, floor) {
       for (let attempt = 0; attempt < 8; attempt++) {
         const r = await commands.tgHold(
           ...keys(s.workspaceId, s.keyId),
@@ -315,8 +323,10 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
           s.keyVersion,
           epoch,
           ttlMs * 2,
+          floor ?? amount,
         );
         if (r === 0) return { ok: true };
+        if (r < 0) return { ok: true, lowered: -r };
         if (r === 1) return { ok: false, reason: 'balance' };
         if (r === 2) return { ok: false, reason: 'budget' };
         if (r === 4 || r === 5) await rejoin();

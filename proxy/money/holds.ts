@@ -25,7 +25,23 @@ export interface MoneySnapshot {
   keyVersion: number;
 }
 
-export type HoldOutcome = { ok: true } | { ok: false; reason: 'balance' | 'budget' };
+/**
+ * `lowered`: less than asked was held, because only that much was left
+ * (never less than the floor the call gave); the call must fit in it.
+ */
+export type HoldOutcome = { ok: true; lowered?: number } | { ok: false; reason: 'balance' | 'budget' };
+
+const FULL: HoldOutcome = { ok: true };
+
+/**
+ * What a lowered hold takes of the `left` it does not fit in: half, never
+ * below its floor, so calls arriving together share what is left with
+ * smaller ceilings instead of the first taking it all (the Redis store's
+ * script does the same).
+ */
+export function shareOf(left: number, floor: number): number {
+  return Math.max(floor, Math.floor(left / 2));
+}
 
 /** A hold this proxy knows to be owed: a call in flight, or a settled call the control plane has not yet acknowledged. */
 export interface LiveHold {
@@ -38,8 +54,13 @@ export interface LiveHold {
 }
 
 export interface HoldStore {
-  /** In process the answer is immediate (no promise); only the Redis store answers with one. */
-  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number): HoldOutcome | Promise<HoldOutcome>;
+  /**
+   * In process the answer is immediate (no promise); only the Redis store
+   * answers with one. With `floorMicros`, when `amountMicros` does not fit
+   * but the floor does, a share of what is left is held instead (`lowered`, shareOf), in
+   * the same atomic step, so concurrent holds never together exceed it.
+   */
+  hold(requestId: string, snapshot: MoneySnapshot, amountMicros: number, floorMicros?: number): HoldOutcome | Promise<HoldOutcome>;
   /**
    * Ends a hold; `snapshot`, when given, is the control plane's answer after
    * recording the usage. In process it is done at once (no promise).
@@ -117,18 +138,21 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
   };
 
   return {
-    hold(requestId, s, amount) {
+    hold(requestId, s, asked, floor) {
       const ws = account(workspaces, s.workspaceId);
       adopt(ws, s.balanceMicros, s.balanceVersion);
       // At least a micro-dollar: an account at zero or below admits nothing, whatever the call may cost.
-      const need = Math.max(1, amount);
-      if (ws.base - ws.held < need) return { ok: false, reason: 'balance' };
+      const need = Math.max(1, Math.min(asked, floor ?? asked));
+      let left = ws.base - ws.held;
+      if (left < need) return { ok: false, reason: 'balance' };
       let key: Account | undefined;
       if (s.keyRemainingMicros !== null) {
         key = account(keys, s.keyId);
         adopt(key, s.keyRemainingMicros, s.keyVersion);
+        left = Math.min(left, key.base - key.held);
         if (key.base - key.held < need) return { ok: false, reason: 'budget' };
       }
+      const amount = asked <= left ? asked : shareOf(left, need);
       const expiresAt = now() + ttlMs;
       for (const a of [ws, key]) {
         if (!a) continue;
@@ -136,7 +160,7 @@ export function createMemoryHoldStore(ttlMs: number, now: NowMs = Date.now): Hol
         a.holds.set(requestId, { amount, expiresAt });
         if (expiresAt < a.sweepAt) a.sweepAt = expiresAt;
       }
-      return { ok: true };
+      return amount < asked ? { ok: true, lowered: amount } : FULL;
     },
     release(requestId, ids, s) {
       drop(workspaces.get(ids.workspaceId), requestId);

@@ -1,3 +1,4 @@
+import { capOutput } from '../../money/ceiling.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**
@@ -8,11 +9,11 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 export function planUpstream(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
   const up = deps.bodies.plan(s.route.format, s.call!, s.model!, s.provider!, s.req.headers);
   if (!(up instanceof Promise)) {
-    s.up = up;
+    s.up = capOutput(up, s.call!, s.model!);
     return undefined;
   }
   return up.then((planned) => {
-    s.up = planned;
+    s.up = capOutput(planned, s.call!, s.model!);
     return undefined;
   });
 }

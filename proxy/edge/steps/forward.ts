@@ -1,3 +1,4 @@
+import { capOutput, lowerCeiling } from '../../money/ceiling.js';
 import { AppError } from '../../../shared/errors.js';
 import type { UpstreamCall } from '../../formats/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
@@ -57,7 +58,17 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
 async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
   if (d.model === s.model && d.provider === s.provider) return s.up!;
   try {
-    return withStorePolicy(s, deps, await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers));
+    const up = withStorePolicy(
+      s,
+      deps,
+      capOutput(await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers), s.call!, d.model),
+    );
+    // A lowered ceiling (the hold step) goes out on every deployment, in its provider's field.
+    if (s.outputLimit !== undefined && !(up instanceof AppError)) {
+      const why = lowerCeiling(up, s.outputLimit);
+      if (why) return new AppError('insufficient_funds', `The money left cannot cover this request on this deployment: ${why}.`);
+    }
+    return up;
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;

@@ -1,23 +1,52 @@
 import { AppError } from '../../../shared/errors.js';
 import { outputCeiling } from '../../formats/index.js';
-import { costMicros } from '../../money/cost.js';
+import { lowerCeiling, outputThatFits, worstCost } from '../../money/ceiling.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
 import { chainOf } from '../../routing/deployments.js';
 import { RAISE_BUDGET } from '../../decide.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
-function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome {
-  if (!held.ok) {
-    s.detail = held.reason;
-    return new AppError(
-      'insufficient_funds',
-      held.reason === 'balance'
-        ? 'The workspace balance cannot cover this request (its worst-case cost). Add credits or lower max_tokens.'
-        : `This key's remaining budget cannot cover this request (its worst-case cost). Lower max_tokens. ${RAISE_BUDGET}`,
-      { headers: s.limitHeaders },
-    );
+function refused(s: CallState, reason: 'balance' | 'budget', why?: string): AppError {
+  s.detail = reason;
+  const whose = reason === 'balance' ? 'The workspace balance' : "This key's remaining budget";
+  const fix = reason === 'balance' ? 'Add credits, or' : `${RAISE_BUDGET} Or`;
+  return new AppError(
+    'insufficient_funds',
+    why
+      ? `${whose} cannot cover this request: ${why}. ${fix} lower the thinking budget.`
+      : `${whose} cannot cover this request's input with a useful minimum of output (${s.outputFloor} tokens). ${fix} shorten the request.`,
+    { headers: s.limitHeaders },
+  );
+}
+
+/** Only `lowered` micro-dollars were held: the call goes out with the output that fits, and holds exactly what that costs. */
+function lowered(s: CallState, deps: EdgeDeps, granted: number): StepOutcome | Promise<StepOutcome> {
+  const models = s.chain ?? [s.model!];
+  const call = s.call!;
+  const tokens = outputThatFits(models, s.inputEstimate, call.choices, granted);
+  const why = lowerCeiling(s.up!, tokens);
+  const reason = s.key!.key_remaining_micros !== null ? 'budget' : 'balance';
+  const ids = { workspaceId: s.key!.workspace_id, keyId: s.key!.id };
+  if (why) {
+    const released = deps.holds.release(s.requestId, ids);
+    return released instanceof Promise ? released.then(() => refused(s, reason, why)) : refused(s, reason, why);
   }
+  s.call = { ...call, maxTokens: tokens };
+  s.outputLimit = tokens;
+  s.limitHeaders = { ...s.limitHeaders, 'x-tollgate-output-limit': String(tokens) };
+  const exact = worstCost(models, s.inputEstimate, () => tokens * call.choices);
+  const resized = deps.holds.resize(s.requestId, ids, exact);
+  return resized instanceof Promise ? resized.then(() => admit(s, deps, exact)) : admit(s, deps, exact);
+}
+
+function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome | Promise<StepOutcome> {
+  if (!held.ok) return refused(s, held.reason);
+  if (held.lowered !== undefined) return lowered(s, deps, held.lowered);
+  return admit(s, deps, holdMicros);
+}
+
+function admit(s: CallState, deps: EdgeDeps, holdMicros: number): StepOutcome {
   const key = s.key!;
   s.held = {
     requestId: s.requestId,
@@ -61,15 +90,17 @@ export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<S
   }
   const key = s.key!;
   const model = s.model!;
-  let holdMicros = costMicros(model, s.inputEstimate, outputCeiling(s.call!, model));
-  if (model.fallbacks.length) {
-    // One hold for the whole call: sized for the dearest alias that may end up serving it.
-    s.chain = chainOf(model, deps.config.models, key.models);
-    for (const m of s.chain) holdMicros = Math.max(holdMicros, costMicros(m, s.inputEstimate, outputCeiling(s.call!, m)));
-  }
+  // One hold for the whole call: sized for the dearest alias that may end up serving it.
+  if (model.fallbacks.length) s.chain = chainOf(model, deps.config.models, key.models);
+  const models = s.chain ?? [model];
+  const call = s.call!;
+  const holdMicros = worstCost(models, s.inputEstimate, (m) => outputCeiling(call, m));
+  // The least the call may be lowered to: the configured minimum, or its own ceiling when that is smaller.
+  s.outputFloor = Math.min(deps.config.proxy.minOutputTokens, call.maxTokens ?? Infinity, model.max_output_tokens);
+  const floorMicros = worstCost(models, s.inputEstimate, () => s.outputFloor * call.choices);
   let holding;
   try {
-    holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key, deps.now()), holdMicros);
+    holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key, deps.now()), holdMicros, floorMicros);
   } catch (err) {
     storeDown(s, deps, err);
   }

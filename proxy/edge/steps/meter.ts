@@ -1,4 +1,5 @@
-import { plainUsage } from '../../call.js';
+import { plainUsage, type Usage } from '../../call.js';
+import { malformedUsage } from '../../formats/usage-reader.js';
 import { outputCeiling } from '../../formats/index.js';
 import type { AbandonedEnd } from '../../abandoned.js';
 import type { UsageTap } from '../../formats/usage-tap.js';
@@ -26,15 +27,8 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
       s.bill = { kind: 'release', status: outcome.status };
       return undefined;
     case 'complete': {
-      const usage = outcome.tap.usage();
-      const provider = s.provider?.name ?? '';
-      if (usage) {
-        deps.usageWarnings.reported(provider);
-        s.bill = { kind: 'settle', usage, format: s.up!.format, status: undefined };
-        return undefined;
-      }
-      deps.usageWarnings.missing(provider, s.requestId);
-      s.bill = billTheHold(s, undefined);
+      const usage = reported(s, deps, outcome.tap);
+      s.bill = usage ? { kind: 'settle', usage, format: s.up!.format, status: undefined } : billTheHold(s, undefined);
       return undefined;
     }
     case 'abandoned':
@@ -46,6 +40,23 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
   }
 }
 
+/**
+ * The usage the provider reported, or undefined when it reported none or a
+ * malformed count (the readers refuse what they check; NaN from a count they
+ * do not is caught here): billed the hold, warned once per provider per
+ * episode (money/usage-warnings.ts).
+ */
+function reported(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined): Usage | undefined {
+  const usage = tap?.usage();
+  const provider = s.provider?.name ?? '';
+  if (!usage || malformedUsage(usage)) {
+    deps.usageWarnings.missing(provider, s.requestId);
+    return undefined;
+  }
+  deps.usageWarnings.reported(provider);
+  return usage;
+}
+
 /** Everything the call was allowed: the input estimate and the output ceiling (what was held). */
 function billTheHold(s: CallState, status: number | undefined): Bill {
   return { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status };
@@ -53,7 +64,9 @@ function billTheHold(s: CallState, status: number | undefined): Bill {
 
 /** What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen. */
 function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number): Bill {
-  const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
+  const soFar = tap?.reportedSoFar();
+  // A malformed prompt split is no split: the input estimate is billed instead.
+  const reported = soFar && !malformedUsage({ ...soFar, outputTokens: 0 }) ? soFar : plainUsage(s.inputEstimate, 0);
   return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up!.format, status };
 }
 
@@ -68,10 +81,8 @@ function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number
 function abandonedBill(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined, ended: AbandonedEnd): Bill {
   switch (ended) {
     case 'complete': {
-      const usage = tap?.usage();
-      if (usage) return { kind: 'settle', usage, format: s.up!.format, status: 499 };
-      deps.logger.warn({ requestId: s.requestId }, 'abandoned call: the answer carried no usage; billing the hold');
-      return billTheHold(s, 499);
+      const usage = reported(s, deps, tap);
+      return usage ? { kind: 'settle', usage, format: s.up!.format, status: 499 } : billTheHold(s, 499);
     }
     case 'error':
       return { kind: 'release', status: 499 };

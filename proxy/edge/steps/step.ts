@@ -85,6 +85,10 @@ export interface CallState {
   /** Which limit refused the call (`requests`/`tokens`, `balance`/`budget`). */
   detail: string | undefined;
   held: HeldCall | undefined;
+  /** The least output the call may be lowered to when the money does not cover its worst case (set by the hold step). */
+  outputFloor: number;
+  /** The output ceiling per choice the call was lowered to, when it was (the hold step). */
+  outputLimit: number | undefined;
   /** The alias and the fallbacks the key may use, when the alias has fallbacks (set by the hold step). */
   chain: ModelConfig[] | undefined;
   outcome: ForwardOutcome | undefined;
@@ -117,6 +121,8 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     limitHeaders: {},
     detail: undefined,
     held: undefined,
+    outputFloor: 0,
+    outputLimit: undefined,
     chain: undefined,
     outcome: undefined,
     served: undefined,

@@ -225,7 +225,8 @@ for (const storeName of ['pglite', 'postgres'] as const) {
       }
       const k = keys.redis;
       redis = await startOwnRedis();
-      const env = { REDIS_URL: redis.url, PROXY_HOLD_FENCE_MS: '1500', PROXY_REDIS_PREFIX: `faults-${storeName}` };
+      // Calls are never lowered below their own 1,000-token ceiling here: the extra calls must be refused whole, not served smaller.
+      const env = { REDIS_URL: redis.url, PROXY_HOLD_FENCE_MS: '1500', PROXY_REDIS_PREFIX: `faults-${storeName}`, PROXY_MIN_OUTPUT_TOKENS: '1000' };
       const a = await plane.startProxy('redis-a', env);
       const b = await plane.startProxy('redis-b', env);
       fake.reset();

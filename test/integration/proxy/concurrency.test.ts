@@ -44,7 +44,8 @@ function concurrencySuite(label: string, setup: () => Promise<DataPlane | undefi
       await drain();
     }
     const m = await moneyOf(world!.cp.deps, k);
-    expect(m.entries).to.be.within(1, 3);
+    // Three whole calls, then calls with lowered output ceilings while a minimum call fits.
+    expect(m.entries).to.be.at.least(3);
     expect(m.spend).to.be.at.most(budget);
   });
 
@@ -55,7 +56,7 @@ function concurrencySuite(label: string, setup: () => Promise<DataPlane | undefi
       await drain();
     }
     const m = await moneyOf(world!.cp.deps, k);
-    expect(m.entries).to.be.within(1, 3);
+    expect(m.entries).to.be.at.least(3);
     expect(m.balance).to.be.at.least(0);
   });
 

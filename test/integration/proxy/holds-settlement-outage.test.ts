@@ -69,7 +69,8 @@ describeEachStore('proxy: a settlement outage blocks only what was really spent'
 
       before(async function () {
         this.timeout(30_000);
-        const env: NodeJS.ProcessEnv = { PROXY_SETTLE_RETRY_MAX_MS: '200' };
+        // A minimum output at the calls' own ceiling: no call is lowered, so admission counts whole worst cases, as this arithmetic does.
+        const env: NodeJS.ProcessEnv = { PROXY_SETTLE_RETRY_MAX_MS: '200', PROXY_MIN_OUTPUT_TOKENS: '1000' };
         if (holdStore === 'redis') {
           const prefix = await redisForTests('settlement outage on Redis holds');
           if (!prefix) return this.skip();

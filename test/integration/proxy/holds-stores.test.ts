@@ -40,6 +40,14 @@ function holdStoreContract(name: string, make: (ttlMs: number) => Promise<HoldSt
       expect(await store.hold('a3', snap(100, 1), 1)).to.deep.equal({ ok: false, reason: 'balance' });
     });
 
+    it('a hold that does not fit but whose floor does takes half of what is left, never below the floor', async () => {
+      const { snap } = accounts();
+      expect(await store.hold('l1', snap(100, 1), 60, 10)).to.deep.equal({ ok: true });
+      expect(await store.hold('l2', snap(100, 1), 80, 10)).to.deep.equal({ ok: true, lowered: 20 });
+      expect(await store.hold('l3', snap(100, 1), 80, 15)).to.deep.equal({ ok: true, lowered: 15 });
+      expect(await store.hold('l4', snap(100, 1), 80, 6)).to.deep.equal({ ok: false, reason: 'balance' });
+    });
+
     it('checks the key budget too; a refused hold takes nothing', async () => {
       const { snap, ids } = accounts();
       expect(await store.hold('b1', snap(1000, 1, 50, 1), 50)).to.deep.equal({ ok: true });
@@ -118,10 +126,10 @@ function redisStore(redis: Redis, prefix: string, ttlMs: number, live: () => Liv
   });
   return {
     ...store,
-    hold(requestId: string, s: MoneySnapshot, amount: number) {
+    hold(requestId: string, s: MoneySnapshot, amount: number, floor?: number) {
       const seen = newest.get(s.workspaceId);
       if (!seen || seen.balanceVersion <= s.balanceVersion) newest.set(s.workspaceId, s);
-      return store.hold(requestId, s, amount);
+      return store.hold(requestId, s, amount, floor);
     },
     /** What the control plane says now (tests of a Redis that lost its data). */
     committed(s: MoneySnapshot) {

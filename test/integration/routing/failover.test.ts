@@ -160,13 +160,15 @@ describeEachStore('routing: failover before the first byte', (store) => {
     expect(line, JSON.stringify(lines.slice(-2))).to.include({ deployment: 'b/m-b', attempts: 2, status: 200 });
   });
 
-  it("the one hold is sized for the dearest alias of the chain: a budget that fits the alias's own worst case but not its fallback's is refused", async () => {
+  it("the one hold is sized for the dearest alias of the chain: a budget that fits the alias's own worst case but not its fallback's lowers the ceiling", async () => {
     // Worst case of 4096 output tokens: $0.061 at tg/ordered's prices, $0.123 at tg/fallback's.
     const k = await seedKey(dp.cp.deps, { models: DEPLOYMENT_ALIASES, budgetUsd: 0.1 });
     expect((await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/ordered' }))).status).to.equal(200);
-    const refused = await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/with-fallback' }));
-    expect(refused.status).to.equal(402);
-    expect(servedBy(dp.fakes)).to.deep.equal({ a: 1, b: 0, c: 0 });
+    const lowered = await edgeCall(proxy().url, 'chat', k.slug, k.secret, modelBody('chat', { model: 'tg/with-fallback' }));
+    expect(lowered.status, lowered.text).to.equal(200);
+    // Sized at the fallback's prices, the ceiling is lowered (docs/proxy.md, "When the money does not cover the worst case").
+    expect(Number(lowered.headers.get('x-tollgate-output-limit'))).to.be.within(1, 4095);
+    expect(servedBy(dp.fakes)).to.deep.equal({ a: 2, b: 0, c: 0 });
   });
 
   for (const format of FORMATS) {

@@ -28,7 +28,8 @@ function echoed(body: Record<string, unknown>): Record<string, unknown> {
 /** The answer to an accepted request, `wanted` tokens long unless the request's limit is lower. */
 export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: number, ids: IdSource, ok: OkBehavior | undefined): Answer {
   const model = body.model as string;
-  const inputTokens = countInputTokens(body);
+  // A provider billing input the body only refers to (a previous response, a file) reports more than the body holds.
+  const inputTokens = ok?.inputTokens ?? countInputTokens(body);
   const output = planOutput(requestTokenLimit(body), wanted, requestStops(body));
   const stream = body.stream === true;
   // A call capped by max_tokens or cut by a stop sequence ends in text, as a real model's would.

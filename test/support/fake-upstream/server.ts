@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildAnswer } from './answers.js';
+import { buildAnswer, type Answer } from './answers.js';
 import { answerOk, cutOff, drop, sendJson, stall, streamError, type Reply } from './behaviors.js';
 import { errorBody, type Dialect } from './errors.js';
 import { IdSource } from './ids.js';
@@ -81,7 +81,8 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendJson(reply, behavior.status, body, behavior.headers);
     }
     const wanted = behavior.kind === 'ok' ? (behavior.outputTokens ?? DEFAULT_OUTPUT_TOKENS) : DEFAULT_OUTPUT_TOKENS;
-    const answer = buildAnswer(wire, check.body, wanted, ids, behavior.kind === 'ok' ? behavior : undefined);
+    let answer = buildAnswer(wire, check.body, wanted, ids, behavior.kind === 'ok' ? behavior : undefined);
+    if (behavior.kind === 'ok' && behavior.outputCountAs !== undefined) answer = withOutputCount(answer, behavior.outputCountAs);
     switch (behavior.kind) {
       case 'ok':
         void answerOk(reply, answer, behavior.eventDelayMs ?? 0);
@@ -235,4 +236,10 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       });
     },
   };
+}
+
+/** A provider reporting malformed usage: every output count replaced by `as`. */
+function withOutputCount(answer: Answer, as: string): Answer {
+  const swap = (text: string) => text.replace(/"(completion_tokens|output_tokens)":\d+/g, `"$1":${as}`);
+  return answer.stream ? { stream: true, frames: answer.frames.map(swap) } : { ...answer, json: swap(answer.json) };
 }

@@ -49,6 +49,10 @@ export type OkBehavior = {
    */
   tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
   textOnly?: boolean;
+  /** JSON text written in place of every output count of the usage (`completion_tokens`, `output_tokens`): `-5`, `"12"`, `null`. */
+  outputCountAs?: string;
+  /** The input tokens the answer reports, instead of the body's own count. */
+  inputTokens?: number;
 };
 
 export type Behavior =

@@ -100,11 +100,11 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
   const deps: EdgeDeps = {
     config,
     logger,
+    usageWarnings: createUsageWarnings(logger),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
     responseIds: createLocalResponseIds(100, 60_000),
-    usageWarnings: createUsageWarnings(logger),
     keys: {
       cached: () => answers.cached,
       lookup(hash: string) {

@@ -1,0 +1,72 @@
+/**
+ * The output ceiling follows the money (docs/proxy.md, "When the money does
+ * not cover the worst case"): a call whose worst case does not fit what is
+ * left is sent with the most output that fits, in the provider's own field.
+ */
+import type { ModelConfig } from '../../shared/models.js';
+import type { ParsedCall } from '../call.js';
+import type { UpstreamCall } from '../formats/index.js';
+import { costMicros, nanosPerToken } from './cost.js';
+
+/** The dearest of `models` for `input` tokens in and `output` tokens out: what one hold must cover. */
+export function worstCost(models: readonly ModelConfig[], input: number, output: (m: ModelConfig) => number): number {
+  let worst = 0;
+  for (const m of models) worst = Math.max(worst, costMicros(m, input, output(m)));
+  return worst;
+}
+
+/** The most output tokens per choice whose cost on every one of `models` fits in `micros`. */
+export function outputThatFits(models: readonly ModelConfig[], input: number, choices: number, micros: number): number {
+  let fits = Infinity;
+  for (const m of models) {
+    const perToken = nanosPerToken(m.output_usd_per_mtok) * choices;
+    const spare = micros * 1000 - input * nanosPerToken(m.input_usd_per_mtok);
+    fits = Math.min(fits, perToken === 0 ? m.max_output_tokens : Math.floor(spare / perToken));
+  }
+  return Math.max(0, fits);
+}
+
+/**
+ * Writes `tokens` as the upstream request's output ceiling, in the field
+ * the provider's format reads; answers why when the request cannot be
+ * lowered that far (Anthropic thinking needs max_tokens above budget_tokens).
+ */
+export function lowerCeiling(up: UpstreamCall, tokens: number): string | undefined {
+  const body = JSON.parse(up.body.toString('utf8')) as Record<string, unknown>;
+  switch (up.format) {
+    case 'chat':
+      // Whichever field the request names (both, when it names both); a request naming none gets the current one.
+      if (body.max_tokens !== undefined && body.max_tokens !== null) body.max_tokens = tokens;
+      if (body.max_completion_tokens !== undefined || body.max_tokens === undefined || body.max_tokens === null) {
+        body.max_completion_tokens = tokens;
+      }
+      break;
+    case 'messages': {
+      const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
+      if (thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number' && thinking.budget_tokens >= tokens) {
+        return `only ${tokens} output tokens fit the money left, and thinking.budget_tokens (${thinking.budget_tokens}) must be below max_tokens`;
+      }
+      body.max_tokens = tokens;
+      break;
+    }
+    case 'responses':
+      body.max_output_tokens = tokens;
+      break;
+  }
+  up.body = Buffer.from(JSON.stringify(body));
+  return undefined;
+}
+
+/**
+ * The one output-ceiling rule (docs/proxy.md): whatever the client's format
+ * and the provider's, the request sent asks for at most the alias's
+ * `max_output_tokens` per choice, in the provider's field, and names a
+ * ceiling even when the client gave none, so the hold (outputCeiling)
+ * assumes exactly what is sent. A client ceiling within the cap is already
+ * in the request (passed through or translated): nothing is rewritten.
+ */
+export function capOutput(up: UpstreamCall, call: ParsedCall, model: ModelConfig): UpstreamCall {
+  if (call.maxTokens !== undefined && call.maxTokens <= model.max_output_tokens) return up;
+  lowerCeiling(up, model.max_output_tokens);
+  return up;
+}

@@ -1,0 +1,42 @@
+/**
+ * A call whose body refers to input it does not carry (#43 finding 1): the
+ * provider bills that input, which the body's size says nothing about, so
+ * the hold assumes the model's whole context window (docs/proxy.md).
+ */
+import type { ParsedCall } from '../call.js';
+
+/** Bytes any referring body contains: a body without them is passed at the cost of a few byte searches. */
+const MARKERS = ['previous_response_id', '"conversation"', 'file_id', '_url"', '"url"', '"prompt"'].map((m) => Buffer.from(m));
+
+const isUrl = (v: unknown): boolean => typeof v === 'string' && !v.startsWith('data:');
+
+/** Walked only when a marker is present; nesting past this depth is taken as a reference (held, never missed). */
+const MAX_DEPTH = 32;
+
+function refers(v: unknown, depth: number): boolean {
+  if (depth > MAX_DEPTH) return true;
+  if (Array.isArray(v)) return v.some((x) => refers(x, depth + 1));
+  if (typeof v !== 'object' || v === null) return false;
+  const o = v as Record<string, unknown>;
+  // OpenAI: file ids and file or image URLs (a data: URL carries its input).
+  if (typeof o.file_id === 'string') return true;
+  if (isUrl(o.file_url)) return true;
+  if (isUrl(o.image_url) || (typeof o.image_url === 'object' && o.image_url !== null && isUrl((o.image_url as { url?: unknown }).url))) return true;
+  // Anthropic: an image or document source by URL or by file.
+  const source = o.source as { type?: unknown } | undefined;
+  if (typeof source === 'object' && source !== null && (source.type === 'url' || source.type === 'file')) return true;
+  for (const key in o) if (refers(o[key], depth + 1)) return true;
+  return false;
+}
+
+/** The body refers to input it does not carry: a previous response, a conversation, a stored prompt, a file or image elsewhere. */
+export function refersToInput(call: ParsedCall): boolean {
+  if (!MARKERS.some((m) => call.raw.includes(m))) return false;
+  const b = call.body;
+  if (typeof b.previous_response_id === 'string') return true;
+  if (b.conversation !== undefined && b.conversation !== null) return true;
+  if (typeof b.prompt === 'object' && b.prompt !== null) return true;
+  // A large body parsed in a worker keeps only its top level here: a marker in the rest is taken as a reference.
+  if (call.partial) return true;
+  return refers(b, 0);
+}
