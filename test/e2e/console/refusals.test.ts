@@ -31,12 +31,13 @@ describeEachStore('web console: the Refusals page', (store) => {
     await ok(`${base}/v1/teams/${team.id}/models`, { token, method: 'PUT', body: { models: ['tg/sonnet'] } });
     const agent = await ok(
       `${base}/v1/teams/${team.id}/keys`,
-      { token, body: { kind: 'team', name: 'nightly-agent', rpm: 2, budget_usd: 0.5 } },
+      { token, body: { kind: 'team', name: 'nightly-agent', rpm: 2, budget_usd: 0.004 } },
       201,
     );
     const call = (body: unknown, format: 'chat' | 'messages' = 'chat') => edgeCall(dp.proxy.url, format, org.workspace_slug, agent.key, body);
     expect((await call(modelBody('chat', { max_tokens: 64 }))).status).to.equal(200);
-    // Its worst case (64,000 output tokens of tg/sonnet, $0.96) does not fit the $0.50 budget.
+    // What is left of the $0.004 budget (less than $0.0039 after the call above) cannot pay the input and
+    // the minimum output a call may be lowered to (256 tokens of tg/sonnet at $15/Mtok, $0.00384): refused.
     expect((await call(modelBody('messages', { max_tokens: 64_000 }), 'messages')).status).to.equal(402);
     for (let i = 0; i < 4; i++) expect((await call(modelBody('chat'))).status).to.equal(429);
     // A model the key's team may not use is refused before the rate limit is asked.

@@ -413,18 +413,17 @@ describeEachStore('translation: the openai client on a provider that speaks only
   });
 
   describe('money', () => {
-    it('the hold assumes the model ceiling the provider is sent when the client gives no max_tokens', async () => {
-      // 64,000 output tokens at $15/Mtok = $0.96: a $0.50 budget covers a capped call, not an uncapped one.
+    it('a call without max_tokens whose model ceiling does not fit the budget is sent with the ceiling the money pays for', async () => {
+      // 64,000 output tokens at $15/Mtok = $0.96 does not fit a $0.50 budget: the call goes out lowered, not refused.
       const budgeted = await seedKey(dp.cp.deps, { models: [MODEL], budgetUsd: 0.5 });
       const poor = new OpenAI({ apiKey: budgeted.secret, baseURL: `${dp.proxy.url}/${budgeted.slug}/v1`, maxRetries: 0 });
-      const refused = await poor.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
-      expect(refused).to.be.instanceOf(OpenAI.APIError);
-      expect((refused as InstanceType<typeof OpenAI.APIError>).status).to.equal(402);
-      expect(dp.fake.requests).to.have.length(0);
-      const ok = await poor.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }], max_tokens: 1000 });
-      expect(ok.choices[0]!.finish_reason).to.equal('stop');
+      const { data, response } = await poor.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).withResponse();
+      expect(data.choices[0]!.finish_reason).to.equal('stop');
+      const limit = Number(response.headers.get('x-tollgate-output-limit'));
+      expect(limit).to.be.above(0).and.below(64_000);
+      expect(upstream().max_tokens, 'the Messages provider is sent the lowered ceiling').to.equal(limit);
       await dp.proxy.drain();
-      // 1 input token at $3/Mtok + 12 output tokens at $15/Mtok.
+      // Billed what was used (1 input token at $3/Mtok + 12 output tokens at $15/Mtok), never more than the budget.
       expect((await moneyOf(dp.cp.deps, budgeted)).spend).to.be.closeTo((1 * 3 + 12 * 15) / 1e6, 1e-9);
     });
   });
