@@ -78,7 +78,7 @@ export const modelEntrySchema = z
     cache_write_1h_usd_per_mtok: price.optional(),
     web_search_usd_per_request: price.optional(),
     max_output_tokens: z.number().int().positive(),
-    /** Its context window: what clients are told (CONTRACT §1.2), and the hold of a call that refers to input it does not carry (docs/proxy.md). */
+    /** Its context window: what clients are told, and the hold of a call that refers to input it does not carry (docs/proxy.md). */
     max_input_tokens: z.number().int().positive().optional(),
     /** Names clients send that mean this alias; a trailing `*` matches every name that starts with what precedes it. */
     client_names: z.array(clientNameSchema).optional(),

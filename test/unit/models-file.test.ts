@@ -235,7 +235,7 @@ describe('models file', () => {
   });
 });
 
-/** `client_names` (CONTRACT §1.2): names clients send that mean an alias, a trailing `*` matching a prefix, no name claimed twice. */
+/** `client_names`: names clients send that mean an alias, a trailing `*` matching a prefix, no name claimed twice. */
 const parseClient = (models: Json[]): ReturnType<typeof parseModelCatalog> => parseModelCatalog(file(models), {});
 
 describe('models file: client names', () => {
