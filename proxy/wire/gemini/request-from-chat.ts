@@ -66,6 +66,12 @@ function textOf(content: unknown, at: string): string {
     .join('');
 }
 
+/** A system message → its text parts, one per Chat text part. */
+function systemParts(content: unknown, at: string): Json[] {
+  if (!Array.isArray(content)) return [{ text: textOf(content, at) }];
+  return content.map((p, j) => ({ text: textOf([p], `${at}.${j}`) }));
+}
+
 /** A tool message's text → the function's response: a JSON object as it is, anything else as `{output: text}`. */
 function functionResponse(text: string): Json {
   try {
@@ -77,17 +83,16 @@ function functionResponse(text: string): Json {
   return { output: text };
 }
 
-/** The conversation being built: a tool message's response and the user message after it share one user turn. */
+/** The conversation being built: a run of tool messages is one user turn of function responses. */
 class Turns {
   readonly contents: Json[] = [];
   readonly system: Json[] = [];
   private readonly names = new Map<string, string>();
   private responses = false;
 
-  /** `responses`: the parts are function responses, which the user turn after them joins. */
   add(role: 'user' | 'model', parts: Json[], responses = false): void {
     const last = this.contents.at(-1);
-    if (role === 'user' && this.responses && last) (last.parts as Json[]).push(...parts);
+    if (responses && this.responses && last) (last.parts as Json[]).push(...parts);
     else if (parts.length) this.contents.push({ role, parts });
     this.responses = responses;
   }
@@ -122,7 +127,7 @@ function geminiContents(messages: unknown): Turns {
   messages.forEach((m, i) => {
     const at = `messages.${i}`;
     if (!isObject(m)) throw invalidInput(`${at}: must be a message object.`);
-    if (m.role === 'system' || m.role === 'developer') turns.system.push({ text: textOf(m.content, `${at}.content`) });
+    if (m.role === 'system' || m.role === 'developer') turns.system.push(...systemParts(m.content, `${at}.content`));
     else if (m.role === 'user') {
       const parts =
         typeof m.content === 'string'
