@@ -24,7 +24,7 @@ export function parseEmbeddings(raw: Buffer): ParsedCall {
  * speaks only Messages has none: Anthropic's API offers no embeddings.
  */
 export function embeddingsCall(call: ParsedCall, model: ModelConfig, provider: ProviderConfig): UpstreamCall {
-  const base = provider.chat_completions_base_url;
+  const base = provider.endpoints.chat?.base_url;
   if (base === undefined) {
     throw new AppError(
       'invalid_input',
@@ -37,7 +37,7 @@ export function embeddingsCall(call: ParsedCall, model: ModelConfig, provider: P
     origin: url.origin,
     path: `${url.path}${url.query}`,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
-    authHeader: provider.chat_completions_auth_header ?? 'authorization',
+    authHeader: provider.endpoints.chat?.auth_header ?? 'authorization',
     dropUsageChunk: false,
     format: 'chat',
     translate: undefined,

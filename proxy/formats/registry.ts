@@ -6,13 +6,13 @@ import type { WireFormat } from '../call.js';
 import { chatErrorBody } from './chat/errors.js';
 import { chatModelList } from './chat/models.js';
 import { chatOutputLimits } from './chat/parse.js';
-import { chatUsage } from './chat/usage.js';
+import { chatUsageReader } from './chat/usage.js';
 import { messagesErrorBody } from './messages/errors.js';
 import { messagesModelList } from './messages/models.js';
 import { messagesOutputLimits } from './messages/parse.js';
-import { messagesUsage } from './messages/usage.js';
+import { messagesUsageReader } from './messages/usage.js';
 import { responsesOutputLimits } from './responses/parse.js';
-import { responsesUsage } from './responses/usage.js';
+import { responsesUsageReader } from './responses/usage.js';
 import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
 
@@ -30,8 +30,8 @@ export interface FormatParts {
 
 /** One entry per member of WIRE_FORMATS (call.ts): a new format is a folder here and one line below. */
 export const FORMATS: Record<WireFormat, FormatParts> = {
-  chat: { outputLimits: chatOutputLimits, errorBody: chatErrorBody, usage: chatUsage, modelList: chatModelList },
-  messages: { outputLimits: messagesOutputLimits, errorBody: messagesErrorBody, usage: messagesUsage, modelList: messagesModelList },
+  chat: { outputLimits: chatOutputLimits, errorBody: chatErrorBody, usage: chatUsageReader, modelList: chatModelList },
+  messages: { outputLimits: messagesOutputLimits, errorBody: messagesErrorBody, usage: messagesUsageReader, modelList: messagesModelList },
   // OpenAI's API: the same error shape and model list as Chat Completions.
-  responses: { outputLimits: responsesOutputLimits, errorBody: chatErrorBody, usage: responsesUsage, modelList: chatModelList },
+  responses: { outputLimits: responsesOutputLimits, errorBody: chatErrorBody, usage: responsesUsageReader, modelList: chatModelList },
 };

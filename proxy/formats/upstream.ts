@@ -30,9 +30,11 @@ const PATHS: Record<WireFormat, string> = { chat: '/chat/completions', messages:
 
 /** The header each format's provider key goes in unless the provider entry says otherwise. */
 function authHeaderOf(provider: ProviderConfig, format: WireFormat): AuthHeader {
-  if (format === 'chat') return provider.chat_completions_auth_header ?? 'authorization';
-  if (format === 'messages') return provider.messages_auth_header ?? 'x-api-key';
-  return provider.responses_auth_header ?? 'authorization';
+  const given = provider.endpoints[format]?.auth_header;
+  if (given) return given;
+  if (format === 'chat') return 'authorization';
+  if (format === 'messages') return 'x-api-key';
+  return 'authorization';
 }
 
 const MODEL_KEY = Buffer.from('"model"');

@@ -15,8 +15,7 @@ const VIA_CHAT: Record<Exclude<WireFormat, 'chat'>, FormatTranslation> = {
 
 /** The provider entry's base URL for `format`, if it speaks it. */
 export function baseUrlOf(provider: ProviderConfig, format: WireFormat): string | undefined {
-  if (format === 'chat') return provider.chat_completions_base_url;
-  return format === 'messages' ? provider.messages_base_url : provider.responses_base_url;
+  return provider.endpoints[format]?.base_url;
 }
 
 /**

@@ -61,7 +61,7 @@ function chatStream(): StreamUsage {
   };
 }
 
-export const chatUsage: UsageReader = {
+export const chatUsageReader: UsageReader = {
   fromAnswer: (u) => chatSplit(u),
   stream: chatStream,
 };

@@ -83,7 +83,7 @@ function messagesStream(): StreamUsage {
   };
 }
 
-export const messagesUsage: UsageReader = {
+export const messagesUsageReader: UsageReader = {
   fromAnswer: (u) => (malformedCounts(u, MESSAGES_COUNTS) ? undefined : messagesSplit(u)),
   stream: messagesStream,
 };

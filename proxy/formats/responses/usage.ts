@@ -127,7 +127,7 @@ function responsesStream(): StreamUsage {
 }
 
 /** How the Responses format reports usage, for the usage tap (formats/registry.ts). */
-export const responsesUsage: UsageReader = {
+export const responsesUsageReader: UsageReader = {
   fromAnswer(u, bytes, answer) {
     // Searches are items of `output`, outside `usage`: the whole answer is parsed only when it has one.
     const whole = bytes.includes('web_search_call') ? answer() : undefined;

@@ -15,7 +15,7 @@ function count(v: unknown): number {
 }
 
 /** Chat usage → Messages usage: cached prompt tokens are reported apart from the rest, as Anthropic does. */
-export function messagesUsage(u: unknown): Json {
+export function messagesUsageFromChat(u: unknown): Json {
   const usage = isObject(u) ? u : {};
   const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {};
   const cached = count(details.cached_tokens);
@@ -211,7 +211,7 @@ export function messagesJsonOf(call: ParsedCall, completion: unknown, dropped: S
       model: call.alias,
       content,
       ...stop,
-      usage: messagesUsage(completion.usage),
+      usage: messagesUsageFromChat(completion.usage),
     }),
   );
 }

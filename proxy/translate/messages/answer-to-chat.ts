@@ -34,12 +34,12 @@ export interface Tokens {
 }
 
 /** Messages counts cached prompt tokens apart; Chat Completions counts them in the prompt and names the cached share. */
-export function chatUsage(t: Tokens): string {
+export function chatUsageText(t: Tokens): string {
   const prompt = t.input + t.cacheCreation + t.cacheRead;
   return `{"prompt_tokens":${prompt},"completion_tokens":${t.output},"total_tokens":${prompt + t.output},"prompt_tokens_details":{"cached_tokens":${t.cacheRead}}}`;
 }
 
-/** `chatUsage` as the object it reads back as. */
+/** `chatUsageText` as the object it reads back as. */
 function chatUsageObject(t: Tokens): Json {
   const prompt = t.input + t.cacheCreation + t.cacheRead;
   return {
@@ -153,7 +153,7 @@ export function jsonAnswer(body: Buffer, alias: string, created: number, dropped
   const out =
     `{"id":${JSON.stringify(a.id)},"object":"chat.completion","created":${created},"model":${JSON.stringify(alias)},` +
     `"choices":[{"index":0,"message":${JSON.stringify(a.message)},"logprobs":null,"finish_reason":"${a.finish}"}],` +
-    `"usage":${chatUsage(a.tokens)}}`;
+    `"usage":${chatUsageText(a.tokens)}}`;
   return Buffer.from(out);
 }
 

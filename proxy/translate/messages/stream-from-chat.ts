@@ -7,7 +7,7 @@ import {
   messagesError,
   messagesJson,
   messagesJsonOf,
-  messagesUsage,
+  messagesUsageFromChat,
   noteReasoning,
   parse,
   providerMessage,
@@ -233,7 +233,7 @@ class ChatStreamTranslator implements AnswerTranslator {
     const stop = this.refused
       ? { stop_reason: 'refusal', stop_sequence: null }
       : stopReason(this.finish, this.matched, this.stopSequences, this.toolBlocks.size > 0);
-    this.out.push(frame('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsage(this.usage) }), MESSAGE_STOP);
+    this.out.push(frame('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsageFromChat(this.usage) }), MESSAGE_STOP);
   }
 }
 

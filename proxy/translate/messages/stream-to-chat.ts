@@ -5,7 +5,7 @@ import { parseJson } from '../../formats/responses/json.js';
 import {
   chatCompletion,
   chatError,
-  chatUsage,
+  chatUsageText,
   count,
   errorFromBody,
   finishReason,
@@ -150,7 +150,7 @@ class StreamTranslator {
       case 'message_stop':
         if (this.includeUsage) {
           const head = this.head.slice(0, this.head.length - '{"index":0,"delta":'.length);
-          this.write(`${head}],"usage":${chatUsage(this.tokens)}}\n\n`);
+          this.write(`${head}],"usage":${chatUsageText(this.tokens)}}\n\n`);
         }
         this.write(DONE);
         this.finished = true;

@@ -13,7 +13,7 @@ import { originOf } from './tool-names.js';
  */
 
 /** Chat usage → Responses usage (both count cached tokens inside the input total). */
-export function responsesUsage(u: unknown): Json {
+export function responsesUsageFromChat(u: unknown): Json {
   const usage = isObject(u) ? u : {};
   const input = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : 0;
   const output = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : 0;
@@ -107,6 +107,6 @@ export function answerFromChat(call: ResponsesCall, completion: unknown): Json {
   const createdAt = typeof completion.created === 'number' ? completion.created : Math.floor(Date.now() / 1000);
   return responseObject(call, responseIdFrom(completion.id), createdAt, status, output, {
     incomplete_details,
-    usage: responsesUsage(completion.usage),
+    usage: responsesUsageFromChat(completion.usage),
   });
 }

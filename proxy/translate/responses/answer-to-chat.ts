@@ -9,7 +9,7 @@ import { type Json } from '../../formats/responses/json.js';
  */
 
 /** Responses usage → Chat usage (both count cached tokens inside the input total). */
-export function chatUsage(u: unknown): Json {
+export function chatUsageFromResponses(u: unknown): Json {
   const usage = isObject(u) ? u : {};
   const input = typeof usage.input_tokens === 'number' ? usage.input_tokens : 0;
   const output = typeof usage.output_tokens === 'number' ? usage.output_tokens : 0;
@@ -77,6 +77,6 @@ export function answerToChat(alias: string, response: unknown): Json {
     created: typeof response.created_at === 'number' ? response.created_at : Math.floor(Date.now() / 1000),
     model: alias,
     choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(response, calls.length > 0) }],
-    usage: chatUsage(response.usage),
+    usage: chatUsageFromResponses(response.usage),
   };
 }

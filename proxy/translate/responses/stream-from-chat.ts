@@ -3,7 +3,7 @@ import type { Json } from '../../formats/responses/json.js';
 import { parseJson } from '../../formats/responses/json.js';
 import { providerError, toOpenAIErrorBody } from '../../formats/responses/errors.js';
 import type { AnswerTranslator, ChatChunkReader } from '../types.js';
-import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, responsesUsage, statusOf } from './answer-from-chat.js';
+import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, responsesUsageFromChat, statusOf } from './answer-from-chat.js';
 import { newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';
 import { Outbox, SseReader } from './sse.js';
@@ -231,7 +231,7 @@ export class ChatToResponsesEvents implements ChatChunkReader {
     this.closeItem();
     this.ended = true;
     const { status, incomplete_details } = statusOf(this.finish);
-    const response = this.response(status, { incomplete_details, usage: responsesUsage(this.usage) });
+    const response = this.response(status, { incomplete_details, usage: responsesUsageFromChat(this.usage) });
     this.emit(status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
 
@@ -239,7 +239,7 @@ export class ChatToResponsesEvents implements ChatChunkReader {
     if (!this.started) this.start(undefined);
     this.closeItem();
     this.ended = true;
-    const usage = this.usage === undefined ? null : responsesUsage(this.usage);
+    const usage = this.usage === undefined ? null : responsesUsageFromChat(this.usage);
     this.emit('response.failed', { response: this.response('failed', { error: { code: 'server_error', message }, usage }) });
   }
 }

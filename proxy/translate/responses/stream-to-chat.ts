@@ -2,7 +2,7 @@ import { isObject } from '../../../shared/json.js';
 import { parseJson, type Json } from '../../formats/responses/json.js';
 import { toOpenAIErrorBody } from '../../formats/responses/errors.js';
 import type { AnswerTranslator, ChatChunkStream } from '../types.js';
-import { answerToChat, chatIdFrom, chatToolCall, chatUsage, finishReason } from './answer-to-chat.js';
+import { answerToChat, chatIdFrom, chatToolCall, chatUsageFromResponses, finishReason } from './answer-to-chat.js';
 import { Outbox, SseReader } from './sse.js';
 
 /**
@@ -141,7 +141,7 @@ export class ResponsesToChatChunks {
     const r = isObject(response) ? response : {};
     if (!this.started) this.start(r);
     this.delta({}, finishReason(r, this.calls.size > 0));
-    if (this.includeUsage) this.chunk(undefined, chatUsage(r.usage));
+    if (this.includeUsage) this.chunk(undefined, chatUsageFromResponses(r.usage));
     this.ended = true;
   }
 

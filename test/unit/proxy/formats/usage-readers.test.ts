@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { plainUsage, type Usage } from '../../../../proxy/call.js';
-import { chatUsage } from '../../../../proxy/formats/chat/usage.js';
-import { messagesUsage } from '../../../../proxy/formats/messages/usage.js';
-import { responsesUsage } from '../../../../proxy/formats/responses/usage.js';
+import { chatUsageReader } from '../../../../proxy/formats/chat/usage.js';
+import { messagesUsageReader } from '../../../../proxy/formats/messages/usage.js';
+import { responsesUsageReader } from '../../../../proxy/formats/responses/usage.js';
 import type { UsageReader } from '../../../../proxy/formats/usage-reader.js';
 import { callCost } from '../../../../proxy/money/cost.js';
 import { buildAnswer } from '../../../support/fake-upstream/answers.js';
@@ -53,8 +53,8 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       reasoningTokens: 50,
       webSearchRequests: 2,
     };
-    expect(whole(responsesUsage, json)).to.deep.equal(expected);
-    expect(streamed(responsesUsage, frames)).to.deep.equal(expected);
+    expect(whole(responsesUsageReader, json)).to.deep.equal(expected);
+    expect(streamed(responsesUsageReader, frames)).to.deep.equal(expected);
     // $3/$15, reads at the input price (Responses), searches at $0.01: in µ$, exact.
     const micros = (n - 100) * 3 + 100 * 3 + 80 * 15 + 2 * 10_000;
     expect(callCost(SONNET, expected, 'responses').costFemtos).to.equal(BigInt(micros) * 1_000_000_000n);
@@ -62,7 +62,7 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
 
   it('Responses: an answer without searches is read from its usage alone', () => {
     const { json } = answers('responses', body, { kind: 'ok', outputTokens: 5 });
-    expect(whole(responsesUsage, json)).to.deep.equal(plainUsage(n, 5));
+    expect(whole(responsesUsageReader, json)).to.deep.equal(plainUsage(n, 5));
   });
 
   it('Messages: a message_delta with updated totals wins over message_start, searches come with it', () => {
@@ -72,7 +72,7 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":12,"cache_creation_input_tokens":3000,' +
       '"cache_read_input_tokens":500,"cache_creation":{"ephemeral_5m_input_tokens":1000,"ephemeral_1h_input_tokens":2000},' +
       '"output_tokens":40,"server_tool_use":{"web_search_requests":4}}}';
-    const s = messagesUsage.stream();
+    const s = messagesUsageReader.stream();
     s.event(start, 'message_start');
     expect(s.reportedSoFar()).to.deep.equal(plainUsage(10, 0));
     s.event(delta, 'message_delta');
@@ -89,13 +89,13 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
 
   it('Messages: without the split every write is a 5-minute one, and with only the 1-hour part the rest is 5-minute', () => {
     expect(
-      messagesUsage.fromAnswer({ input_tokens: 1, cache_creation_input_tokens: 900, output_tokens: 2 }, Buffer.alloc(0), () => undefined),
+      messagesUsageReader.fromAnswer({ input_tokens: 1, cache_creation_input_tokens: 900, output_tokens: 2 }, Buffer.alloc(0), () => undefined),
     ).to.deep.include({
       cacheWrite5mTokens: 900,
       cacheWrite1hTokens: 0,
     });
     expect(
-      messagesUsage.fromAnswer(
+      messagesUsageReader.fromAnswer(
         { input_tokens: 1, cache_creation_input_tokens: 900, cache_creation: { ephemeral_1h_input_tokens: 600 } },
         Buffer.alloc(0),
         () => undefined,
@@ -120,8 +120,8 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       cacheWrite1hTokens: 3,
       webSearchRequests: 1,
     };
-    expect(whole(messagesUsage, json)).to.deep.equal(expected);
-    expect(streamed(messagesUsage, frames)).to.deep.equal(expected);
+    expect(whole(messagesUsageReader, json)).to.deep.equal(expected);
+    expect(streamed(messagesUsageReader, frames)).to.deep.equal(expected);
   });
 
   it('Chat: cached_tokens out of prompt_tokens, reasoning_tokens kept inside completion_tokens', () => {
@@ -131,7 +131,7 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       prompt_tokens_details: { cached_tokens: 8_000 },
       completion_tokens_details: { reasoning_tokens: 150 },
     };
-    expect(chatUsage.fromAnswer(u, Buffer.alloc(0), () => undefined)).to.deep.equal({
+    expect(chatUsageReader.fromAnswer(u, Buffer.alloc(0), () => undefined)).to.deep.equal({
       inputTokens: 2_000,
       cacheReadTokens: 8_000,
       cacheWrite5mTokens: 0,
@@ -141,7 +141,7 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       webSearchRequests: 0,
     });
     // More cached than prompted (a provider's bug) never makes input negative.
-    expect(chatUsage.fromAnswer({ prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 9 } }, Buffer.alloc(0), () => undefined)).to.deep.include(
+    expect(chatUsageReader.fromAnswer({ prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 9 } }, Buffer.alloc(0), () => undefined)).to.deep.include(
       {
         inputTokens: 0,
         cacheReadTokens: 5,
@@ -159,27 +159,27 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
     for (const [what, v] of bad) {
       it(`${what} output count: Chat, Messages and Responses, whole and streamed`, () => {
         const chat = { prompt_tokens: 10, completion_tokens: v };
-        expect(chatUsage.fromAnswer(chat, Buffer.alloc(0), () => undefined)).to.equal(undefined);
-        expect(streamed(chatUsage, [`data: ${JSON.stringify({ choices: [], usage: chat })}`])).to.equal(undefined);
+        expect(chatUsageReader.fromAnswer(chat, Buffer.alloc(0), () => undefined)).to.equal(undefined);
+        expect(streamed(chatUsageReader, [`data: ${JSON.stringify({ choices: [], usage: chat })}`])).to.equal(undefined);
 
         const msg = { input_tokens: 10, output_tokens: v };
-        expect(messagesUsage.fromAnswer(msg, Buffer.alloc(0), () => undefined)).to.equal(undefined);
+        expect(messagesUsageReader.fromAnswer(msg, Buffer.alloc(0), () => undefined)).to.equal(undefined);
         const start = `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { usage: { input_tokens: 10, output_tokens: 1 } } })}`;
         const delta = `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: v } })}`;
-        expect(streamed(messagesUsage, [start, delta])).to.equal(undefined);
+        expect(streamed(messagesUsageReader, [start, delta])).to.equal(undefined);
 
         const resp = { object: 'response', output: [], usage: { input_tokens: v, output_tokens: 3 } };
-        expect(whole(responsesUsage, JSON.stringify(resp))).to.equal(undefined);
+        expect(whole(responsesUsageReader, JSON.stringify(resp))).to.equal(undefined);
         const done = `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: resp })}`;
-        expect(streamed(responsesUsage, [done])).to.equal(undefined);
+        expect(streamed(responsesUsageReader, [done])).to.equal(undefined);
       });
     }
 
     it('well-formed counts next to the same shapes still read (the check does not spoil good reports)', () => {
-      expect(chatUsage.fromAnswer({ prompt_tokens: 10, completion_tokens: 0 }, Buffer.alloc(0), () => undefined)).to.deep.include({
+      expect(chatUsageReader.fromAnswer({ prompt_tokens: 10, completion_tokens: 0 }, Buffer.alloc(0), () => undefined)).to.deep.include({
         outputTokens: 0,
       });
-      expect(messagesUsage.fromAnswer({ input_tokens: 10, output_tokens: 4 }, Buffer.alloc(0), () => undefined)).to.deep.include({ outputTokens: 4 });
+      expect(messagesUsageReader.fromAnswer({ input_tokens: 10, output_tokens: 4 }, Buffer.alloc(0), () => undefined)).to.deep.include({ outputTokens: 4 });
     });
   });
 });
