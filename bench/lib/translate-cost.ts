@@ -3,8 +3,8 @@
  * translated call adds to the proxy's work, steady even on a busy machine
  * where the end-to-end figures are noisy.
  */
-import { parseCall, upstreamCall } from '../../proxy/formats/index.js';
-import { createUsageTap } from '../../proxy/formats/usage-tap.js';
+import { parseCall, upstreamCall } from '../../proxy/wire/index.js';
+import { createUsageTap } from '../../proxy/wire/usage-tap.js';
 import { modelFromEntry, providerFromEntry, type ModelConfig, type ProviderConfig } from '../../shared/models.js';
 import type { ProviderEntry } from '../../shared/models-schema.js';
 import { chatBody } from './bodies.js';

@@ -2,10 +2,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProxySettings } from '../../shared/config.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import { parseCall } from '../formats/parse.js';
-import { countTokensCall, upstreamCall, type UpstreamCall } from '../formats/upstream.js';
+import { parseCall } from '../wire/parse.js';
+import { countTokensCall, upstreamCall, type UpstreamCall } from '../wire/upstream.js';
 import { answerTranslator, translateCall } from '../translate/index.js';
-import { estimateChatTokens } from '../translate/messages/count-tokens.js';
+import { estimateChatTokens } from '../wire/messages/count-tokens.js';
 import type { CountCall, ParsedSummary, PlannedCall, PlannedCount } from './jobs.js';
 import { bufferOf, createBodyPool, type Worked } from './pool.js';
 

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorKind } from '../../shared/errors.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import type { UpstreamCall } from '../formats/upstream.js';
+import type { UpstreamCall } from '../wire/upstream.js';
 
 /**
  * What the main thread asks a body worker (worker.ts) and what it answers.

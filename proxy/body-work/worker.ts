@@ -1,10 +1,10 @@
 import { parentPort } from 'node:worker_threads';
 import { AppError } from '../../shared/errors.js';
-import { parseCall } from '../formats/parse.js';
-import { countTokensCall, upstreamCall } from '../formats/upstream.js';
+import { parseCall } from '../wire/parse.js';
+import { countTokensCall, upstreamCall } from '../wire/upstream.js';
 import { countWithinBudget } from '../token-estimate.js';
 import { translateCall } from '../translate/index.js';
-import { chatTexts } from '../translate/messages/count-tokens.js';
+import { chatTexts } from '../wire/messages/count-tokens.js';
 import { skeletonOf, type ParsedSummary, type PlannedCall, type PlannedCount, type WorkAnswer, type WorkJob, type WorkRequest } from './jobs.js';
 
 /**

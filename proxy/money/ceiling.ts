@@ -5,7 +5,7 @@
  */
 import type { ModelConfig } from '../../shared/models.js';
 import type { ParsedCall } from '../call.js';
-import type { UpstreamCall } from '../formats/index.js';
+import type { UpstreamCall } from '../wire/index.js';
 import { costMicros, nanosPerToken } from './cost.js';
 
 /** The dearest of `models` for `input` tokens in and `output` tokens out: what one hold must cover. */

@@ -1,8 +1,8 @@
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { chainAnswers } from './chain.js';
-import { messagesTranslation } from './messages/index.js';
-import { responsesTranslation } from './responses/index.js';
+import { messagesTranslation } from '../wire/messages/translation.js';
+import { responsesTranslation } from '../wire/responses/translation.js';
 import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation } from './types.js';
 
 export type { AnswerTranslator, Translation } from './types.js';

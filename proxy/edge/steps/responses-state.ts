@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/errors.js';
-import type { UpstreamCall } from '../../formats/index.js';
+import type { UpstreamCall } from '../../wire/index.js';
 import { ResponseIdReader } from '../../response-ids.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
