@@ -3,6 +3,7 @@ import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall } from '../call.js';
 import { parseModelBody } from './parse.js';
 import { providerEndpoint, type UpstreamCall } from './upstream.js';
+import { WIRE } from './registry.js';
 
 /**
  * `POST /v1/embeddings` (OpenAI's shape): `model` and `input` are checked,
@@ -37,7 +38,7 @@ export function embeddingsCall(call: ParsedCall, model: ModelConfig, provider: P
     origin: url.origin,
     path: `${url.path}${url.query}`,
     body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
-    authHeader: provider.endpoints.chat?.auth_header ?? 'authorization',
+    authHeader: provider.endpoints.chat?.auth_header ?? WIRE.chat.provider.authHeader,
     dropUsageChunk: false,
     format: 'chat',
     translate: undefined,

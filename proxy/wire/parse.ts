@@ -4,7 +4,7 @@ import { isObject, type JsonObject } from '../../shared/json.js';
 import type { ModelConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
-import { FORMATS } from './registry.js';
+import { WIRE } from './registry.js';
 
 /** Deeper JSON than this is refused: re-serializing it would exhaust the stack, and no real request nests so far. */
 export const MAX_JSON_DEPTH = 128;
@@ -56,7 +56,7 @@ export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttp
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');
   }
-  const { maxTokens, choices } = FORMATS[format].outputLimits(body, headers, purpose);
+  const { maxTokens, choices } = WIRE[format].outputLimits(body, headers, purpose);
   return { alias: body.model, stream: body.stream === true, maxTokens, choices, body, raw };
 }
 

@@ -1,9 +1,9 @@
 import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
-import { isObject } from '../../shared/json.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { baseUrlOf, translateCall, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
 import { safeDroppedName } from '../dropped.js';
 import { COLON, isJsonSpace } from './json-bytes.js';
+import { WIRE } from './registry.js';
 
 export interface UpstreamCall {
   origin: string;
@@ -25,16 +25,9 @@ export interface UpstreamCall {
 
 const NONE: readonly string[] = [];
 
-/** Where each format's API lies under its base URL. */
-const PATHS: Record<WireFormat, string> = { chat: '/chat/completions', messages: '/v1/messages', responses: '/responses' };
-
-/** The header each format's provider key goes in unless the provider entry says otherwise. */
+/** The header a provider's key goes in for `format`: the endpoint's own, else the format's default. */
 function authHeaderOf(provider: ProviderConfig, format: WireFormat): AuthHeader {
-  const given = provider.endpoints[format]?.auth_header;
-  if (given) return given;
-  if (format === 'chat') return 'authorization';
-  if (format === 'messages') return 'x-api-key';
-  return 'authorization';
+  return provider.endpoints[format]?.auth_header ?? WIRE[format].provider.authHeader;
 }
 
 const MODEL_KEY = Buffer.from('"model"');
@@ -110,20 +103,21 @@ function jsonBytes(json: Record<string, unknown>): Buffer {
   return Buffer.from(JSON.stringify(json));
 }
 
-/** The Messages API refuses calls without a version; a translated Chat Completions client never sends one. */
-const MESSAGES_VERSION = '2023-06-01';
-
 /**
- * A translated call's headers for a Messages provider: the version, then the
- * provider's own. One object per provider entry, so the provider's fixed
- * request headers (headers.ts) are found again instead of rebuilt per call.
+ * A translated call's headers: what the provider's format requires of every
+ * call, then the provider's own. One object per provider entry and format,
+ * so the provider's fixed request headers (headers.ts) are found again
+ * instead of rebuilt per call.
  */
-const withMessagesVersion = new WeakMap<ProviderConfig, Record<string, string>>();
+const translatedHeaders = new WeakMap<ProviderConfig, Partial<Record<WireFormat, Record<string, string> | undefined>>>();
 
-function messagesHeaders(provider: ProviderConfig): Record<string, string> {
-  let headers = withMessagesVersion.get(provider);
-  if (!headers) withMessagesVersion.set(provider, (headers = { 'anthropic-version': MESSAGES_VERSION, ...provider.extra_headers }));
-  return headers;
+function headersForTranslated(provider: ProviderConfig, format: WireFormat): Record<string, string> | undefined {
+  const required = WIRE[format].requiredProviderHeaders;
+  let byFormat = translatedHeaders.get(provider);
+  if (!byFormat) translatedHeaders.set(provider, (byFormat = {}));
+  if (!(format in byFormat))
+    byFormat[format] = Object.keys(required).length === 0 ? provider.extra_headers : { ...required, ...provider.extra_headers };
+  return byFormat[format];
 }
 
 /**
@@ -139,11 +133,11 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
   let extraHeaders = provider.extra_headers;
   let dropped = NONE;
   if (target === format) {
-    // Only a streamed Chat Completions call can lack the usage chunk it is billed by.
-    const options = format === 'chat' && call.stream ? (isObject(call.body.stream_options) ? call.body.stream_options : {}) : undefined;
-    if (options && options.include_usage !== true) {
+    // A streamed call may lack the usage frame it is billed by (Chat Completions without include_usage).
+    const asking = call.stream ? WIRE[format].withStreamUsage(call.body) : undefined;
+    if (asking) {
       dropUsageChunk = true;
-      body = jsonBytes({ ...call.body, model: model.upstream_model, stream_options: { ...options, include_usage: true } });
+      body = jsonBytes({ ...asking, model: model.upstream_model });
     } else {
       // The parsed body is copied and serialized only when the client's bytes cannot be kept.
       body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
@@ -153,9 +147,9 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     body = jsonBytes(translated.request);
     translate = translated.answer;
     dropped = translated.dropped.map(safeDroppedName);
-    if (target === 'messages') extraHeaders = messagesHeaders(provider);
+    extraHeaders = headersForTranslated(provider, target);
   }
-  const url = providerEndpoint(baseUrlOf(provider, target)!, PATHS[target]);
+  const url = providerEndpoint(baseUrlOf(provider, target)!, WIRE[target].provider.callPath);
   return {
     origin: url.origin,
     path: url.target,
@@ -168,9 +162,6 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     dropped,
   };
 }
-
-/** Where a format counts a call's input tokens, under its API's path. */
-const COUNT_PATHS: Partial<Record<WireFormat, string>> = { messages: '/count_tokens', responses: '/input_tokens' };
 
 /**
  * A token-counting call (Messages `count_tokens`, Responses `input_tokens`)
@@ -185,9 +176,9 @@ export function countTokensCall(
   provider: ProviderConfig,
 ): Omit<UpstreamCall, 'dropUsageChunk' | 'translate' | 'dropped'> | undefined {
   const base = baseUrlOf(provider, format);
-  const countPath = COUNT_PATHS[format];
+  const countPath = WIRE[format].provider.countPath;
   if (base === undefined || countPath === undefined) return undefined;
-  const url = providerEndpoint(base, `${PATHS[format]}${countPath}`);
+  const url = providerEndpoint(base, countPath);
   return {
     origin: url.origin,
     path: url.target,

@@ -36,7 +36,7 @@ export interface StreamUsage {
   finishReasons(): string[];
 }
 
-/** How a wire format reports the tokens an answer used: one per format (formats/chat, formats/messages, formats/responses). */
+/** How a wire format reports the tokens an answer used: one per format (wire/<format>/usage.ts, behind wire/registry.ts). */
 export interface UsageReader {
   /**
    * A whole answer's top-level `usage` object → the usage it reports. `answer`

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Usage, WireFormat } from '../call.js';
-import { FORMATS } from './registry.js';
+import { WIRE } from './registry.js';
 import { BACKSLASH, CLOSE_BRACE, CLOSE_BRACKET, COLON, isJsonSpace, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 
 /**
@@ -28,7 +28,7 @@ const USAGE_KEY = Buffer.from('"usage"');
 /**
  * Where the answer's top-level `"usage": {…}` object lies, found from the
  * end without parsing the rest (an answer's text can be many kilobytes; its
- * usage is a few dozen bytes near the end in both formats). Undefined when
+ * usage is a few dozen bytes near the end in every format). Undefined when
  * that cannot be told for certain, and the caller parses the whole answer.
  *
  * The last `"usage"` not preceded by a backslash is a key (in valid JSON an
@@ -111,7 +111,7 @@ class JsonTap implements UsageTap {
       }
     } else u = this.parseWhole(whole)?.usage;
     if (u && typeof u === 'object' && !Array.isArray(u)) {
-      this.parsed = FORMATS[this.format].usage.fromAnswer(u as Json, whole, () => this.parseWhole(whole));
+      this.parsed = WIRE[this.format].usage.fromAnswer(u as Json, whole, () => this.parseWhole(whole));
     }
     return this.parsed;
   }
@@ -143,7 +143,7 @@ function finishReasonsOf(body: Json): string[] {
 
 /** A streamed answer: its SSE events parsed and handed to the format's stream reader. */
 function sseTap(format: WireFormat): UsageTap {
-  const reader = FORMATS[format].usage.stream();
+  const reader = WIRE[format].usage.stream();
   const decoder = new TextDecoder();
   const parser: EventSourceParser = createParser({ onEvent: (e) => reader.event(e.data, e.event) });
   return {

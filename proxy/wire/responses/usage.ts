@@ -126,7 +126,7 @@ function responsesStream(): StreamUsage {
   };
 }
 
-/** How the Responses format reports usage, for the usage tap (formats/registry.ts). */
+/** How the Responses format reports usage, for the usage tap (wire/registry.ts). */
 export const responsesUsageReader: UsageReader = {
   fromAnswer(u, bytes, answer) {
     // Searches are items of `output`, outside `usage`: the whole answer is parsed only when it has one.

@@ -3,6 +3,7 @@ import { countTokensCall, outputCeiling, parseCall, upstreamCall } from '../../.
 import { embeddingsCall, parseEmbeddings } from '../../../../proxy/wire/embeddings.js';
 import { testConfig } from '../../../support/control-plane.js';
 import type { AppError } from '../../../../shared/errors.js';
+import type { ProviderConfig } from '../../../../shared/models.js';
 
 const catalog = testConfig().models;
 const sonnet = catalog.models.get('tg/sonnet')!;
@@ -71,11 +72,13 @@ describe('proxy: request formats', () => {
   });
 
   it("keeps a provider base URL's own query string (Azure's api-version) after the API's path, for every format and for counts", () => {
-    const azure = {
+    const azure: ProviderConfig = {
       ...provider,
-      chat_completions_base_url: 'https://r.example/openai/deployments/d/?api-version=2024-10-21',
-      messages_base_url: 'https://m.example/anthropic?tenant=t',
-      responses_base_url: 'https://r.example/openai?api-version=2025-04-01',
+      endpoints: {
+        chat: { base_url: 'https://r.example/openai/deployments/d/?api-version=2024-10-21', auth_header: undefined },
+        messages: { base_url: 'https://m.example/anthropic?tenant=t', auth_header: undefined },
+        responses: { base_url: 'https://r.example/openai?api-version=2025-04-01', auth_header: undefined },
+      },
     };
     const v = { 'anthropic-version': '2023-06-01' };
     const chat = upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet, azure);
@@ -91,11 +94,9 @@ describe('proxy: request formats', () => {
   });
 
   it("sends a translated call to a Messages provider the API version and the provider's own headers, the same on every call", () => {
-    const messagesOnly = {
+    const messagesOnly: ProviderConfig = {
       ...provider,
-      chat_completions_base_url: undefined,
-      responses_base_url: undefined,
-      messages_base_url: 'https://m.example',
+      endpoints: { messages: { base_url: 'https://m.example', auth_header: undefined } },
       extra_headers: { 'x-org': 'ops', 'anthropic-version': '2099-01-01' },
     };
     const call = () => upstreamCall('chat', parseCall('chat', json({ model: 'tg/sonnet', messages }), {}), sonnet, messagesOnly);

@@ -104,7 +104,7 @@ describe("translation: Claude Code's default request on a Chat Completions provi
 
 /** A captured request of the real client (test/fixtures/captures), aimed at a Chat-only alias. */
 function captured(file: string, index: number): { call: ReturnType<typeof parseCall>; betas: string[] } {
-  const fixture = JSON.parse(readFileSync(join(import.meta.dirname, '../../../fixtures/captures', file), 'utf8')) as {
+  const fixture = JSON.parse(readFileSync(join(import.meta.dirname, '../../../../fixtures/captures', file), 'utf8')) as {
     requests: { path: string; headers: Record<string, string>; body: Record<string, unknown> }[];
   };
   const sent = fixture.requests.filter((r) => r.path.endsWith('/v1/messages'))[index]!;
