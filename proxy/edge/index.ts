@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, toAppError } from '../../shared/errors.js';
-import { errorBody } from '../formats/errors.js';
+import { errorBody } from '../wire/errors.js';
 import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
 import { createRequestIds, newRequestId } from '../request-id.js';
