@@ -130,8 +130,12 @@ export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boo
   return out;
 }
 
-/** Bearer token or x-api-key, in the order the format prefers. */
-export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorization' | 'x-api-key'): string | undefined {
+/** Bearer token or x-api-key, in the order the format prefers; a format with a header of its own (`x-goog-api-key`) takes that first. */
+export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorization' | 'x-api-key' | 'x-goog-api-key'): string | undefined {
+  if (prefer === 'x-goog-api-key') {
+    const own = headers[prefer];
+    if (typeof own === 'string' && own.trim()) return own.trim();
+  }
   const bearer = () => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
     return m?.[1];

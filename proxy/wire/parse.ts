@@ -50,8 +50,28 @@ export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
   return body as JsonObject & { model: string };
 }
 
-/** `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call, but no output limit is needed. */
-export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
+/** What the path said of a call whose format names the model there (Gemini's): the alias, and whether it streams. */
+export interface CallTarget {
+  alias: string;
+  stream: boolean;
+}
+
+/**
+ * `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call,
+ * but no output limit is needed. `target`: what the path said, for a format whose path names the model.
+ */
+export function parseCall(
+  format: WireFormat,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  purpose: 'call' | 'count' = 'call',
+  target?: CallTarget,
+): ParsedCall {
+  const inPath = WIRE[format].modelInPath;
+  if (inPath) {
+    if (!target) throw invalidInput('The path must name the model.');
+    return inPath.parse(raw, target.alias, target.stream, purpose);
+  }
   const body = parseModelBody(raw);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');

@@ -1,12 +1,46 @@
-import type { FormatTranslation } from '../../translate/types.js';
-import { chatToGemini } from './request-from-chat.js';
-import { geminiToChat } from './request-to-chat.js';
+import type { WireParts } from '../parts.js';
+import { geminiErrorBody } from './errors.js';
+import { geminiModelList } from './models.js';
+import { geminiOutputLimits } from './parse.js';
+import { geminiPaths } from './paths.js';
+import { geminiTranslation } from './translation.js';
+import { geminiUsage } from './usage.js';
 
-/**
- * Gemini ↔ Chat Completions, the pivot. From Chat: a Chat client served by a
- * provider whose endpoint is Gemini's API (request-from-chat.ts, answers back
- * in answer-to-chat.ts and stream-to-chat.ts). To Chat: a Gemini client
- * served by a Chat provider (request-to-chat.ts, answers back in
- * answer-from-chat.ts and stream-from-chat.ts).
- */
-export const geminiTranslation: FormatTranslation = { fromChat: chatToGemini, toChat: geminiToChat };
+/** Writes `tokens` as the call's output ceiling, `generationConfig.maxOutputTokens`. */
+function lowerCeiling(body: Record<string, unknown>, tokens: number): undefined {
+  const config = (body.generationConfig ?? {}) as Record<string, unknown>;
+  body.generationConfig = { ...config, maxOutputTokens: tokens };
+  return undefined;
+}
+
+/** Google's Gemini API (generativelanguage.googleapis.com). */
+export const geminiWire: WireParts = {
+  edge: {
+    base: 'v1beta',
+    // Every Gemini path names a model: they are routed by `modelInPath`.
+    paths: {},
+    sdkBase: '',
+    pathMark: /\/v1beta\/|:(?:stream)?[gG]enerateContent|:countTokens/,
+    unroutedMark: { path: /\/v1beta\/|:(?:streamGenerateContent|generateContent|countTokens)$/, header: 'x-goog-api-key' },
+    sluglessIsBadRequest: false,
+  },
+  clientKeyHeader: 'x-goog-api-key',
+  modelInPath: geminiPaths,
+  provider: { callPath: '/v1beta/models', countPath: '/v1beta/models', authHeader: 'x-goog-api-key' },
+  requiredProviderHeaders: {},
+  ownHeaders: ['x-goog-api-client'],
+  genAiSystem: 'gemini',
+  outputLimits: geminiOutputLimits,
+  lowerCeiling,
+  conversationFields: ['contents', 'systemInstruction', 'tools'],
+  // Google's stream reports usage on every chunk.
+  withStreamUsage: () => undefined,
+  errorBody: geminiErrorBody,
+  usage: geminiUsage,
+  modelList: geminiModelList,
+  countAnswer: (tokens) => ({ totalTokens: tokens }),
+  viaChat: geminiTranslation,
+  providerSearches: false,
+  wantsNewTurn: false,
+  keepsAnswers: false,
+};

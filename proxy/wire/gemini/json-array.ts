@@ -1,4 +1,6 @@
 import { createParser } from 'eventsource-parser';
+import type { AnswerTranslator } from '../../translate/types.js';
+import { googleError } from './errors.js';
 
 /**
  * `:streamGenerateContent` without `?alt=sse`: Google streams one JSON array,
@@ -38,4 +40,22 @@ export class SseToJsonArray {
     this.out = '';
     return Buffer.from(out);
   }
+}
+
+/**
+ * The client's answer translator for a stream it asked for without `alt=sse`:
+ * the SSE the provider sent (or `inner` made of it) written as one JSON
+ * array. A whole answer and an error pass as they are.
+ */
+export function jsonArrayAnswer(inner: AnswerTranslator | undefined): AnswerTranslator {
+  const array = new SseToJsonArray();
+  return {
+    json: (body) => (inner ? inner.json(body) : body),
+    push: (chunk) => array.push(inner ? inner.push(chunk) : chunk),
+    end: () => Buffer.concat([array.push(inner ? inner.end() : Buffer.alloc(0)), array.end()]),
+    fail: (message) =>
+      Buffer.concat([array.push(inner ? inner.fail(message) : Buffer.from(`data: ${googleError(502, message)}\r\n\r\n`)), array.end()]),
+    error: (status, body) => (inner ? inner.error(status, body) : body),
+    dropped: () => inner?.dropped() ?? [],
+  };
 }

@@ -1,8 +1,8 @@
 import { invalidInput } from '../../../shared/errors.js';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { ParsedCall } from '../../call.js';
-import type { OutputLimits } from '../../formats/fields.js';
-import { jsonDeeperThan, MAX_JSON_DEPTH } from '../../formats/parse.js';
+import type { OutputLimits } from '../fields.js';
+import { jsonDeeperThan, MAX_JSON_DEPTH } from '../parse.js';
 import { parseGeminiRequest } from './schema.js';
 
 /**

@@ -1,6 +1,6 @@
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../../formats/usage-reader.js';
+import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 /**
  * Gemini's `usageMetadata`. `promptTokenCount` includes the cached part
@@ -80,6 +80,7 @@ function geminiStream(): StreamUsage {
 
 /** Reads `usageMetadata` (the whole answer's, handed over as `u`). */
 export const geminiUsage: UsageReader = {
+  answerKey: 'usageMetadata',
   fromAnswer: (u) => (malformedCounts(u, GEMINI_COUNTS) ? undefined : geminiSplit(u)),
   stream: geminiStream,
 };
