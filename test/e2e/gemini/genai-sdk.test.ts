@@ -96,4 +96,43 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
       JSON.stringify(TOOL.schema.properties).length;
     for (const alias of Object.keys(spend)) expect(spend[alias], alias).to.be.closeTo(perCall(chars), 1e-12);
   });
+
+  it("countTokens, the model list and one model answer in Google's shapes", async () => {
+    const { ai } = await client();
+    const counted = await ai.models.countTokens({ model: 'tg/gemini-direct', contents: QUESTION });
+    expect(counted.totalTokens).to.equal(Math.ceil(QUESTION.length / 4));
+    const estimated = await ai.models.countTokens({ model: 'tg/gpt-direct', contents: QUESTION });
+    expect(estimated.totalTokens).to.be.a('number').and.greaterThan(0);
+    const v1beta = new GoogleGenAI({
+      apiKey: (await client()).key.secret,
+      httpOptions: { baseUrl: `${dp.proxy.url}/${base.slug}`, apiVersion: 'v1beta' },
+    });
+    const names = (await v1beta.models.list()).page.map((m) => m.name);
+    expect(names).to.have.members(['models/tg/gemini-direct', 'models/tg/gpt-direct', 'models/tg/claude-direct']);
+    const one = await v1beta.models.get({ model: 'tg/gemini-direct' });
+    expect(one).to.include({ name: 'models/tg/gemini-direct', outputTokenLimit: 65536 });
+  });
+
+  it('takes the key as ?key= and streams one JSON array without alt=sse', async () => {
+    const { key } = await client();
+    const res = await fetch(`${dp.proxy.url}/${key.slug}/v1beta/models/tg/gpt-direct:streamGenerateContent?key=${key.secret}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: QUESTION }] }] }),
+    });
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/json');
+    const chunks = (await res.json()) as Array<{ candidates: Array<{ content: { parts: Array<{ text?: string }> }; finishReason?: string }> }>;
+    expect(chunks.flatMap((c) => c.candidates[0]!.content.parts.map((p) => p.text ?? '')).join('')).to.match(/^tok1 .* tok12$/);
+    expect(chunks.at(-1)!.candidates[0]!.finishReason).to.equal('STOP');
+  });
+
+  it("refuses a call without a key in Google's error shape", async () => {
+    const res = await fetch(`${dp.proxy.url}/${base.slug}/v1beta/models/tg/gemini-direct:generateContent`, {
+      method: 'POST',
+      body: '{"contents":[]}',
+    });
+    expect(res.status).to.equal(401);
+    expect(((await res.json()) as { error: Record<string, unknown> }).error).to.include({ code: 401, status: 'UNAUTHENTICATED' });
+  });
 });
