@@ -162,7 +162,7 @@ function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: 
   }
 }
 
-/** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
+/** The edge: one plain request handler for every wire format, one decision for all (docs/design.md). */
 export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   const { logger } = deps;
   const settings = deps.config.proxy;

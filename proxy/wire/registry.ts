@@ -5,7 +5,7 @@ import { messagesWire } from './messages/index.js';
 import type { WireParts } from './parts.js';
 import { responsesWire } from './responses/index.js';
 
-export type { EdgeAction, WireParts } from './parts.js';
+export type { WireParts } from './parts.js';
 
 /** The pivot every translation goes through, and the format of an answer no other format claims. */
 export const PIVOT: WireFormat = 'chat';

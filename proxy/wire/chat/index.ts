@@ -6,7 +6,7 @@ import { chatOutputLimits } from './parse.js';
 import { chatUsageReader } from './usage.js';
 
 /** Whichever ceiling field the request names (both, when it names both); a request naming none gets the current one. */
-export function lowerChatCeiling(body: Record<string, unknown>, tokens: number): undefined {
+function lowerChatCeiling(body: Record<string, unknown>, tokens: number): undefined {
   if (body.max_tokens !== undefined && body.max_tokens !== null) body.max_tokens = tokens;
   if (body.max_completion_tokens !== undefined || body.max_tokens === undefined || body.max_tokens === null) body.max_completion_tokens = tokens;
   return undefined;

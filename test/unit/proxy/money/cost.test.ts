@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { costMicros, estimateInputTokens } from '../../../proxy/money/cost.js';
-import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
+import { costMicros, estimateInputTokens } from '../../../../proxy/money/cost.js';
+import { modelFromEntry, type ModelConfig } from '../../../../shared/models.js';
 
 const model = (input: number, output: number): ModelConfig =>
   modelFromEntry({

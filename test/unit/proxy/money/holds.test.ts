@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createMemoryHoldStore, type MoneySnapshot } from '../../../proxy/money/holds.js';
+import { createMemoryHoldStore, type MoneySnapshot } from '../../../../proxy/money/holds.js';
 
 const snap = (balance: number, version: number, key: number | null = null, keyVersion = 0): MoneySnapshot => ({
   workspaceId: 'w',
