@@ -36,8 +36,8 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
   return false;
 }
 
-/** A request body that is a JSON object (not too deep) naming a model: what every model endpoint asks first. */
-export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
+/** A request body that is a JSON object, not too deep: what every model endpoint asks first. */
+function parseBodyObject(raw: Buffer): JsonObject {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -46,6 +46,12 @@ export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
   }
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
+  return body;
+}
+
+/** A request body that is a JSON object (not too deep) naming a model. */
+export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
+  const body = parseBodyObject(raw);
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
   return body as JsonObject & { model: string };
 }
@@ -70,7 +76,7 @@ export function parseCall(
   const inPath = WIRE[format].modelInPath;
   if (inPath) {
     if (!target) throw invalidInput('The path must name the model.');
-    return inPath.parse(raw, target.alias, target.stream, purpose);
+    return inPath.parse(parseBodyObject(raw), raw, target.alias, target.stream, purpose);
   }
   const body = parseModelBody(raw);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {

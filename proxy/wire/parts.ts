@@ -27,7 +27,7 @@ export interface ModelInPath {
   /** The path after `/{ws}/` → what it asks; undefined when it is not one of this format's. */
   route(rest: string, query: string): PathTarget | undefined;
   /** The call from its body and what its path said. */
-  parse(raw: Buffer, alias: string, stream: boolean, purpose: 'call' | 'count'): ParsedCall;
+  parse(body: JsonObject, raw: Buffer, alias: string, stream: boolean, purpose: 'call' | 'count'): ParsedCall;
   /** The provider's path (under its base URL) of a model's call or count, and the query a stream asks with. */
   providerPath(model: string, action: 'call' | 'count', stream: boolean): { path: string; query: string };
   /** The query parameter a client may give its key in (never logged: the access log drops the query). */

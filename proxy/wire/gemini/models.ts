@@ -26,8 +26,3 @@ export function geminiModelList(models: readonly ListedModel[]): string {
 export function geminiModel(model: ListedModel): string {
   return JSON.stringify(modelResource(model));
 }
-
-/** `:countTokens`' answer. */
-export function geminiCountAnswer(totalTokens: number): string {
-  return JSON.stringify({ totalTokens });
-}

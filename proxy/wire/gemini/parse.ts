@@ -2,7 +2,6 @@ import { invalidInput } from '../../../shared/errors.js';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { ParsedCall } from '../../call.js';
 import type { OutputLimits } from '../fields.js';
-import { jsonDeeperThan, MAX_JSON_DEPTH } from '../parse.js';
 import { parseGeminiRequest } from './schema.js';
 
 /**
@@ -50,22 +49,8 @@ export function geminiTarget(rest: string): GeminiTarget | undefined {
   return alias === '' ? undefined : { alias, action: rest.slice(colon + 1) };
 }
 
-/** The checks every model body gets (JSON, not too deep, an object), without the `model` field a Gemini body lacks. */
-function bodyObject(raw: Buffer): JsonObject {
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw invalidInput('The request body is not valid JSON.');
-  }
-  if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
-  if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
-  return body;
-}
-
-/** The body of a Gemini call, checked, as a call of the given alias; `stream` from the action in its path. */
-export function parseGeminiCall(raw: Buffer, alias: string, stream: boolean, purpose: 'call' | 'count' = 'call'): ParsedCall {
-  const body = bodyObject(raw);
+/** The body of a Gemini call (a JSON object: wire/parse.ts checked that), as a call of the given alias; `stream` from the action in its path. */
+export function parseGeminiCall(body: JsonObject, raw: Buffer, alias: string, stream: boolean, purpose: 'call' | 'count' = 'call'): ParsedCall {
   const request = purpose === 'count' ? countedRequest(body) : body;
   const { maxTokens, choices } = geminiOutputLimits(request);
   return { alias, stream, maxTokens, choices, body: request, raw };

@@ -3,7 +3,10 @@ import type { ParsedCall } from '../../../../../proxy/call.js';
 import { chatToGemini } from '../../../../../proxy/wire/gemini/request-from-chat.js';
 import { geminiToChat } from '../../../../../proxy/wire/gemini/request-to-chat.js';
 import { geminiErrorBody } from '../../../../../proxy/wire/gemini/errors.js';
-import { parseGeminiCall } from '../../../../../proxy/wire/gemini/parse.js';
+import { parseCall } from '../../../../../proxy/wire/parse.js';
+
+/** A Gemini call as the edge parses it: the alias and streaming from its path. */
+const parsedGemini = (raw: Buffer, alias: string, stream: boolean) => parseCall('gemini', raw, {}, 'call', { alias, stream });
 
 const chatCall: ParsedCall = {
   alias: 'tg/g',
@@ -13,7 +16,7 @@ const chatCall: ParsedCall = {
   body: { model: 'tg/g', messages: [], stream: true },
   raw: Buffer.alloc(0),
 };
-const geminiCall = parseGeminiCall(Buffer.from('{"contents":[]}'), 'tg/g', true);
+const geminiCall = parsedGemini(Buffer.from('{"contents":[]}'), 'tg/g', true);
 
 describe("Gemini errors: Google's shape both ways", () => {
   it("writes Tollgate's own errors as Google does, code and rpc status from the kind", () => {

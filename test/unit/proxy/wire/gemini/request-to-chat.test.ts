@@ -1,8 +1,11 @@
 import { expect } from 'chai';
 import { AppError } from '../../../../../shared/errors.js';
 import { modelFromEntry } from '../../../../../shared/models.js';
-import { parseGeminiCall } from '../../../../../proxy/wire/gemini/parse.js';
+import { parseCall } from '../../../../../proxy/wire/parse.js';
 import { chatRequest } from '../../../../../proxy/wire/gemini/request-to-chat.js';
+
+/** A Gemini call as the edge parses it: the alias and streaming from its path. */
+const parsedGemini = (raw: Buffer, alias: string, stream: boolean) => parseCall('gemini', raw, {}, 'call', { alias, stream });
 
 const MODEL = modelFromEntry({
   alias: 'tg/gpt',
@@ -16,7 +19,7 @@ const MODEL = modelFromEntry({
 const USER = { role: 'user', parts: [{ text: 'hi' }] };
 
 function toChat(body: Record<string, unknown>, reasoning = false): { request: Record<string, unknown>; dropped: string[] } {
-  return chatRequest(parseGeminiCall(Buffer.from(JSON.stringify(body)), 'tg/gpt', false), MODEL, { reasoning });
+  return chatRequest(parsedGemini(Buffer.from(JSON.stringify(body)), 'tg/gpt', false), MODEL, { reasoning });
 }
 
 function refusal(body: Record<string, unknown>): AppError {
@@ -113,7 +116,7 @@ describe('Gemini request → Chat Completions', () => {
   });
 
   it("asks a streamed call's provider for the usage it is billed by, and holds max tokens to the model's ceiling", () => {
-    const call = parseGeminiCall(Buffer.from(JSON.stringify({ contents: [USER], generationConfig: { maxOutputTokens: 99999 } })), 'tg/gpt', true);
+    const call = parsedGemini(Buffer.from(JSON.stringify({ contents: [USER], generationConfig: { maxOutputTokens: 99999 } })), 'tg/gpt', true);
     const { request } = chatRequest(call, MODEL);
     expect(request).to.include({ stream: true, max_tokens: 16384, model: 'gpt-4o-mini' });
     expect(request.stream_options).to.deep.equal({ include_usage: true });

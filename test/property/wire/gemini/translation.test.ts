@@ -1,13 +1,16 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { modelFromEntry, type ModelConfig } from '../../../shared/models.js';
-import type { ParsedCall } from '../../../proxy/call.js';
-import type { AnswerTranslator } from '../../../proxy/translate/types.js';
-import { parseGeminiCall } from '../../../proxy/wire/gemini/parse.js';
-import { geminiRequest } from '../../../proxy/wire/gemini/request-from-chat.js';
-import { chatRequest, geminiToChat } from '../../../proxy/wire/gemini/request-to-chat.js';
-import { chatToGemini } from '../../../proxy/wire/gemini/request-from-chat.js';
-import { SseToJsonArray } from '../../../proxy/wire/gemini/json-array.js';
+import { modelFromEntry, type ModelConfig } from '../../../../shared/models.js';
+import type { ParsedCall } from '../../../../proxy/call.js';
+import type { AnswerTranslator } from '../../../../proxy/translate/types.js';
+import { parseCall } from '../../../../proxy/wire/parse.js';
+import { geminiRequest } from '../../../../proxy/wire/gemini/request-from-chat.js';
+import { chatRequest, geminiToChat } from '../../../../proxy/wire/gemini/request-to-chat.js';
+import { chatToGemini } from '../../../../proxy/wire/gemini/request-from-chat.js';
+import { SseToJsonArray } from '../../../../proxy/wire/gemini/json-array.js';
+
+/** A Gemini call as the edge parses it: the alias and streaming from its path. */
+const parsedGemini = (raw: Buffer, alias: string, stream: boolean) => parseCall('gemini', raw, {}, 'call', { alias, stream });
 
 /**
  * Gemini ↔ Chat Completions: random valid Gemini requests go to Chat and
@@ -123,7 +126,7 @@ const request = fc
   });
 
 function geminiCall(body: Json, stream = false): ParsedCall {
-  return parseGeminiCall(Buffer.from(JSON.stringify(body)), MODEL.alias, stream);
+  return parsedGemini(Buffer.from(JSON.stringify(body)), MODEL.alias, stream);
 }
 
 function chatCall(body: Json): ParsedCall {
