@@ -154,8 +154,14 @@ export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorizatio
  */
 export function ambiguousCredentials(headers: IncomingHttpHeaders, rawHeaders: string[]): boolean {
   const authorization = headers.authorization;
-  if (authorization === undefined) return false;
   const apiKey = headers['x-api-key'];
+  const googKey = headers['x-goog-api-key'];
+  // Google's header beside another that holds a different key is as ambiguous as the other two.
+  if (googKey !== undefined) {
+    const other = authorization === undefined ? apiKey : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    if (other !== undefined && String(other).trim() !== String(googKey).trim()) return true;
+  }
+  if (authorization === undefined) return false;
   if (apiKey !== undefined) {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
     if (bearer !== String(apiKey).trim()) return true;

@@ -135,4 +135,15 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
     expect(res.status).to.equal(401);
     expect(((await res.json()) as { error: Record<string, unknown> }).error).to.include({ code: 401, status: 'UNAUTHENTICATED' });
   });
+
+  it("refuses two different keys (x-goog-api-key and a Bearer token): which to bill is not the proxy's to guess", async () => {
+    const { key } = await client();
+    const other = await client();
+    const res = await fetch(`${dp.proxy.url}/${key.slug}/v1beta/models/tg/gemini-direct:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': key.secret, authorization: `Bearer ${other.key.secret}` },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: QUESTION }] }] }),
+    });
+    expect(res.status).to.equal(401);
+  });
 });
