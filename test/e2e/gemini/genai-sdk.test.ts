@@ -14,8 +14,8 @@ const perCall = (chars: number) => (Math.ceil(chars / 4) * 3 + 12 * 15) / 1e6;
 /**
  * The `@google/genai` SDK, unchanged, against Tollgate: `generateContent`,
  * `generateContentStream` and a function-call round trip, on a provider that
- * speaks Gemini (passed through), one that speaks only Chat Completions and
- * one that speaks only Messages (translated); every call billed on the key,
+ * speaks Gemini (passed through), one that speaks only Chat Completions, one
+ * that speaks only Messages and one that speaks only Responses (translated); every call billed on the key,
  * the same conversation at the same price whichever provider served it.
  */
 describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
@@ -24,7 +24,7 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
 
   before(async () => {
     dp = await startDataPlane(store);
-    base = await seedKey(dp.cp.deps, { models: ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct'] });
+    base = await seedKey(dp.cp.deps, { models: ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct', 'tg/gpt-responses'] });
   });
   after(() => dp.close());
 
@@ -39,7 +39,7 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
     tools: [{ functionDeclarations: [{ name: TOOL.name, description: TOOL.description, parametersJsonSchema: TOOL.schema }] }],
   };
 
-  for (const alias of ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct']) {
+  for (const alias of ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct', 'tg/gpt-responses']) {
     it(`${alias}: generateContent and generateContentStream answer, billed on the key`, async () => {
       const { key, ai } = await client();
       const answer = await ai.models.generateContent({ model: alias, contents: QUESTION });
@@ -78,7 +78,7 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
       { role: 'model', parts: [{ functionCall: { id: 'call_1', name: TOOL.name, args: { city: 'Paris' } } }] },
       { role: 'user', parts: [{ functionResponse: { id: 'call_1', name: TOOL.name, response: { output: RESULT } } }] },
     ];
-    for (const alias of ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct']) {
+    for (const alias of ['tg/gemini-direct', 'tg/gpt-direct', 'tg/claude-direct', 'tg/gpt-responses']) {
       const { key, ai } = await client();
       await ai.models.generateContent({ model: alias, contents, config: { ...config, maxOutputTokens: 100 } });
       await dp.proxy.drain();
@@ -108,7 +108,7 @@ describeEachStore('e2e: the @google/genai SDK through Tollgate', (store) => {
       httpOptions: { baseUrl: `${dp.proxy.url}/${base.slug}`, apiVersion: 'v1beta' },
     });
     const names = (await v1beta.models.list()).page.map((m) => m.name);
-    expect(names).to.have.members(['models/tg/gemini-direct', 'models/tg/gpt-direct', 'models/tg/claude-direct']);
+    expect(names).to.have.members(['models/tg/gemini-direct', 'models/tg/gpt-direct', 'models/tg/claude-direct', 'models/tg/gpt-responses']);
     const one = await v1beta.models.get({ model: 'tg/gemini-direct' });
     expect(one).to.include({ name: 'models/tg/gemini-direct', outputTokenLimit: 65536 });
   });
