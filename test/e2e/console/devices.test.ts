@@ -80,6 +80,12 @@ describeEachStore('web console: Claude Code devices per member, and the sign-in 
       await page.getByRole('heading', { level: 2, name: /^0 signed in · 2 ended/ }).waitFor();
       expect(await page.locator('tr[data-device]', { hasText: 'revoked' }).count()).to.equal(2);
       await shot(page, `ended-${name}`);
+      // The audit log says it in words.
+      await page.getByRole('navigation').getByRole('link', { name: 'Audit log', exact: true }).click();
+      await page.getByText(`Claude Code device signed in (${CLAUDE_CODE_UA})`).first().waitFor();
+      expect(await page.getByText(`Claude Code device signed in (${CLAUDE_CODE_UA})`).count()).to.equal(2);
+      expect(await page.getByText(/^Claude Code device of .+ signed out$/).count()).to.equal(2);
+      await shot(page, `audit-${name}`);
       expect(c.problems).to.deep.equal([]);
 
       const audit = await call(`${cp.url}/v1/orgs/${org.org_id}/audit?action=gateway_session.`, { token: org.console_token });
