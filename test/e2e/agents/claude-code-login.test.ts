@@ -22,6 +22,9 @@ const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
 /** The models file's alias whose `client_names` take the Claude names Claude Code sends by itself. */
 const ALIAS = 'tg/gpt-direct';
 const SECRET_LINE = 'the tollgate sign-in test file says 41c0de';
+/** What Claude Code prints about a model name it does not know, or about a 404 it blames on the model. */
+const UNKNOWN_MODEL =
+  /doesn't recognize the model|does not recognize these model|isn't described by this version's model catalog|issue with the selected model/;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
@@ -162,7 +165,7 @@ describeEachStore('Claude Code /login through Tollgate: the real binary, a real 
     const run = await runProcess(CLAUDE, ['-p', 'What does notes.txt say?'], env(), work, 150_000);
     expect(run.exit, run.stderr || run.stdout).to.equal(0);
     expect(run.stdout).to.match(/tok1 tok2/);
-    expect(`${run.stdout}${run.stderr}`).to.not.match(/doesn't recognize the model|not a recognized model|issue with the selected model/);
+    expect(`${run.stdout}${run.stderr}`).to.not.match(UNKNOWN_MODEL);
     const calls = chatCalls();
     expect(calls.length).to.be.at.least(2);
     const tool = (calls[1]!.body as { messages: { role: string; content?: unknown }[] }).messages.find((m) => m.role === 'tool');
@@ -180,7 +183,7 @@ describeEachStore('Claude Code /login through Tollgate: the real binary, a real 
 
     // SCIM deactivates the developer; the next prompt in Claude Code fails with a message it shows.
     const again = await openClaude();
-    await again.waitFor(/❯/, 30_000);
+    expect(await again.waitFor(/❯/, 30_000)).to.not.match(UNKNOWN_MODEL);
     // The access token Claude Code stored (and sends): live until SCIM deactivates its owner...
     const token = /"(tgk_[A-Za-z0-9_-]+)"/.exec(readFileSync(join(home, '.claude', '.credentials.json'), 'utf8'))![1]!;
     const listModels = () =>
@@ -196,7 +199,7 @@ describeEachStore('Claude Code /login through Tollgate: the real binary, a real 
     // ...so the next prompt fails, never reaching the provider, and Claude Code shows Tollgate's 401 message.
     dp.fake.reset();
     await again.type('say hi');
-    await again.waitFor(/401 Invalid API key\./, 20_000);
+    expect(await again.waitFor(/401 Invalid API key\./, 20_000)).to.not.match(UNKNOWN_MODEL);
     expect(chatCalls()).to.deep.equal([]);
   });
 });
