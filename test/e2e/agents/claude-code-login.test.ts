@@ -170,14 +170,16 @@ describeEachStore('Claude Code /login through Tollgate: the real binary, a real 
     expect(calls.length).to.be.at.least(2);
     const tool = (calls[1]!.body as { messages: { role: string; content?: unknown }[] }).messages.find((m) => m.role === 'tool');
     expect(JSON.stringify(tool?.content)).to.include(SECRET_LINE);
-    // Billed to the developer's own sign-in key, as the alias.
+    // Billed to the developer's own sign-in key (personal, with the org's $5 per-device budget), as the alias.
     await dp.proxy.drain();
-    const billed = await dp.cp.deps.db.query<{ spend: number; model: string }>(
-      `SELECT k.spend_usd::float8 AS spend, l.model FROM api_keys k JOIN ledger_entries l ON l.key_id = k.id AND l.kind = 'usage'
+    const billed = await dp.cp.deps.db.query<{ spend: number; budget: number; kind: string; model: string }>(
+      `SELECT k.spend_usd::float8 AS spend, k.budget_usd::float8 AS budget, k.kind, l.model
+         FROM api_keys k JOIN ledger_entries l ON l.key_id = k.id AND l.kind = 'usage'
         WHERE k.owner_user_id = $1 AND k.gateway_session_id IS NOT NULL`,
       [userId],
     );
     expect(billed.length).to.be.at.least(2);
+    expect(billed[0]).to.include({ kind: 'personal', budget: 5 });
     expect(billed[0]!.spend).to.be.greaterThan(0);
     expect([...new Set(billed.map((b) => b.model))]).to.deep.equal([ALIAS]);
 
