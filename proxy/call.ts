@@ -10,8 +10,12 @@ export const WIRE_FORMATS = ['chat', 'messages', 'responses'] as const;
 
 export type WireFormat = (typeof WIRE_FORMATS)[number];
 
-/** What a usage record says the client called: a wire format, or embeddings (asked in the Chat format's dialect). */
-export type UsageFormat = WireFormat | 'embeddings';
+/**
+ * What a usage record says the client called: a wire format, embeddings
+ * (asked in the Chat format's dialect), or a compaction (a Responses client
+ * asking for its conversation to be summarised).
+ */
+export type UsageFormat = WireFormat | 'embeddings' | 'compaction';
 
 /** A model call after its format's checks, the same shape for every format. */
 export interface ParsedCall {

@@ -34,7 +34,7 @@ export const usageReportSchema = z
     output_tokens: z.number().int().nonnegative(),
     cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     // Optional request detail for the usage console; a proxy that does not send it is still accepted.
-    format: z.enum(['chat', 'messages', 'responses', 'embeddings']).optional(),
+    format: z.enum(['chat', 'messages', 'responses', 'embeddings', 'compaction']).optional(),
     /** The HTTP status the client got; 400 and above count as errors. */
     status: z.number().int().min(100).max(599).optional(),
     /** From the proxy receiving the call to the answer's end. */

@@ -4,6 +4,7 @@ import { type Json } from '../../formats/responses/json.js';
 import { itemType, type ResponsesRequest } from '../../formats/responses/schema.js';
 import { DropList, type Mapped, type TargetAbilities } from './options.js';
 import { toolNames, type ToolNames } from './tool-names.js';
+import { asksForCompaction, COMPACTION_PROMPT, SUMMARY_INTRO, summaryOf } from './compaction.js';
 
 /**
  * A checked Responses request → the Chat Completions request that asks the
@@ -143,10 +144,21 @@ class Conversation {
       case 'function_call_output':
       case 'custom_tool_call_output':
         return this.output(item, type);
+      case 'compaction':
+        return this.compaction(item);
+      case 'compaction_trigger':
+        return this.push({ role: 'user', content: COMPACTION_PROMPT });
       default:
         // Reasoning from earlier turns (often encrypted for one provider), hosted tool calls, references to stored items.
         this.drop.add(`input[${type}]`);
     }
+  }
+
+  /** A summary this proxy wrote is read again as text; a provider's encrypted one means nothing elsewhere. */
+  private compaction(item: Json): void {
+    const summary = summaryOf(item);
+    if (summary === undefined) this.drop.add('input[compaction]');
+    else this.push({ role: 'user', content: `${SUMMARY_INTRO}${summary}` });
   }
 
   private output(item: Json, type: string): void {
@@ -303,6 +315,11 @@ export function requestToChat(request: ResponsesRequest, model: string, abilitie
   conversation.flushOrphans();
   const out: Json = { model, messages: conversation.messages };
   tools(request, names, abilities, out, drop);
+  // A summary is text: the tools stay declared (a Messages provider wants the tools of the calls in the conversation) but none may be called.
+  if (asksForCompaction(request.input) && out.tools !== undefined) {
+    out.tool_choice = 'none';
+    delete out.parallel_tool_calls;
+  }
   if (typeof request.max_output_tokens === 'number') out.max_completion_tokens = request.max_output_tokens;
   if (typeof request.temperature === 'number') out.temperature = request.temperature;
   if (typeof request.top_p === 'number') out.top_p = request.top_p;
