@@ -73,6 +73,7 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
       toolCalls: calls.map((c) => ({ ...c, custom: isCustomTool(body, c.name), id: ids.next('call_'), itemId: ids.next('fc_') })),
       echo: echoed(body),
       compaction: asksForCompaction(body.input) ? ids.next('cmp_') : undefined,
+      encryptedReasoning: Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content'),
     };
     if (!stream) return { stream: false, json: responseAnswerJson(answer), tokens: output.tokens };
     return { stream: true, frames: responseFrames(answer) };

@@ -20,6 +20,8 @@ export interface ResponseAnswer {
   toolCalls: (PlannedCall & { id: string; itemId: string; custom: boolean })[];
   /** The request's settings the answer echoes. */
   echo: Record<string, unknown>;
+  /** Set when the request's `include` asks for `reasoning.encrypted_content`: the reasoning item carries it. */
+  encryptedReasoning: boolean;
   /** Set when the request held a `compaction_trigger`: the id of the one compaction item answered instead of text or calls. */
   compaction: string | undefined;
 }
@@ -33,7 +35,8 @@ function usageJson(a: ResponseAnswer): string {
 }
 
 function reasoningItem(a: ResponseAnswer): string {
-  return `{"id":"${a.reasoningId}","type":"reasoning","summary":[]}`;
+  const encrypted = a.encryptedReasoning ? `,"encrypted_content":"gAAAAB${Buffer.from(a.reasoningId).toString('base64')}=="` : '';
+  return `{"id":"${a.reasoningId}","type":"reasoning","summary":[]${encrypted}}`;
 }
 
 function messageItem(a: ResponseAnswer, status: string, text: string | undefined): string {

@@ -5,6 +5,8 @@ export interface RecordedRequest {
   /** The query string as it arrived, with its `?` ('' when none). */
   query: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The body's text exactly as it arrived ('' when empty): what a byte-for-byte check compares. */
+  raw: string;
   /** Parsed JSON, or the raw text if not JSON; undefined when the body was empty. */
   body: unknown;
   /** True once the client closed before the response ended. */
