@@ -1,7 +1,8 @@
 import type { WireFormat } from '../call.js';
 import type { Route } from './steps/step.js';
 
-const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|responses|responses\/input_tokens|models|embeddings)$/;
+const PATH =
+  /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|responses|responses\/input_tokens|responses\/compact|models|embeddings)$/;
 /** One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`). */
 const ONE_MODEL = /^\/([^/]+)\/(anthropic\/)?v1\/models\/(.+)$/;
 /** A format's base, which clients probe with HEAD before their first call. */
@@ -27,6 +28,7 @@ const OPENAI_PATHS: Record<string, { format: WireFormat; action: Route['action']
   'chat/completions': { format: 'chat', action: 'call' },
   responses: { format: 'responses', action: 'call' },
   'responses/input_tokens': { format: 'responses', action: 'count' },
+  'responses/compact': { format: 'responses', action: 'compact' },
   models: { format: 'chat', action: 'models' },
   embeddings: { format: 'chat', action: 'embed' },
 };

@@ -47,3 +47,24 @@ export function summaryOf(item: Json): string | undefined {
   if (typeof content !== 'string' || !content.startsWith(PREFIX)) return undefined;
   return Buffer.from(content.slice(PREFIX.length), 'base64').toString('utf8');
 }
+
+/**
+ * `POST …/responses/compact` (the endpoint older Codex versions call) as the
+ * call it stands for: the same body with a `compaction_trigger` after its
+ * input, unstreamed, so it is enforced, held, translated and billed as any
+ * Responses call, and answered with the one compaction item (a Responses
+ * provider's own, or this proxy's). A body that is not a JSON object is
+ * left as it came for the format's checks to refuse in the client's dialect.
+ */
+export function asCompactionCall(raw: Buffer): Buffer {
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return raw;
+  }
+  if (!isObject(body)) return raw;
+  const input =
+    typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  return Buffer.from(JSON.stringify({ ...body, input: [...input, { type: 'compaction_trigger' }], stream: false }));
+}

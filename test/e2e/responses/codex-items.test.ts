@@ -29,8 +29,8 @@ describeEachStore('Codex 0.171 items on the wire: a captured goal output replaye
   beforeEach(() => dp.fake.reset());
   after(() => dp.close());
 
-  async function post(body: Json | string): Promise<{ status: number; headers: Headers; text: string }> {
-    const res = await fetch(`${dp.proxy.url}/${k.slug}/v1/responses`, {
+  async function post(body: Json | string, path = 'responses'): Promise<{ status: number; headers: Headers; text: string }> {
+    const res = await fetch(`${dp.proxy.url}/${k.slug}/v1/${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
       body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -41,7 +41,7 @@ describeEachStore('Codex 0.171 items on the wire: a captured goal output replaye
   for (const { kind, model, path } of PROVIDER_KINDS) {
     const passthrough = path === '/v1/responses';
     it(`the captured request with the goal tool's output without call_id: 200 on ${kind}${passthrough ? ', passed as sent' : ', the output named as dropped and sent as text'}`, async () => {
-      const body = { ...goalReplay(), model };
+      const body: Json = { ...goalReplay(), model };
       const a = await post(body);
       expect(a.status, a.text).to.equal(200);
       expect(a.text).to.include('response.completed');
@@ -91,5 +91,46 @@ describeEachStore('Codex 0.171 items on the wire: a captured goal output replaye
         expect(raw).to.include('list the files').and.include('a.txt');
       });
     }
+  });
+
+  describe('POST /v1/responses/compact (older Codex versions)', () => {
+    const compact = (model: string): Json => ({
+      model,
+      instructions: 'You are Codex.',
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'list the files' }] },
+        { type: 'function_call', call_id: 'call_1', name: 'exec_command', arguments: '{"cmd":"ls"}' },
+        { type: 'function_call_output', call_id: 'call_1', output: 'a.txt' },
+      ],
+      tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object' } }],
+      parallel_tool_calls: true,
+    });
+
+    for (const { kind, model, path } of PROVIDER_KINDS) {
+      it(`answers exactly one compaction item on ${kind}, billed as a compaction`, async () => {
+        const a = await post(compact(model), 'responses/compact');
+        expect(a.status, a.text).to.equal(200);
+        const output = (JSON.parse(a.text) as { output: Json[] }).output;
+        expect(output.map((i) => i.type)).to.deep.equal(['compaction']);
+        expect(output[0]!.encrypted_content).to.be.a('string').and.not.equal('');
+        const sent = dp.fake.requests.at(-1)!;
+        expect(sent.path).to.equal(path);
+        if (path === '/v1/responses') expect((sent.body as { input: Json[] }).input.at(-1)).to.deep.equal({ type: 'compaction_trigger' });
+        else expect(sent.raw).to.include('conversation above is about to be replaced by a summary');
+        await dp.proxy.drain();
+        const rows = await dp.cp.deps.db.query<{ format: string }>(
+          `SELECT format FROM ledger_entries WHERE key_id = $1 AND kind = 'usage' ORDER BY created_at DESC LIMIT 1`,
+          [k.keyId],
+        );
+        expect(rows[0]!.format).to.equal('compaction');
+      });
+    }
+
+    it('a body that is not JSON → 400 in the OpenAI shape, nothing sent', async () => {
+      const a = await post('{"model":', 'responses/compact');
+      expect(a.status).to.equal(400);
+      expect((JSON.parse(a.text) as { error: { type: string } }).error.type).to.equal('invalid_request_error');
+      expect(dp.fake.requests).to.have.length(0);
+    });
   });
 });
