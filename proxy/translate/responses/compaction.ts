@@ -64,7 +64,7 @@ export function asCompactionCall(raw: Buffer): Buffer {
     return raw;
   }
   if (!isObject(body)) return raw;
-  const input =
-    typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : Array.isArray(body.input) ? body.input : [];
+  const given: unknown = body.input;
+  const input: unknown[] = typeof given === 'string' ? [{ type: 'message', role: 'user', content: given }] : Array.isArray(given) ? given : [];
   return Buffer.from(JSON.stringify({ ...body, input: [...input, { type: 'compaction_trigger' }], stream: false }));
 }
