@@ -133,4 +133,31 @@ describeEachStore('Codex 0.171 items on the wire: a captured goal output replaye
       expect(dp.fake.requests).to.have.length(0);
     });
   });
+
+  describe('a compaction body large enough to be worked on in a worker thread', () => {
+    let big: DataPlane;
+    before(async () => {
+      big = await startDataPlane(store, { env: { PROXY_OFFLOAD_BODY_BYTES: '1' } });
+      k = await seedKey(big.cp.deps, { models: PROVIDER_KINDS.map((p) => p.model) });
+    });
+    after(() => big.close());
+
+    it('is still answered with its one compaction item on a translated provider (the trigger stays with the call)', async () => {
+      const res = await fetch(`${big.proxy.url}/${k.slug}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'tg/gpt-direct',
+          stream: true,
+          input: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'x'.repeat(100_000) }] }, { type: 'compaction_trigger' }],
+        }),
+      });
+      const text = await res.text();
+      expect(res.status, text).to.equal(200);
+      const done = text.split('\n').find((l) => l.startsWith('data: ') && l.includes('"response.completed"'))!;
+      const output = (JSON.parse(done.slice(6)) as { response: { output: Json[] } }).response.output;
+      expect(output.map((i) => i.type)).to.deep.equal(['compaction']);
+      expect(big.fake.requests.at(-1)!.raw).to.include('conversation above is about to be replaced by a summary');
+    });
+  });
 });
