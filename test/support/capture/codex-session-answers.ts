@@ -102,7 +102,5 @@ export function codexSessionAnswer(method: string, path: string, body: unknown, 
       body: JSON.stringify({ id: 'resp_compact', object: 'response.compaction', output: [COMPACTION], usage: response('m', [], 1000).usage }),
     };
   if (method === 'POST' && path.endsWith('/responses')) return responses(fields, state);
-  if (method === 'GET' && path.endsWith('/models') && process.env.CAPTURE_CATALOG_JSON)
-    return { status: 200, type: 'application/json', body: process.env.CAPTURE_CATALOG_JSON };
   return { status: 404, type: 'application/json', body: JSON.stringify({ error: { message: `no ${method} ${path}`, type: 'not_found' } }) };
 }

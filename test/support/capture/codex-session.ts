@@ -1,8 +1,17 @@
-// Records a long `codex exec` session (npx tsx test/support/capture/codex-session.ts):
-// a scripted provider makes Codex call each kind of tool it offers — its shell
-// (`exec_command`), `apply_patch`, an MCP server's tool (a namespace tool) and
-// its goal tool — and reports enough input tokens that Codex compacts the
-// conversation. Writes test/fixtures/captures/codex-session.json, scrubbed.
+// Records a long `codex exec` session: a scripted provider makes Codex call
+// each kind of tool it offers — its shell (`exec_command`), `apply_patch`, an
+// MCP server's tool (a namespace tool) and its goal tool — and reports enough
+// input tokens that Codex compacts the conversation. Writes
+// test/fixtures/captures/<CAPTURE_NAME or codex-session>.json, scrubbed.
+// The two fixtures, both with the built-in OpenAI provider (which compacts
+// with a `compaction_trigger` item; a custom provider compacts with a call of
+// its own):
+//   CAPTURE_PROVIDER=openai npx tsx test/support/capture/codex-session.ts
+//     gpt-5.5: apply_patch is a custom tool, MCP tools wait behind tool_search
+//   CAPTURE_NAME=codex-session-mcp CAPTURE_MODEL=capture-model CAPTURE_PROVIDER=openai npx tsx …
+//     a model Codex does not know: the MCP namespace tool, no apply_patch
+// CAPTURE_CATALOG=1 adds `model_catalog_url` to the custom provider;
+// CAPTURE_FEATURES=a,b=false sets Codex's `[features]`.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -113,6 +122,5 @@ const fixture = {
   requests: requests.map((r) => scrubCaptured(r, tmp)),
 };
 writeFileSync(join(root, 'test/fixtures/captures', `${process.env.CAPTURE_NAME ?? 'codex-session'}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
-writeFileSync(join(tmpdir(), `codex-session-raw-${PROVIDER}-${process.env.CAPTURE_FEATURES ?? ''}.json`), JSON.stringify(requests, null, 2));
 rmSync(tmp, { recursive: true, force: true });
 console.log(`codex ${version}: ${requests.length} requests; exit ${result.exit}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`);
