@@ -31,9 +31,16 @@ export const COMPACTION_PROMPT = [
 /** Put before a summary when it returns, so the model reads it as the earlier conversation, not a new request. */
 export const SUMMARY_INTRO = 'The conversation so far was compacted into this summary, written earlier in this session:\n\n';
 
-/** The request asks for a compaction: a `compaction_trigger` item in its input. */
+/**
+ * The request asks for a compaction: its last input item is a
+ * `compaction_trigger`, where the API takes it. Only the last item is looked
+ * at: this runs on every Responses call, and a long conversation's input
+ * holds thousands of items.
+ */
 export function asksForCompaction(input: unknown): boolean {
-  return Array.isArray(input) && input.some((item) => isObject(item) && item.type === 'compaction_trigger');
+  if (!Array.isArray(input) || input.length === 0) return false;
+  const last: unknown = input[input.length - 1];
+  return isObject(last) && last.type === 'compaction_trigger';
 }
 
 /** The one output item answering a compaction: the summary, readable by this proxy only in the sense that it wrote it. */

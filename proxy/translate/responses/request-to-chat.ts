@@ -128,7 +128,7 @@ class Conversation {
     this.assistant = message.role === 'assistant' ? message : undefined;
   }
 
-  item(item: Json): void {
+  item(item: Json, last: boolean): void {
     const type = itemType(item);
     switch (type) {
       case 'message':
@@ -147,7 +147,9 @@ class Conversation {
       case 'compaction':
         return this.compaction(item);
       case 'compaction_trigger':
-        return this.push({ role: 'user', content: COMPACTION_PROMPT });
+        // Only the last item asks for a compaction (compaction.ts); one anywhere else asks nothing.
+        if (last) return this.push({ role: 'user', content: COMPACTION_PROMPT });
+        return this.drop.add('input[compaction_trigger]');
       default:
         // Reasoning from earlier turns (often encrypted for one provider), hosted tool calls, references to stored items.
         this.drop.add(`input[${type}]`);
@@ -311,7 +313,10 @@ export function requestToChat(request: ResponsesRequest, model: string, abilitie
   const conversation = new Conversation(names, drop);
   if (typeof request.instructions === 'string' && request.instructions !== '') conversation.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') conversation.push({ role: 'user', content: request.input });
-  else for (const item of request.input ?? []) conversation.item(item as Json);
+  else {
+    const input = request.input ?? [];
+    input.forEach((item, i) => conversation.item(item as Json, i === input.length - 1));
+  }
   conversation.flushOrphans();
   const out: Json = { model, messages: conversation.messages };
   tools(request, names, abilities, out, drop);

@@ -134,4 +134,13 @@ describe('Responses compaction on a provider without the Responses API', () => {
     const text = 'Résumé: 文件 a.txt — "quoted" \\ back\nnew line';
     expect(summaryOf(compactionItem(text))).to.equal(text);
   });
+
+  it('asks for nothing when the trigger is not the last item: dropped and named, the answer an ordinary one', () => {
+    const body = { ...COMPACT_REQUEST, input: [{ type: 'compaction_trigger' }, { type: 'message', role: 'user', content: 'hi' }] };
+    const { request, dropped } = requestToChat(parseResponsesRequest(body), 'up', NONE);
+    expect(request.messages).to.deep.equal([{ role: 'user', content: 'hi' }]);
+    expect(request.tool_choice).to.equal('auto');
+    expect(dropped).to.include('input[compaction_trigger]');
+    expect(responsesCall('tg/gpt-direct', parseResponsesRequest(body)).compaction).to.equal(false);
+  });
 });
