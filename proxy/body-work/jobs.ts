@@ -2,8 +2,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorKind } from '../../shared/errors.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import type { UpstreamCall } from '../formats/upstream.js';
-import { asksForCompaction } from '../translate/responses/compaction.js';
+import type { UpstreamCall } from '../wire/upstream.js';
+import { WIRE } from '../wire/registry.js';
+import { asksForCompaction } from '../wire/responses/compaction.js';
 
 /**
  * What the main thread asks a body worker (worker.ts) and what it answers.
@@ -55,11 +56,6 @@ export type WorkAnswer =
  * level: tools, stop sequences, stream options, echoed settings, and
  * whether a Responses call asks for a compaction).
  */
-const CONVERSATION: Record<WireFormat, readonly string[]> = {
-  chat: ['messages'],
-  messages: ['messages', 'system'],
-  responses: ['input'],
-};
 
 /** What stays of a Responses conversation: a compaction's trigger, which turns the answer into one compaction item. */
 const TRIGGER_ONLY = [{ type: 'compaction_trigger' }];
@@ -67,7 +63,8 @@ const TRIGGER_ONLY = [{ type: 'compaction_trigger' }];
 /** The body's top level with its conversation emptied: what the main thread keeps of a large body. */
 export function skeletonOf(format: WireFormat, body: Record<string, unknown>): Record<string, unknown> {
   const top = { ...body };
-  for (const field of CONVERSATION[format]) if (Array.isArray(top[field])) top[field] = [];
-  if (format === 'responses' && asksForCompaction(body.input)) top.input = TRIGGER_ONLY;
+  for (const field of WIRE[format].conversationFields) if (Array.isArray(top[field])) top[field] = [];
+  // Only a Responses body has an `input` that can end in a trigger.
+  if (asksForCompaction(body.input)) top.input = TRIGGER_ONLY;
   return top;
 }

@@ -4,8 +4,8 @@ import { isObject } from '../../shared/json.js';
 import type { EdgeCall } from '../observe.js';
 import { allowedAliases, decideKey } from '../decide.js';
 import { listedModels, modelByName } from '../../shared/client-names.js';
-import { modelList } from '../formats/index.js';
-import { asksForCodexCatalog, codexModelCatalog } from '../formats/responses/codex-models.js';
+import { modelList } from '../wire/index.js';
+import { asksForCodexCatalog, codexModelCatalog } from '../wire/responses/codex-models.js';
 import { send } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
@@ -17,7 +17,7 @@ export async function listModels(deps: EdgeDeps, req: IncomingMessage, res: Serv
   if (!verdict.ok) throw verdict.error;
   const listed = listedModels(catalog, allowedAliases(verdict.key, catalog));
   // Codex's model_catalog_url: the same models in the shape it reads their metadata from.
-  const body = r.format === 'chat' && asksForCodexCatalog(req.url) ? codexModelCatalog(listed) : modelList(r.format, listed);
+  const body = asksForCodexCatalog(req.url) ? codexModelCatalog(listed) : modelList(r.format, listed);
   send(res, 200, body, { 'x-request-id': obs.requestId });
 }
 

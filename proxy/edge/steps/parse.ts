@@ -1,5 +1,5 @@
 import { takeBody } from '../../request-body.js';
-import { asCompactionCall } from '../../translate/responses/compaction.js';
+import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import type { Behavior } from '../../support/fake-upstream/types.js';
-import { COMPACTION_PROMPT, SUMMARY_INTRO } from '../../../proxy/translate/responses/compaction.js';
+import { COMPACTION_PROMPT, SUMMARY_INTRO } from '../../../proxy/wire/responses/compaction.js';
 import { PROVIDER_KINDS } from './kinds.js';
 import { MCP_ECHO, runCodexExec } from './codex.js';
 
