@@ -24,7 +24,7 @@ export interface EdgeCall {
   readonly method: string;
   readonly path: string;
   format: WireFormat;
-  /** `call`, `embed`, `count`, `models`, `model`, `probe` or `unrouted`: a closed set, safe as a label. */
+  /** `call`, `compact`, `embed`, `count`, `models`, `model`, `probe` or `unrouted`: a closed set, safe as a label. */
   route: string;
   /** Set only once the alias is found in the models file, so labels never carry a caller's text. */
   model: ModelConfig | undefined;

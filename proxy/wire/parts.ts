@@ -8,7 +8,7 @@ import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
 
 /** What a client may do on one of a format's edge paths. */
-export type EdgeAction = 'call' | 'count' | 'models' | 'embed';
+export type EdgeAction = 'call' | 'compact' | 'count' | 'models' | 'embed';
 
 /**
  * Everything the proxy knows of one wire format, whichever side of a call it
