@@ -1,0 +1,158 @@
+import { expect } from 'chai';
+import { describeEachStore } from '../../support/stores.js';
+import {
+  moneyOf,
+  revokeKey,
+  seedAnotherKey,
+  seedKey,
+  startDataPlane,
+  startTestProxy,
+  type DataPlane,
+  type SeededKey,
+} from '../../support/data-plane.js';
+import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { createFrame, isSocket, openResponsesSocket, type ResponsesSocket } from '../../support/responses-socket.js';
+import { PROVIDER_KINDS } from '../../e2e/responses/kinds.js';
+
+async function socket(proxyUrl: string, k: SeededKey): Promise<ResponsesSocket> {
+  const s = await openResponsesSocket(proxyUrl, k.slug, k.secret);
+  if (!isSocket(s)) throw new Error(`upgrade refused: ${s.status} ${s.body}`);
+  return s;
+}
+
+const textOf = (frames: Record<string, unknown>[]): string =>
+  frames.map((f) => (f.type === 'response.output_text.delta' ? String(f.delta) : '')).join('');
+
+describeEachStore("proxy: Codex's Responses WebSocket", (store) => {
+  let dp: DataPlane;
+  let k: SeededKey;
+  before(async () => {
+    dp = await startDataPlane(store);
+    k = await seedKey(dp.cp.deps, { models: PROVIDER_KINDS.map((p) => p.model) });
+  });
+  beforeEach(() => dp.fake.reset());
+  after(() => dp.close());
+
+  it('an upgrade without a valid key is answered 401 in the OpenAI error shape, and no socket is opened', async () => {
+    for (const key of [undefined, 'not-a-key', `${k.secret.slice(0, -4)}AAAA`]) {
+      const s = await openResponsesSocket(dp.proxy.url, k.slug, key);
+      expect(isSocket(s), String(key)).to.equal(false);
+      if (isSocket(s)) continue;
+      expect(s.status).to.equal(401);
+      const body = JSON.parse(s.body) as { error: { type: string; code: string } };
+      expect(body.error).to.include({ type: 'invalid_request_error', code: 'invalid_api_key' });
+    }
+    const other = await openResponsesSocket(dp.proxy.url, 'another-workspace', k.secret);
+    expect(isSocket(other) ? 101 : other.status).to.equal(401);
+  });
+
+  for (const { kind, model, path } of PROVIDER_KINDS) {
+    it(`${kind}: each response.create frame is a call, its events come back as frames, the next frame continues from previous_response_id`, async () => {
+      const s = await socket(dp.proxy.url, k);
+      dp.fake.enqueue({ kind: 'ok', outputTokens: 3, textOnly: true });
+      const first = await s.turn(createFrame(model, 'first question', { store: false }));
+      expect(first[0]!.type).to.equal('response.created');
+      expect(first.at(-1)!.type).to.equal('response.completed');
+      expect(textOf(first)).to.equal('tok1 tok2 tok3');
+      const id = (first.at(-1)!.response as { id: string }).id;
+      // Codex sends only what is new after the response it names; the provider must get the whole conversation.
+      dp.fake.enqueue({ kind: 'ok', outputTokens: 2, textOnly: true });
+      const second = await s.turn(createFrame(model, 'second question', { store: false, previous_response_id: id }));
+      expect(second.at(-1)!.type).to.equal('response.completed');
+      expect(dp.fake.requests).to.have.length(2);
+      expect(dp.fake.requests.every((r) => r.path === path)).to.equal(true);
+      const sent = JSON.stringify(dp.fake.requests[1]!.body);
+      expect(sent).to.include('first question').and.include('tok1 tok2 tok3').and.include('second question');
+      expect(sent).to.not.include(id);
+      s.ws.close();
+    });
+  }
+
+  it('a prewarm (generate: false) is answered on the socket without a provider call or a bill', async () => {
+    const s = await socket(dp.proxy.url, k);
+    await dp.proxy.drain();
+    const before = await moneyOf(dp.cp.deps, k);
+    const frames = await s.turn(createFrame('tg/gpt-direct', 'instructions', { generate: false }));
+    expect(frames.map((f) => f.type)).to.deep.equal(['response.created', 'response.completed']);
+    expect(dp.fake.requests).to.have.length(0);
+    await dp.proxy.drain();
+    expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(before.entries);
+    s.ws.close();
+  });
+
+  it('enforcement per frame: a frame for a model the key may not call is refused as an error frame, the next allowed frame on the same socket works', async () => {
+    const narrow = await seedAnotherKey(dp.cp.deps, k);
+    const s = await socket(dp.proxy.url, narrow);
+    const refused = await s.turn(createFrame('tg/sonnet'));
+    expect(refused).to.have.length(1);
+    expect(refused[0]).to.include({ type: 'error', status: 403 });
+    expect((refused[0]!.error as { type: string }).type).to.equal('permission_error');
+    const unknown = await s.turn(createFrame('tg/no-such-model'));
+    expect(unknown[0]).to.include({ type: 'error', status: 404 });
+    const notJson = await new Promise<Record<string, unknown>>((resolve) => {
+      s.ws.once('message', (d: Buffer) => resolve(JSON.parse(d.toString()) as Record<string, unknown>));
+      s.ws.send('{not json');
+    });
+    expect(notJson).to.include({ type: 'error', status: 400 });
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 3, textOnly: true });
+    const ok = await s.turn(createFrame('tg/gpt-direct'));
+    expect(ok.at(-1)!.type).to.equal('response.completed');
+    expect(dp.fake.requests).to.have.length(1);
+    s.ws.close();
+  });
+
+  it('a frame is billed exactly as the same call over HTTP', async () => {
+    const overSocket = await seedKey(dp.cp.deps, { models: ['tg/gpt-direct'] });
+    const overHttp = await seedKey(dp.cp.deps, { models: ['tg/gpt-direct'] });
+    const s = await socket(dp.proxy.url, overSocket);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 7, textOnly: true });
+    await s.turn({ type: 'response.create', ...modelBody('responses', { model: 'tg/gpt-direct' }) });
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 7, textOnly: true });
+    const http = await edgeCall(
+      dp.proxy.url,
+      'responses',
+      overHttp.slug,
+      overHttp.secret,
+      modelBody('responses', { model: 'tg/gpt-direct', stream: true }),
+    );
+    expect(http.status).to.equal(200);
+    await dp.proxy.drain();
+    const a = await moneyOf(dp.cp.deps, overSocket);
+    const b = await moneyOf(dp.cp.deps, overHttp);
+    expect(a.entries).to.equal(1);
+    expect(a.spend).to.be.greaterThan(0);
+    expect(a.spend).to.equal(b.spend);
+    s.ws.close();
+  });
+
+  it("a revoked key's socket is closed within 2 s", async () => {
+    const doomed = await seedAnotherKey(dp.cp.deps, k);
+    const s = await socket(dp.proxy.url, doomed);
+    const started = Date.now();
+    await revokeKey(dp.cp.deps, doomed.keyId);
+    const { code } = await s.closed;
+    expect(code).to.equal(1008);
+    expect(Date.now() - started).to.be.lessThan(2000);
+  });
+
+  it('a frame over the body limit (10 MiB) closes the socket with 1009; the proxy serves on', async () => {
+    const s = await socket(dp.proxy.url, k);
+    s.ws.send(JSON.stringify(createFrame('tg/gpt-direct', 'x'.repeat(10 * 1024 * 1024))));
+    expect((await s.closed).code).to.equal(1009);
+    const again = await socket(dp.proxy.url, k);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 2, textOnly: true });
+    expect((await again.turn(createFrame('tg/gpt-direct'))).at(-1)!.type).to.equal('response.completed');
+    again.ws.close();
+  });
+
+  it('PROXY_RESPONSES_WEBSOCKET=false: the upgrade is answered 426 at once', async () => {
+    const proxy = await startTestProxy(dp.cp, dp.fake, { PROXY_RESPONSES_WEBSOCKET: 'false' });
+    try {
+      const k = await seedKey(dp.cp.deps, { models: ['tg/gpt-direct'] });
+      const s = await openResponsesSocket(proxy.url, k.slug, k.secret);
+      expect(isSocket(s) ? 101 : s.status).to.equal(426);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
