@@ -9,9 +9,10 @@ export type CodexRun = { exit: number | string; stdout: string; stderr: string }
  * `codex exec "<prompt>"` (the npm package's binary) with a temporary
  * CODEX_HOME whose config.toml points a model provider at Tollgate, as the
  * README's recipe does. A dead HTTPS proxy keeps anything else it might send
- * on the machine.
+ * on the machine. `webSocket`: the provider says it `supports_websockets`, so
+ * Codex opens its Responses WebSocket (one per session) instead of HTTP.
  */
-export function runCodexExec(baseUrl: string, key: string, model: string, prompt: string): Promise<CodexRun> {
+export function runCodexExec(baseUrl: string, key: string, model: string, prompt: string, options: { webSocket?: boolean } = {}): Promise<CodexRun> {
   const tmp = mkdtempSync(join(tmpdir(), 'tollgate-codex-'));
   const home = join(tmp, 'codex-home');
   const work = join(tmp, 'work');
@@ -28,6 +29,7 @@ export function runCodexExec(baseUrl: string, key: string, model: string, prompt
       `base_url = "${baseUrl}"`,
       'env_key = "TOLLGATE_API_KEY"',
       'wire_api = "responses"',
+      ...(options.webSocket ? ['supports_websockets = true'] : []),
       '',
     ].join('\n'),
   );
