@@ -29,8 +29,12 @@ export class AnswerFrames implements AnswerSink {
   private whole: Buffer[] = [];
   private readonly result: FrameResult = { status: 200, responseId: undefined, output: [], completed: false };
 
+  /**
+   * `send` takes the frames of one chunk of the answer together (they go out
+   * in one write) and says false when the socket's buffer is over its mark.
+   */
   constructor(
-    private readonly send: (text: string) => boolean,
+    private readonly send: (texts: string[]) => boolean,
     private readonly done: (result: FrameResult) => void,
   ) {}
 
@@ -47,16 +51,19 @@ export class AnswerFrames implements AnswerSink {
       return true;
     }
     this.pending += data.toString('utf8');
-    let ok = true;
-    for (let cut = this.pending.search(/\r?\n\r?\n/); cut >= 0; cut = this.pending.search(/\r?\n\r?\n/)) {
+    const texts: string[] = [];
+    // Events end in a blank line: `\n\n` from every provider and translation seen, `\r\n\r\n` allowed.
+    const crlf = this.pending.includes('\r');
+    const next = () => (crlf ? this.pending.search(/\r?\n\r?\n/) : this.pending.indexOf('\n\n'));
+    for (let cut = next(); cut >= 0; cut = next()) {
       const block = this.pending.slice(0, cut);
       this.pending = this.pending.slice(cut + (this.pending[cut] === '\r' ? 4 : 2));
       const data = dataOf(block);
       if (data === undefined || data === '[DONE]') continue;
       this.read(data);
-      ok = this.send(data) && ok;
+      texts.push(data);
     }
-    return ok;
+    return texts.length ? this.send(texts) : true;
   }
 
   end(): void {
@@ -80,13 +87,13 @@ export class AnswerFrames implements AnswerSink {
       this.result.responseId = body.id;
       this.result.completed = true;
       if (Array.isArray(body.output)) this.result.output.push(...(body.output as unknown[]));
-      this.send(`{"type":"response.completed","response":${text}}`);
+      this.send([`{"type":"response.completed","response":${text}}`]);
       return;
     }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(this.headers)) if (ERROR_HEADERS.test(name) && value !== undefined) headers[name] = String(value);
     const error = body?.error ?? { type: 'api_error', message: 'The model provider answered with an error.' };
-    this.send(JSON.stringify({ type: 'error', status: this.status, error, headers }));
+    this.send([JSON.stringify({ type: 'error', status: this.status, error, headers })]);
   }
 }
 

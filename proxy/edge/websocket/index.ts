@@ -49,8 +49,8 @@ export function createResponsesSockets(
   const sessions = new Set<SocketSession>();
   let draining = false;
 
-  function opened(ws: WebSocket, req: IncomingMessage, path: string, key: SocketKey): void {
-    const s = new SocketSession(ws, key, path, req.headers, handle, count, deps.now);
+  function opened(ws: WebSocket, raw: Duplex, req: IncomingMessage, path: string, key: SocketKey): void {
+    const s = new SocketSession(ws, raw, key, path, req.headers, handle, count, deps.now);
     sessions.add(s);
     ws.on('message', (data: Buffer, isBinary: boolean) => s.onFrame(data, isBinary));
     ws.on('error', (err) => logger.info({ err: err.message }, 'websocket closed on an error'));
@@ -67,7 +67,7 @@ export function createResponsesSockets(
     void admitKey(deps, req, r.slug).then((admitted) => {
       if (admitted instanceof AppError) return refuseOnSocket(socket, admitted, deps.now());
       if (socket.destroyed) return;
-      server.handleUpgrade(req, socket, head, (ws) => opened(ws, req, path, admitted));
+      server.handleUpgrade(req, socket, head, (ws) => opened(ws, socket, req, path, admitted));
     });
   }
 

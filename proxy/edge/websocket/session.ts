@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { AppError, toAppError } from '../../../shared/errors.js';
 import { errorBody } from '../../formats/errors.js';
@@ -6,6 +7,7 @@ import type { SocketKey } from './admit.js';
 import { AnswerFrames } from './answer-frames.js';
 import { Conversation, type CreateFrame } from './conversation.js';
 import { frameCall } from './frame-call.js';
+import { textFrames } from './text-frames.js';
 
 /** Bytes a socket may have queued for its client before the provider's answer is no longer read on (back-pressure). */
 export const HIGH_WATER_BYTES = 1024 * 1024;
@@ -28,9 +30,17 @@ export class SocketSession {
   busy = false;
   /** Set once it must close: it does when its call is answered. */
   private closing: { code: number; reason: string } | undefined;
+  /**
+   * Frames that came while a call was in flight: a client may send its next
+   * turn as soon as it has read `response.completed`, before the call's bill
+   * is settled. The socket is paused meanwhile, so only what one read held waits here.
+   */
+  private readonly queued: Buffer[] = [];
 
   constructor(
     readonly ws: WebSocket,
+    /** The upgraded connection under `ws`: corked around a chunk's frames, its `drain` resumes the relay. */
+    private readonly raw: Duplex,
     readonly key: SocketKey,
     private readonly path: string,
     private readonly headers: IncomingMessage['headers'],
@@ -58,8 +68,11 @@ export class SocketSession {
     this.activeAt = this.now();
     if (this.closing) return;
     if (isBinary) return this.refuse(new AppError('invalid_input', 'Frames are JSON text.'));
-    if (this.busy)
-      return this.refuse(new AppError('conflict', 'A response is still being answered on this socket: send the next frame after its last event.'));
+    if (this.busy) {
+      this.queued.push(data);
+      this.ws.pause();
+      return;
+    }
     try {
       const frame = this.conversation.read(data.toString('utf8'));
       if (frame.kind === 'create') {
@@ -74,6 +87,13 @@ export class SocketSession {
     }
   }
 
+  /** The next frame that waited, once the edge has finished with the call before it. */
+  private next(): void {
+    const data = this.queued.shift();
+    if (this.queued.length === 0) this.ws.resume();
+    if (data && !this.busy) this.onFrame(data, false);
+  }
+
   /** A frame refused before any call: the error frame Codex reads, the socket kept for the next frame. */
   private refuse(err: AppError): void {
     this.count('refused');
@@ -85,24 +105,23 @@ export class SocketSession {
   /** The frame through the edge; its events go out as frames, the relay pausing while the socket's buffer is over its mark. */
   private call(create: CreateFrame): void {
     this.busy = true;
-    const ws = this.ws;
-    let paused = false;
+    const { ws, raw } = this;
     const frames = new AnswerFrames(
-      (text) => {
-        ws.send(text, () => {
-          if (paused && ws.bufferedAmount < HIGH_WATER_BYTES / 2) {
-            paused = false;
-            answer.emit('drain');
-          }
-        });
-        paused = ws.bufferedAmount >= HIGH_WATER_BYTES;
-        return !paused;
+      (texts) => {
+        // Straight to the connection, in one write: with compression off, `ws` writes each message at once and
+        // queues nothing, so frames written here keep their order with its own. None after its close frame.
+        if (ws.readyState !== ws.OPEN) return true;
+        raw.write(textFrames(texts));
+        if (raw.writableLength < HIGH_WATER_BYTES) return true;
+        raw.once('drain', () => answer.emit('drain'));
+        return false;
       },
       (result) => {
         this.conversation.answered(create, result);
         this.busy = false;
         this.activeAt = this.now();
         if (this.closing) ws.close(this.closing.code, this.closing.reason);
+        else setImmediate(() => this.next());
       },
     );
     const { req, res, answer } = frameCall(this.path, this.headers, create.body, frames);
