@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describeEachStore } from '../../support/stores.js';
 import {
   moneyOf,
@@ -122,6 +124,47 @@ describeEachStore("proxy: Codex's Responses WebSocket", (store) => {
     expect(a.entries).to.equal(1);
     expect(a.spend).to.be.greaterThan(0);
     expect(a.spend).to.equal(b.spend);
+    s.ws.close();
+  });
+
+  it("a slow reader holds the provider's answer back, not the proxy's memory; once it reads, the whole answer comes and is billed", async function () {
+    this.timeout(60_000);
+    const reader = await seedKey(dp.cp.deps, { models: ['tg/sonnet'] });
+    const s = await socket(dp.proxy.url, reader);
+    // The client stops reading its socket: what the proxy cannot send must stop the provider's stream, not pile up.
+    const raw = (s.ws as unknown as { _socket: Socket })._socket;
+    raw.pause();
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 64_000, textOnly: true });
+    const answered = s.turn(createFrame('tg/sonnet', 'a long answer', { max_output_tokens: 64_000 }));
+    await dp.fake.waitForRequests(1);
+    // Relayed without back-pressure, this answer (about 10 MB of events) is over at the provider within about
+    // 3 s on a loaded 2-core machine, unread or not; held back, it waits for the reader.
+    const providerDone = await Promise.race([dp.fake.idle().then(() => true), sleep(6000).then(() => false)]);
+    expect(providerDone, 'the provider finished its answer while nobody read it').to.equal(false);
+    raw.resume();
+    const frames = await answered;
+    expect(frames.at(-1)!.type).to.equal('response.completed');
+    expect(frames.filter((f) => f.type === 'response.output_text.delta').length).to.be.greaterThan(60_000);
+    await dp.proxy.drain();
+    expect((await moneyOf(dp.cp.deps, reader)).entries).to.equal(1);
+    s.ws.close();
+  });
+
+  it('a frame sent as soon as the last event of the one before is read waits for that call to finish, and is answered in turn', async () => {
+    const s = await socket(dp.proxy.url, k);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 2, textOnly: true }, { kind: 'ok', outputTokens: 3, textOnly: true });
+    const got: Record<string, unknown>[] = [];
+    const both = new Promise<void>((resolve) =>
+      s.ws.on('message', (d: Buffer) => {
+        got.push(JSON.parse(d.toString()) as Record<string, unknown>);
+        if (got.filter((f) => f.type === 'response.completed').length === 2) resolve();
+      }),
+    );
+    s.ws.send(JSON.stringify(createFrame('tg/gpt-direct', 'one')));
+    s.ws.send(JSON.stringify(createFrame('tg/gpt-direct', 'two')));
+    await both;
+    expect(got.filter((f) => f.type === 'error')).to.deep.equal([]);
+    expect(dp.fake.requests.map((r) => JSON.stringify(r.body).includes('"two"'))).to.deep.equal([false, true]);
     s.ws.close();
   });
 
