@@ -12,6 +12,8 @@ import { textFrames } from './text-frames.js';
 /** Bytes a socket may have queued for its client before the provider's answer is no longer read on (back-pressure). */
 export const HIGH_WATER_BYTES = 1024 * 1024;
 
+const uncork = (raw: Duplex): void => void raw.uncork();
+
 /** Where each frame's call goes: the edge's own handler, so a frame is served exactly as `POST /v1/responses` is. */
 export type EdgeHandle = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -107,11 +109,17 @@ export class SocketSession {
     this.busy = true;
     const { ws, raw } = this;
     const frames = new AnswerFrames(
-      (texts) => {
+      (payloads) => {
         // Straight to the connection, in one write: with compression off, `ws` writes each message at once and
         // queues nothing, so frames written here keep their order with its own. None after its close frame.
         if (ws.readyState !== ws.OPEN) return true;
-        raw.write(textFrames(texts));
+        // Corked until the tick ends, as Node's HTTP response does: the chunks one read of the provider's
+        // answer holds go out in one vectored write, not a syscall each.
+        if (!raw.writableCorked) {
+          raw.cork();
+          process.nextTick(uncork, raw);
+        }
+        raw.write(textFrames(payloads));
         if (raw.writableLength < HIGH_WATER_BYTES) return true;
         raw.once('drain', () => answer.emit('drain'));
         return false;

@@ -31,14 +31,14 @@ describe('proxy: the Responses WebSocket frames an answer', () => {
       'x'.repeat(65_536),
       'y'.repeat(200_000),
     ];
-    expect(received(textFrames(texts))).to.deep.equal(texts);
+    expect(received(textFrames(texts.map((t) => Buffer.from(t))))).to.deep.equal(texts);
   });
 
   it("each server-sent event's data becomes one frame, however the chunks cut the stream; the response id and output items are read", () => {
     const sent: string[] = [];
     let result: FrameResult | undefined;
     const frames = new AnswerFrames(
-      (texts) => (sent.push(...texts), true),
+      (payloads) => (sent.push(...payloads.map(String)), true),
       (r) => (result = r),
     );
     const created = '{"type":"response.created","response":{"id":"resp_1","output":[]}}';
@@ -55,7 +55,7 @@ describe('proxy: the Responses WebSocket frames an answer', () => {
   it('an error answer becomes one error frame with its status, the OpenAI error and the headers a client retries by', () => {
     const sent: string[] = [];
     const frames = new AnswerFrames(
-      (texts) => (sent.push(...texts), true),
+      (payloads) => (sent.push(...payloads.map(String)), true),
       () => {},
     );
     frames.head(429, { 'content-type': 'application/json', 'retry-after': '3', 'set-cookie': 'no' });
