@@ -30,7 +30,12 @@ class FrameRequest extends Readable {
   readonly method = 'POST';
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaders: string[];
-  complete = false;
+  /**
+   * The whole body is here from the start, so it is complete: the edge never
+   * reads on after a refusal (it lingers on an HTTP connection's socket, which
+   * a frame has none of). A body over the limit never gets here (session.ts).
+   */
+  readonly complete = true;
 
   constructor(
     readonly url: string,
@@ -45,7 +50,6 @@ class FrameRequest extends Readable {
   override _read(): void {
     if (this.body) this.push(this.body);
     this.body = undefined;
-    this.complete = true;
     this.push(null);
   }
 }

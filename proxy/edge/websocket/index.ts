@@ -50,7 +50,7 @@ export function createResponsesSockets(
   let draining = false;
 
   function opened(ws: WebSocket, raw: Duplex, req: IncomingMessage, path: string, key: SocketKey): void {
-    const s = new SocketSession(ws, raw, key, path, req.headers, handle, count, deps.now);
+    const s = new SocketSession(ws, raw, key, path, req.headers, handle, count, deps.now, limits.maxFrameBytes);
     sessions.add(s);
     ws.on('message', (data: Buffer, isBinary: boolean) => s.onFrame(data, isBinary));
     ws.on('error', (err) => logger.info({ err: err.message }, 'websocket closed on an error'));

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { AppError, toAppError } from '../../../shared/errors.js';
 import { errorBody } from '../../formats/errors.js';
+import { tooLarge } from '../../formats/index.js';
 import type { SocketKey } from './admit.js';
 import { AnswerFrames } from './answer-frames.js';
 import { Conversation, type CreateFrame } from './conversation.js';
@@ -49,6 +50,7 @@ export class SocketSession {
     private readonly handle: EdgeHandle,
     private readonly count: FrameCount,
     private readonly now: () => number,
+    private readonly maxBodyBytes: number,
   ) {
     this.openedAt = now();
     this.activeAt = this.openedAt;
@@ -78,6 +80,8 @@ export class SocketSession {
     try {
       const frame = this.conversation.read(data.toString('utf8'));
       if (frame.kind === 'create') {
+        // A frame is within the limit (the socket's maxPayload); the conversation it continues may not be.
+        if (frame.create.body.length > this.maxBodyBytes) return this.refuse(tooLarge(this.maxBodyBytes));
         this.count('call');
         this.call(frame.create);
       } else if (frame.kind === 'prewarm') {

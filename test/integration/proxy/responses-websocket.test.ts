@@ -168,6 +168,24 @@ describeEachStore("proxy: Codex's Responses WebSocket", (store) => {
     s.ws.close();
   });
 
+  it('a conversation that grows past the body limit is refused as a 413 error frame, the socket kept; a frame without it is answered', async () => {
+    const small = await startTestProxy(dp.cp, dp.fake, { PROXY_MAX_BODY_BYTES: '8192' });
+    try {
+      const s = await socket(small.url, k);
+      dp.fake.enqueue({ kind: 'ok', outputTokens: 2, textOnly: true }, { kind: 'ok', outputTokens: 2, textOnly: true });
+      const first = await s.turn(createFrame('tg/gpt-direct', 'a'.repeat(5000)));
+      const id = (first.at(-1)!.response as { id: string }).id;
+      const over = await s.turn(createFrame('tg/gpt-direct', 'b'.repeat(5000), { previous_response_id: id }));
+      expect(over).to.have.length(1);
+      expect(over[0]).to.include({ type: 'error', status: 413 });
+      expect((await s.turn(createFrame('tg/gpt-direct', 'fresh'))).at(-1)!.type).to.equal('response.completed');
+      expect(dp.fake.requests).to.have.length(2);
+      s.ws.close();
+    } finally {
+      await small.close();
+    }
+  });
+
   it("a revoked key's socket is closed within 2 s", async () => {
     const doomed = await seedAnotherKey(dp.cp.deps, k);
     const s = await socket(dp.proxy.url, doomed);
