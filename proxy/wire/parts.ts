@@ -28,6 +28,8 @@ export interface WireParts {
     unroutedMark: { path: RegExp; header: string } | undefined;
     /** A call without the workspace slug gets a 400, not a 404 (Claude Code shows any 404 as a model problem and hides its message). */
     sluglessIsBadRequest: boolean;
+    /** Its call path also takes a WebSocket upgrade, each frame one call (Codex's Responses transport). */
+    webSocket: boolean;
   };
   /** The header a client's key arrives in (`authorization` carries `Bearer <key>`). */
   clientKeyHeader: 'authorization' | 'x-api-key';

@@ -15,6 +15,7 @@ export const responsesWire: WireParts = {
     // An unroutable Responses call gets the OpenAI error shape either way: the pivot's answer is the same.
     unroutedMark: undefined,
     sluglessIsBadRequest: false,
+    webSocket: true,
   },
   clientKeyHeader: 'authorization',
   provider: { callPath: '/responses', countPath: '/responses/input_tokens', authHeader: 'authorization' },

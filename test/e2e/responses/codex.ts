@@ -16,6 +16,8 @@ export type CodexRun = { exit: number | string; stdout: string; stderr: string }
 export type CodexSetup = {
   provider?: 'custom' | 'openai';
   catalog?: boolean;
+  /** The provider says it `supports_websockets`: Codex opens its Responses WebSocket (one per session) instead of HTTP. */
+  webSocket?: boolean;
   /** More config.toml lines (top-level keys first, then tables). */
   config?: string[];
   timeoutMs?: number;
@@ -35,6 +37,7 @@ function providerLines(baseUrl: string, setup: CodexSetup): string[] {
     'env_key = "TOLLGATE_API_KEY"',
     'wire_api = "responses"',
     ...(setup.catalog ? [`model_catalog_url = "${baseUrl}/models"`] : []),
+    ...(setup.webSocket ? ['supports_websockets = true'] : []),
   ];
 }
 
