@@ -23,6 +23,7 @@ export const geminiWire: WireParts = {
     pathMark: /\/v1beta\/|:(?:stream)?[gG]enerateContent|:countTokens/,
     unroutedMark: { path: /\/v1beta\/|:(?:streamGenerateContent|generateContent|countTokens)$/, header: 'x-goog-api-key' },
     sluglessIsBadRequest: false,
+    webSocket: false,
   },
   clientKeyHeader: 'x-goog-api-key',
   modelInPath: geminiPaths,
