@@ -130,8 +130,12 @@ export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boo
   return out;
 }
 
-/** Bearer token or x-api-key, in the order the format prefers. */
-export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorization' | 'x-api-key'): string | undefined {
+/** Bearer token or x-api-key, in the order the format prefers; a format with a header of its own (`x-goog-api-key`) takes that first. */
+export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorization' | 'x-api-key' | 'x-goog-api-key'): string | undefined {
+  if (prefer === 'x-goog-api-key') {
+    const own = headers[prefer];
+    if (typeof own === 'string' && own.trim()) return own.trim();
+  }
   const bearer = () => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
     return m?.[1];
@@ -150,8 +154,14 @@ export function presentedKey(headers: IncomingHttpHeaders, prefer: 'authorizatio
  */
 export function ambiguousCredentials(headers: IncomingHttpHeaders, rawHeaders: string[]): boolean {
   const authorization = headers.authorization;
-  if (authorization === undefined) return false;
   const apiKey = headers['x-api-key'];
+  const googKey = headers['x-goog-api-key'];
+  // Google's header beside another that holds a different key is as ambiguous as the other two.
+  if (googKey !== undefined) {
+    const other = authorization === undefined ? apiKey : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    if (other !== undefined && String(other).trim() !== String(googKey).trim()) return true;
+  }
+  if (authorization === undefined) return false;
   if (apiKey !== undefined) {
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
     if (bearer !== String(apiKey).trim()) return true;

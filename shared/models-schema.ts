@@ -10,7 +10,7 @@ import { WIRE_FORMAT_CONFIG_NAMES, type WireFormatConfigName } from './wire-form
  */
 
 /** `authorization` carries `Bearer <key>`; the others carry the bare key. */
-export const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key']);
+export const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key', 'x-goog-api-key']);
 
 const baseUrl = z.url({ protocol: /^https?$/ });
 

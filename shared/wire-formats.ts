@@ -21,6 +21,8 @@ export const WIRE_FORMAT_FACTS = {
   chat: { configName: 'chat_completions', defaultCacheReadHundredths: 100n },
   messages: { configName: 'messages', defaultCacheReadHundredths: 10n },
   responses: { configName: 'responses', defaultCacheReadHundredths: 100n },
+  // Google's reports name cached tokens (`cachedContentTokenCount`), billed at a tenth of the input price on its current models.
+  gemini: { configName: 'gemini', defaultCacheReadHundredths: 10n },
 } as const satisfies Record<string, SharedFormatFacts>;
 
 export type WireFormat = keyof typeof WIRE_FORMAT_FACTS;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProxySettings } from '../../shared/config.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import { parseCall } from '../wire/parse.js';
+import { parseCall, type CallTarget } from '../wire/parse.js';
 import { countTokensCall, upstreamCall, type UpstreamCall } from '../wire/upstream.js';
 import { answerTranslator, translateCall } from '../translate/index.js';
 import { PIVOT } from '../wire/registry.js';
@@ -20,7 +20,13 @@ import { bufferOf, createBodyPool, type Worked } from './pool.js';
  * body sends its raw bytes to a worker again.
  */
 export interface BodyWork {
-  parse(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose?: 'call' | 'count'): ParsedCall | Promise<ParsedCall>;
+  parse(
+    format: WireFormat,
+    raw: Buffer,
+    headers: IncomingHttpHeaders,
+    purpose?: 'call' | 'count',
+    target?: CallTarget,
+  ): ParsedCall | Promise<ParsedCall>;
   /** The provider's request (wire/upstream.ts `upstreamCall`). */
   plan(
     format: WireFormat,
@@ -78,11 +84,15 @@ function createBodyWork(options: BodyWorkOptions): BodyWork {
     raw: call.raw,
     headers,
     purpose,
+    // A format whose path names the model is parsed again from what the path said.
+    target: { alias: call.alias, stream: call.stream },
   });
   return {
-    parse(format, raw, headers, purpose = 'call') {
-      if (raw.length < options.offloadBytes) return parseCall(format, raw, headers, purpose);
-      return pool.run({ kind: 'parse', format, raw, headers, purpose }).then((worked) => ({ ...(worked.result as ParsedSummary), raw: worked.raw }));
+    parse(format, raw, headers, purpose = 'call', target) {
+      if (raw.length < options.offloadBytes) return parseCall(format, raw, headers, purpose, target);
+      return pool
+        .run({ kind: 'parse', format, raw, headers, purpose, target })
+        .then((worked) => ({ ...(worked.result as ParsedSummary), raw: worked.raw }));
     },
     plan(format, call, model, provider, headers) {
       if (!call.partial) return upstreamCall(format, call, model, provider);

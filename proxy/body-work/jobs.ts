@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorKind } from '../../shared/errors.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
+import type { CallTarget } from '../wire/parse.js';
 import type { UpstreamCall } from '../wire/upstream.js';
 import { WIRE } from '../wire/registry.js';
 import { asksForCompaction } from '../wire/responses/compaction.js';
@@ -18,6 +19,8 @@ interface BodyJob {
   raw: Uint8Array;
   headers: IncomingHttpHeaders;
   purpose: 'call' | 'count';
+  /** What the path said of the call, for a format whose path names the model. */
+  target?: CallTarget;
 }
 
 export type WorkJob =

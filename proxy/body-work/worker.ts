@@ -30,7 +30,7 @@ function owned(body: Buffer): Uint8Array {
 }
 
 async function run(job: WorkJob): Promise<unknown> {
-  const call = parseCall(job.format, Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength), job.headers, job.purpose);
+  const call = parseCall(job.format, Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength), job.headers, job.purpose, job.target);
   switch (job.kind) {
     case 'parse': {
       const summary: ParsedSummary = { ...call, body: skeletonOf(job.format, call.body), partial: true };

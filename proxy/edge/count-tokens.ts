@@ -11,6 +11,7 @@ import { send, sendError } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
 import { WIRE } from '../wire/registry.js';
+import { callTarget } from './steps/parse.js';
 
 /** Token counts per minute a key without a requests-per-minute limit may ask for. */
 export const COUNT_RPM_WITHOUT_LIMIT = 600;
@@ -43,7 +44,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   if (!k.ok) throw k.error;
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
-  const call = await deps.bodies.parse(r.format, raw, req.headers, 'count');
+  const call = await deps.bodies.parse(r.format, raw, req.headers, 'count', callTarget(r));
   const verdict = decideModel(k.key, call.alias, deps.config.models, deps.now());
   if (!verdict.ok) throw verdict.error;
   const up = await deps.bodies.countCall(r.format, call, verdict.model, verdict.provider, req.headers);

@@ -203,7 +203,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
     const obs = deps.observe.begin(req, requestId);
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    // The query string routes nothing and is never sent on to a provider (docs/security.md).
+    // The query string is never sent on to a provider (docs/security.md); it routes only a Gemini stream's `alt=sse`.
     const path = q < 0 ? url : url.slice(0, q);
 
     // Probes are neither counted nor logged.
@@ -218,7 +218,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       deps.observe.end(obs, res.statusCode);
       return;
     }
-    const r = route(path);
+    const r = route(path, q < 0 ? '' : url.slice(q + 1));
     if (!r) {
       const unrouted = unroutedCall(req.method, path, req.headers, deps.config.edgeBaseUrl);
       obs.format = unrouted.format;

@@ -5,6 +5,7 @@ import type { EdgeCall } from '../observe.js';
 import { allowedAliases, decideKey } from '../decide.js';
 import { listedModels, modelByName } from '../../shared/client-names.js';
 import { modelList } from '../wire/index.js';
+import { WIRE } from '../wire/registry.js';
 import { asksForCodexCatalog, codexModelCatalog } from '../wire/responses/codex-models.js';
 import { send } from './answer.js';
 import { lookupKey } from './steps/key.js';
@@ -34,8 +35,11 @@ export async function oneModel(deps: EdgeDeps, req: IncomingMessage, res: Server
   const name = r.alias ?? '';
   const model = modelByName(catalog, name);
   const allowed = model !== undefined && allowedAliases(verdict.key, catalog).includes(model.alias);
-  const list: unknown = allowed ? JSON.parse(modelList(r.format, [{ id: name, model }])) : undefined;
-  const entry: unknown = isObject(list) && Array.isArray(list.data) ? list.data[0] : undefined;
+  const inPath = WIRE[r.format].modelInPath;
+  const list: unknown = allowed && !inPath ? JSON.parse(modelList(r.format, [{ id: name, model }])) : undefined;
+  // A format with its own one-model answer (Gemini's resource) gives it; the others' is their list's one entry.
+  const entry: unknown =
+    allowed && inPath ? JSON.parse(inPath.oneModel({ id: name, model })) : isObject(list) && Array.isArray(list.data) ? list.data[0] : undefined;
   if (!isObject(entry)) throw new AppError('not_found', `The model "${name}" does not exist.`, { code: 'model_not_found' });
   send(res, 200, JSON.stringify(entry), { 'x-request-id': obs.requestId });
 }

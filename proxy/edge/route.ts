@@ -35,13 +35,20 @@ for (const format of WIRE_FORMATS) {
   }
 }
 
-/** The request's path → its format, workspace and action; undefined when no route matches. */
-export function route(path: string): Route | undefined {
+/** The formats whose paths name the model (Gemini's): routed by their own rule after the fixed paths. */
+const MODEL_IN_PATH = WIRE_FORMATS.filter((f) => WIRE[f].modelInPath !== undefined);
+
+/** The request's path (and query) → its format, workspace and action; undefined when no route matches. */
+export function route(path: string, query = ''): Route | undefined {
   const m = SLUGGED.exec(path);
   if (!m) return undefined;
   const rest = m[2]!;
   const found = ACTIONS.get(rest);
   if (found) return { ...found, slug: m[1]! };
+  for (const format of MODEL_IN_PATH) {
+    const target = WIRE[format].modelInPath!.route(rest, query);
+    if (target) return { format, slug: m[1]!, ...target };
+  }
   // One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`).
   for (const [prefix, format] of ONE_MODEL) {
     if (rest.length > prefix.length && rest.startsWith(prefix)) {

@@ -36,8 +36,8 @@ export function jsonDeeperThan(raw: Buffer, max: number): boolean {
   return false;
 }
 
-/** A request body that is a JSON object (not too deep) naming a model: what every model endpoint asks first. */
-export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
+/** A request body that is a JSON object, not too deep: what every model endpoint asks first. */
+function parseBodyObject(raw: Buffer): JsonObject {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -46,12 +46,38 @@ export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
   }
   if (jsonDeeperThan(raw, MAX_JSON_DEPTH)) throw invalidInput(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`);
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
+  return body;
+}
+
+/** A request body that is a JSON object (not too deep) naming a model. */
+export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
+  const body = parseBodyObject(raw);
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
   return body as JsonObject & { model: string };
 }
 
-/** `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call, but no output limit is needed. */
-export function parseCall(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose: 'call' | 'count' = 'call'): ParsedCall {
+/** What the path said of a call whose format names the model there (Gemini's): the alias, and whether it streams. */
+export interface CallTarget {
+  alias: string;
+  stream: boolean;
+}
+
+/**
+ * `count` is a token-counting call (Messages count_tokens, Responses input_tokens): the same body as a model call,
+ * but no output limit is needed. `target`: what the path said, for a format whose path names the model.
+ */
+export function parseCall(
+  format: WireFormat,
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+  purpose: 'call' | 'count' = 'call',
+  target?: CallTarget,
+): ParsedCall {
+  const inPath = WIRE[format].modelInPath;
+  if (inPath) {
+    if (!target) throw invalidInput('The path must name the model.');
+    return inPath.parse(parseBodyObject(raw), raw, target.alias, target.stream, purpose);
+  }
   const body = parseModelBody(raw);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');

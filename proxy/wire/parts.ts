@@ -3,12 +3,40 @@ import type { ErrorKind } from '../../shared/errors.js';
 import type { JsonObject } from '../../shared/json.js';
 import type { ListedModel } from '../../shared/client-names.js';
 import type { AuthHeader } from '../../shared/models.js';
-import type { FormatTranslation } from '../translate/types.js';
+import type { ParsedCall } from '../call.js';
+import type { AnswerTranslator, FormatTranslation } from '../translate/types.js';
 import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
 
 /** What a client may do on one of a format's edge paths. */
 export type EdgeAction = 'call' | 'compact' | 'count' | 'models' | 'embed';
+
+/** What a model path says besides the workspace: its action, the alias, whether it streams and (a stream) whether as SSE. */
+export interface PathTarget {
+  action: EdgeAction | 'model';
+  alias?: string;
+  stream: boolean;
+  sse: boolean;
+}
+
+/**
+ * A format whose paths name the model and the action (Google's
+ * `models/{model}:streamGenerateContent`) instead of its body.
+ */
+export interface ModelInPath {
+  /** The path after `/{ws}/` → what it asks; undefined when it is not one of this format's. */
+  route(rest: string, query: string): PathTarget | undefined;
+  /** The call from its body and what its path said. */
+  parse(body: JsonObject, raw: Buffer, alias: string, stream: boolean, purpose: 'call' | 'count'): ParsedCall;
+  /** The provider's path (under its base URL) of a model's call or count, and the query a stream asks with. */
+  providerPath(model: string, action: 'call' | 'count', stream: boolean): { path: string; query: string };
+  /** The query parameter a client may give its key in (never logged: the access log drops the query). */
+  keyParam: string;
+  /** One model's answer (`GET …/models/{alias}`). */
+  oneModel(model: ListedModel): string;
+  /** The answer translator of a stream the client asked for other than as SSE (`sse` false), and its content type. */
+  otherStream(inner: AnswerTranslator | undefined): { translate: AnswerTranslator; contentType: string };
+}
 
 /**
  * Everything the proxy knows of one wire format, whichever side of a call it
@@ -32,7 +60,9 @@ export interface WireParts {
     webSocket: boolean;
   };
   /** The header a client's key arrives in (`authorization` carries `Bearer <key>`). */
-  clientKeyHeader: 'authorization' | 'x-api-key';
+  clientKeyHeader: 'authorization' | 'x-api-key' | 'x-goog-api-key';
+  /** Set for a format whose paths name the model (see ModelInPath). */
+  modelInPath?: ModelInPath;
   /** Its provider's API: the path of a call under the base URL, of a token count (undefined when it has none), the key's default header. */
   provider: { callPath: string; countPath: string | undefined; authHeader: AuthHeader };
   /** Headers a translated call to a provider of this format must carry (the client of another format never sends them). */

@@ -1,5 +1,6 @@
 import type { WireFormat } from '../call.js';
 import { chatWire } from './chat/index.js';
+import { geminiWire } from './gemini/index.js';
 import { messagesWire } from './messages/index.js';
 import type { WireParts } from './parts.js';
 import { responsesWire } from './responses/index.js';
@@ -14,4 +15,5 @@ export const WIRE: Record<WireFormat, WireParts> = {
   chat: chatWire,
   messages: messagesWire,
   responses: responsesWire,
+  gemini: geminiWire,
 };

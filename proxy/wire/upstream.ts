@@ -121,6 +121,20 @@ function headersForTranslated(provider: ProviderConfig, format: WireFormat): Rec
 }
 
 /**
+ * Where a call (or count) goes under a provider's base URL: the format's
+ * fixed path, or, for a format whose paths name the model (Gemini's), the
+ * path made from the upstream model, with the query a stream asks with after
+ * the base URL's own.
+ */
+function endpointOf(base: string, format: WireFormat, model: ModelConfig, stream: boolean, action: 'call' | 'count', fixed: string): Endpoint {
+  const inPath = WIRE[format].modelInPath;
+  if (!inPath) return providerEndpoint(base, fixed);
+  const { path, query } = inPath.providerPath(model.upstream_model, action, stream);
+  const e = providerEndpoint(base, path);
+  return query ? { ...e, target: `${e.target}${e.query ? '&' : '?'}${query}` } : e;
+}
+
+/**
  * Alias → upstream model, in the provider's format: unchanged but for the
  * model (and, for a streamed Chat Completions call, a request for the usage
  * chunk) when the provider speaks the client's format; translated otherwise.
@@ -139,8 +153,8 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
       dropUsageChunk = true;
       body = jsonBytes({ ...asking, model: model.upstream_model });
     } else {
-      // The parsed body is copied and serialized only when the client's bytes cannot be kept.
-      body = withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model });
+      // The parsed body is copied and serialized only when the client's bytes cannot be kept; a path naming the model keeps them all.
+      body = WIRE[format].modelInPath ? call.raw : (withModelReplaced(call.raw, model) ?? jsonBytes({ ...call.body, model: model.upstream_model }));
     }
   } else {
     const translated = translateCall(format, target, call, model);
@@ -149,7 +163,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     dropped = translated.dropped.map(safeDroppedName);
     extraHeaders = headersForTranslated(provider, target);
   }
-  const url = providerEndpoint(baseUrlOf(provider, target)!, WIRE[target].provider.callPath);
+  const url = endpointOf(baseUrlOf(provider, target)!, target, model, call.stream, 'call', WIRE[target].provider.callPath);
   return {
     origin: url.origin,
     path: url.target,
@@ -178,11 +192,11 @@ export function countTokensCall(
   const base = baseUrlOf(provider, format);
   const countPath = WIRE[format].provider.countPath;
   if (base === undefined || countPath === undefined) return undefined;
-  const url = providerEndpoint(base, countPath);
+  const url = endpointOf(base, format, model, false, 'count', countPath);
   return {
     origin: url.origin,
     path: url.target,
-    body: Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
+    body: WIRE[format].modelInPath ? call.raw : Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
     authHeader: authHeaderOf(provider, format),
     format,
     extraHeaders: provider.extra_headers,

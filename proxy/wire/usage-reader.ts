@@ -38,6 +38,8 @@ export interface StreamUsage {
 
 /** How a wire format reports the tokens an answer used: one per format (wire/<format>/usage.ts, behind wire/registry.ts). */
 export interface UsageReader {
+  /** The whole answer's top-level key holding its usage, when not `usage` (Gemini's `usageMetadata`). */
+  answerKey?: string;
   /**
    * A whole answer's top-level `usage` object → the usage it reports. `answer`
    * parses the whole answer, for a format that counts things outside `usage`

@@ -25,6 +25,15 @@ const MAX_BUFFERED_BODY = 8 * 1024 * 1024;
 
 const USAGE_KEY = Buffer.from('"usage"');
 
+/** The usage key's bytes of each format whose answer names it otherwise (usage-reader.ts `answerKey`). */
+const answerKeys = new Map<string, Buffer>();
+function keyBytes(key: string | undefined): Buffer {
+  if (key === undefined) return USAGE_KEY;
+  let bytes = answerKeys.get(key);
+  if (!bytes) answerKeys.set(key, (bytes = Buffer.from(JSON.stringify(key))));
+  return bytes;
+}
+
 /**
  * Where the answer's top-level `"usage": {…}` object lies, found from the
  * end without parsing the rest (an answer's text can be many kilobytes; its
@@ -37,10 +46,10 @@ const USAGE_KEY = Buffer.from('"usage"');
  * from its value, exactly one level closes before the end of the text: a
  * `usage` key inside a tool's input or a choice closes more than one.
  */
-function topLevelUsageSpan(body: Buffer): [number, number] | undefined {
-  const at = body.lastIndexOf(USAGE_KEY);
+function topLevelUsageSpan(body: Buffer, key: Buffer): [number, number] | undefined {
+  const at = body.lastIndexOf(key);
   if (at < 1 || body[at - 1] === BACKSLASH) return undefined;
-  let i = at + USAGE_KEY.length;
+  let i = at + key.length;
   while (isJsonSpace(body[i])) i++;
   if (body[i] !== COLON) return undefined;
   i++;
@@ -101,17 +110,19 @@ class JsonTap implements UsageTap {
     if (this.parsed !== null) return this.parsed;
     this.parsed = undefined;
     const whole = this.whole();
-    const span = topLevelUsageSpan(whole);
+    const reader = WIRE[this.format].usage;
+    const key = reader.answerKey ?? 'usage';
+    const span = topLevelUsageSpan(whole, keyBytes(reader.answerKey));
     let u: unknown;
     if (span) {
       try {
         u = JSON.parse(whole.toString('utf8', span[0], span[1]));
       } catch {
-        u = this.parseWhole(whole)?.usage;
+        u = this.parseWhole(whole)?.[key];
       }
-    } else u = this.parseWhole(whole)?.usage;
+    } else u = this.parseWhole(whole)?.[key];
     if (u && typeof u === 'object' && !Array.isArray(u)) {
-      this.parsed = WIRE[this.format].usage.fromAnswer(u as Json, whole, () => this.parseWhole(whole));
+      this.parsed = reader.fromAnswer(u as Json, whole, () => this.parseWhole(whole));
     }
     return this.parsed;
   }

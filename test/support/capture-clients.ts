@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeWorkDir, runAgents, runAiSdkAnthropic, runAiSdkOpenAI, runClaude, runCodex, runOpenAISdk, type RunResult } from './capture/clients.js';
+import { geminiWorkDir, runGeminiCli, runGenai } from './capture/gemini-clients.js';
 import { scrubCaptured } from './capture/scrub.js';
 import { startCaptureServer, type CaptureServer } from './capture/server.js';
 
@@ -40,6 +41,17 @@ const clients: Client[] = [
   entry('ai-sdk-anthropic', '@ai-sdk/anthropic', 'createAnthropic({baseURL: …/anthropic/v1}): generateText, streamText', (s) =>
     runAiSdkAnthropic(s.url),
   ),
+  entry('gemini-cli', '@google/gemini-cli', 'gemini -p "say hi" -m capture/model; API-key auth in settings, GOOGLE_GEMINI_BASE_URL', (s, tmp) =>
+    runGeminiCli(root, s.url, tmp, 'say hi'),
+  ),
+  entry('gemini-cli-tool', '@google/gemini-cli', 'gemini -p "read hello.txt"; one read_file functionCall, then text', async (s, tmp) => {
+    s.tool = { name: 'read_file', input: { file_path: join(geminiWorkDir(tmp), 'hello.txt') } };
+    return runGeminiCli(root, s.url, tmp, 'read hello.txt');
+  }),
+  entry('genai-sdk', '@google/genai', 'generateContent, generateContentStream, a get_weather function-call round trip, countTokens', async (s) => {
+    s.tool = { name: 'get_weather', input: { city: 'Paris' } };
+    return runGenai(s.url);
+  }),
   entry('openai-sdk', 'openai', 'responses.create, create({stream: true}), responses.stream', (s) => runOpenAISdk(s.url)),
 ];
 

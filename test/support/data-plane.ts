@@ -140,7 +140,7 @@ export async function moneyOf(deps: ControlPlaneDeps, seeded: SeededKey): Promis
 /** A proxy on port 0 pointed at the test control plane, with every provider aimed at the fake. */
 export async function startTestProxy(
   cp: TestControlPlane,
-  upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl' | 'responsesBaseUrl'>,
+  upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl' | 'responsesBaseUrl' | 'geminiBaseUrl'>,
   env: NodeJS.ProcessEnv = {},
   options: { changePush?: boolean; now?: NowMs } = {},
 ): Promise<RunningProxy> {
@@ -153,6 +153,7 @@ export async function startTestProxy(
     if (p.endpoints.chat) p.endpoints.chat.base_url = upstream.chatCompletionsBaseUrl;
     if (p.endpoints.messages) p.endpoints.messages.base_url = upstream.messagesBaseUrl;
     if (p.endpoints.responses) p.endpoints.responses.base_url = upstream.responsesBaseUrl;
+    if (p.endpoints.gemini) p.endpoints.gemini.base_url = upstream.geminiBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });

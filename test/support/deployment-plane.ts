@@ -29,6 +29,7 @@ function modelsFile(fakes: DeploymentPlane['fakes']) {
     chat_completions_base_url: f.chatCompletionsBaseUrl,
     messages_base_url: f.messagesBaseUrl,
     responses_base_url: f.responsesBaseUrl,
+    gemini_base_url: f.geminiBaseUrl,
     api_key_env: 'TEST_PRIMARY_API_KEY',
   });
   return {

@@ -9,7 +9,7 @@ export interface EdgeVariant {
   name: string;
 }
 
-export const FORMAT_NAMES: Record<WireFormat, string> = { chat: 'Chat Completions', messages: 'Messages', responses: 'Responses' };
+export const FORMAT_NAMES: Record<WireFormat, string> = { chat: 'Chat Completions', messages: 'Messages', responses: 'Responses', gemini: 'Gemini' };
 
 export const VARIANTS: EdgeVariant[] = [
   ...FORMATS.map((format) => ({ format, stream: false, name: FORMAT_NAMES[format] })),

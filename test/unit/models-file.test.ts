@@ -104,7 +104,7 @@ describe('models file', () => {
       ]);
       expect(providerOf({ api_key_env: 'K', endpoints: { chat: { base_url: 'https://a/v1' } } }).problems).to.deep.equal([
         'models file: provider "p": endpoints: Unrecognized key: "chat"',
-        'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
+        'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses,gemini} (or the older chat_completions_base_url, messages_base_url, responses_base_url, gemini_base_url)',
       ]);
       expect(
         providerOf({ api_key_env: 'K', messages_base_url: 'https://a/anthropic', chat_completions_auth_header: 'api-key' }).problems,
@@ -139,7 +139,7 @@ describe('models file', () => {
       expect(problems(file([model('tg/x')], { p: { ...urls, api_key_env: 'K' } }))).to.deep.equal([]);
     }
     expect(problems(file([model('tg/x')], { p: { api_key_env: 'K' } }))).to.deep.equal([
-      'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
+      'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses,gemini} (or the older chat_completions_base_url, messages_base_url, responses_base_url, gemini_base_url)',
     ]);
   });
 
@@ -235,7 +235,7 @@ describe('models file', () => {
     );
     expect(found).to.deep.equal([
       'models file: top level: Unrecognized key: "surplus"',
-      'models file: provider "q": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
+      'models file: provider "q": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses,gemini} (or the older chat_completions_base_url, messages_base_url, responses_base_url, gemini_base_url)',
       'models file: model "other/a": alias must start with "tg/"',
       'models file: model "tg/b": input_usd_per_mtok: required (expected number)',
       'models file: model "tg/b": provider: unknown provider "ghost"',

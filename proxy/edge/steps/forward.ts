@@ -9,12 +9,21 @@ import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/
 import { routeCall } from '../../routing/route-call.js';
 import { withStorePolicy } from './responses-state.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import { WIRE } from '../../wire/registry.js';
 
 /** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
-function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall): Record<string, string> {
+function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall, contentType: string | undefined): Record<string, string> {
   const extra: Record<string, string> = { ...s.limitHeaders, ...d.headers };
   if (up.dropped.length) extra[DROPPED_HEADER] = droppedHeaderValue(up.dropped);
+  if (contentType) extra['content-type'] = contentType;
   return extra;
+}
+
+/** A stream its client asked for other than as SSE (Gemini's JSON array, without `alt=sse`): written that way, whatever the provider sent. */
+function clientStream(s: CallState, up: UpstreamCall): { translate: UpstreamCall['translate']; contentType: string | undefined } {
+  const inPath = WIRE[s.route.format].modelInPath;
+  if (!inPath || s.route.stream !== true || s.route.sse !== false) return { translate: up.translate, contentType: undefined };
+  return inPath.otherStream(up.translate);
 }
 
 /** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
@@ -27,6 +36,7 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
     up.extraHeaders,
     up.format,
   );
+  const answer = clientStream(s, up);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
   // A stream that another deployment could serve waits no longer than the time-to-first-byte limit for its head.
@@ -42,8 +52,8 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
       body: up.body,
       format: up.format,
       dropUsageChunk: up.dropUsageChunk,
-      translate: up.translate,
-      extraHeaders: answerHeaders(s, d, up),
+      translate: answer.translate,
+      extraHeaders: answerHeaders(s, d, up, answer.contentType),
       headersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       failover,

@@ -18,6 +18,13 @@ function keyOf(found: Lookup, timing: EdgeCall): ResolvedKey | null {
   return found.kind === 'known' ? found.key : null;
 }
 
+/** A key given in the query (Gemini's `?key=`), for a format that takes one there. */
+function queryKey(url: string | undefined, param: string | undefined): string | undefined {
+  const q = url?.indexOf('?') ?? -1;
+  if (param === undefined || q < 0) return undefined;
+  return new URLSearchParams(url!.slice(q + 1)).get(param)?.trim() || undefined;
+}
+
 /**
  * The caller's key: from the cache at once when it is there (the usual
  * case, no promise), else a promise of the control plane's answer. The
@@ -30,7 +37,7 @@ export function lookupKey(
   timing: EdgeCall,
 ): ResolvedKey | null | Promise<ResolvedKey | null> {
   if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
-  const presented = presentedKey(req.headers, WIRE[format].clientKeyHeader);
+  const presented = presentedKey(req.headers, WIRE[format].clientKeyHeader) ?? queryKey(req.url, WIRE[format].modelInPath?.keyParam);
   if (!presented) return null;
   const hash = sha256Hex(presented);
   timing.keyStartAt = performance.now();

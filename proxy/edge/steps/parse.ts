@@ -1,6 +1,12 @@
 import { takeBody } from '../../request-body.js';
+import type { CallTarget } from '../../wire/parse.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
+
+/** What a path naming the model said of the call (Gemini's), for its parse. */
+export function callTarget(r: Route): CallTarget | undefined {
+  return r.alias === undefined ? undefined : { alias: r.alias, stream: r.stream === true };
+}
 
 /**
  * Step `parse` (413, 400): the body read and checked by its format's rules.
@@ -14,7 +20,7 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
       if (err) return reject(err);
       try {
         const body = s.route.action === 'compact' ? asCompactionCall(raw!) : raw!;
-        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers);
+        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, 'call', callTarget(s.route));
         if (!(parsed instanceof Promise)) {
           s.call = parsed;
           return resolve(undefined);

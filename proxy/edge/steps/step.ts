@@ -49,8 +49,11 @@ export interface Route {
   format: WireFormat;
   slug: string;
   action: 'call' | 'compact' | 'models' | 'model' | 'count' | 'embed';
-  /** The alias of a one-model path (`models/{alias}`), unescaped. */
+  /** The alias of a one-model path (`models/{alias}`), unescaped; or of a call whose path names it (Gemini's). */
   alias?: string;
+  /** A call whose path says it streams (`:streamGenerateContent`), and whether as SSE (`?alt=sse`) or one JSON array. */
+  stream?: boolean;
+  sse?: boolean;
 }
 
 /**

@@ -66,7 +66,9 @@ function responsesCall(model: string): OpenAI.Responses.ResponseCreateParamsNonS
 /**
  * Metering reads usage in the provider's format and prices it by the alias,
  * so the same conversation costs the same whichever format the client spoke
- * and whichever the provider did: all nine client×provider combinations. Each
+ * and whichever the provider did: all nine client×provider combinations of
+ * the OpenAI and Anthropic formats, and those three clients on a Gemini
+ * provider (a Gemini client on each provider: test/e2e/gemini/genai-sdk.test.ts). Each
  * gets its own key; the aliases are priced alike ($3 / $15 per Mtok).
  */
 describeEachStore('translation: spend is identical across client and provider formats', (store) => {
@@ -75,7 +77,7 @@ describeEachStore('translation: spend is identical across client and provider fo
 
   before(async () => {
     dp = await startDataPlane(store);
-    base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/claude-direct', 'tg/gpt-direct', 'tg/gpt-responses'] });
+    base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/claude-direct', 'tg/gpt-direct', 'tg/gpt-responses', 'tg/gemini-direct'] });
   });
   after(() => dp.close());
 
@@ -123,6 +125,19 @@ describeEachStore('translation: spend is identical across client and provider fo
       await client.chat.completions.stream(chatCall('tg/gpt-responses')).finalChatCompletion();
       return key;
     },
+    'chat client → gemini provider (translated)': async () => {
+      const { key, client } = await openaiKey();
+      await client.chat.completions.create(chatCall('tg/gemini-direct'));
+      await client.chat.completions.stream(chatCall('tg/gemini-direct')).finalChatCompletion();
+      return key;
+    },
+    'messages client → gemini provider (translated through Chat)': async () => {
+      const { key, client } = await anthropicKey();
+      await client.messages.create(messagesCall('tg/gemini-direct'));
+      await client.messages.stream(messagesCall('tg/gemini-direct')).finalMessage();
+      return key;
+    },
+    'responses client → gemini provider (translated through Chat)': async () => responsesOn('tg/gemini-direct'),
     'messages client → responses provider (translated through Chat)': async () => {
       const { key, client } = await anthropicKey();
       await client.messages.create(messagesCall('tg/gpt-responses'));

@@ -27,6 +27,7 @@ describeEachStore('console: model catalog and team model access', (store) => {
       { alias: 'tg/claude-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
       { alias: 'tg/gpt-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
       { alias: 'tg/gpt-responses', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
+      { alias: 'tg/gemini-direct', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
     ]);
     expect((await call(`${cp.url}/v1/models`)).status).to.equal(401);
   });

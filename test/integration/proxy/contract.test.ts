@@ -17,15 +17,15 @@ import { generateSecret } from '../../../shared/secrets.js';
 
 /** Each refusal's status and error.type, per wire format. */
 const TYPES = {
-  401: { chat: 'invalid_request_error', messages: 'authentication_error', responses: 'invalid_request_error' },
-  400: { chat: 'invalid_request_error', messages: 'invalid_request_error', responses: 'invalid_request_error' },
-  404: { chat: 'invalid_request_error', messages: 'not_found_error', responses: 'invalid_request_error' },
-  403: { chat: 'permission_error', messages: 'permission_error', responses: 'permission_error' },
-  402: { chat: 'insufficient_quota', messages: 'billing_error', responses: 'insufficient_quota' },
-  429: { chat: 'rate_limit_error', messages: 'rate_limit_error', responses: 'rate_limit_error' },
-  413: { chat: 'invalid_request_error', messages: 'request_too_large', responses: 'invalid_request_error' },
-  502: { chat: 'api_error', messages: 'api_error', responses: 'api_error' },
-  504: { chat: 'api_error', messages: 'api_error', responses: 'api_error' },
+  401: { chat: 'invalid_request_error', messages: 'authentication_error', responses: 'invalid_request_error', gemini: 'UNAUTHENTICATED' },
+  400: { chat: 'invalid_request_error', messages: 'invalid_request_error', responses: 'invalid_request_error', gemini: 'INVALID_ARGUMENT' },
+  404: { chat: 'invalid_request_error', messages: 'not_found_error', responses: 'invalid_request_error', gemini: 'NOT_FOUND' },
+  403: { chat: 'permission_error', messages: 'permission_error', responses: 'permission_error', gemini: 'PERMISSION_DENIED' },
+  402: { chat: 'insufficient_quota', messages: 'billing_error', responses: 'insufficient_quota', gemini: 'FAILED_PRECONDITION' },
+  429: { chat: 'rate_limit_error', messages: 'rate_limit_error', responses: 'rate_limit_error', gemini: 'RESOURCE_EXHAUSTED' },
+  413: { chat: 'invalid_request_error', messages: 'request_too_large', responses: 'invalid_request_error', gemini: 'INVALID_ARGUMENT' },
+  502: { chat: 'api_error', messages: 'api_error', responses: 'api_error', gemini: 'UNAVAILABLE' },
+  504: { chat: 'api_error', messages: 'api_error', responses: 'api_error', gemini: 'DEADLINE_EXCEEDED' },
 } as const;
 
 function expectOutcome(format: WireFormat, a: EdgeAnswer, status: keyof typeof TYPES, code?: string): void {
@@ -240,6 +240,7 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
     const dead = await startTestProxy(dp.cp, {
       chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`,
       messagesBaseUrl: `http://127.0.0.1:${port}/anthropic`,
+      geminiBaseUrl: `http://127.0.0.1:${port}`,
       responsesBaseUrl: `http://127.0.0.1:${port}/v1`,
     });
     try {

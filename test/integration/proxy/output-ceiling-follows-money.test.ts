@@ -13,7 +13,12 @@ const ANSWER = 1000;
 const MIN_CALL_USD = (MIN_OUTPUT * 15 + 200 * 3) / 1e6;
 
 /** The same format served by a provider that speaks it (`tg/sonnet`) and by one it is translated for. */
-const TRANSLATED: Record<WireFormat, string> = { chat: 'tg/claude-direct', messages: 'tg/gpt-direct', responses: 'tg/claude-direct' };
+const TRANSLATED: Record<WireFormat, string> = {
+  chat: 'tg/claude-direct',
+  messages: 'tg/gpt-direct',
+  responses: 'tg/claude-direct',
+  gemini: 'tg/gpt-direct',
+};
 const LENGTH_STOP: Record<string, (body: string) => boolean> = {
   chat: (t) => t.includes('"finish_reason":"length"'),
   messages: (t) => t.includes('"stop_reason":"max_tokens"'),

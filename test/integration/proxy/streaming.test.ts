@@ -15,7 +15,12 @@ function frames(text: string): string[] {
 }
 
 /** The first event each format's stream opens with. */
-const FIRST_EVENT: Record<WireFormat, string> = { chat: 'data: ', messages: 'event: message_start', responses: 'event: response.created' };
+const FIRST_EVENT: Record<WireFormat, string> = {
+  chat: 'data: ',
+  messages: 'event: message_start',
+  responses: 'event: response.created',
+  gemini: 'data: ',
+};
 
 /**
  * tg/sonnet's provider speaks Chat and Messages, not Responses: a Responses stream is translated, and a
@@ -32,6 +37,7 @@ const UPSTREAM_SAYS_NO: Record<WireFormat, unknown> = {
   chat: { marker: 'upstream said no' },
   messages: { marker: 'upstream said no' },
   responses: { error: { message: 'upstream said no', type: 'invalid_request_error', param: null, code: null } },
+  gemini: { marker: 'upstream said no' },
 };
 
 /** Whether reading the whole body throws, as it does when the proxy breaks the client's stream. */

@@ -9,8 +9,18 @@ import { usage_aggregate } from '../../../control-plane/stores/usage.js';
 import { pino } from 'pino';
 
 /** How each format's stream ends, and how it starts (one start per answer: no second attempt leaked through). */
-const STREAM_END: Record<WireFormat, string> = { chat: 'data: [DONE]', messages: 'event: message_stop', responses: 'event: response.completed' };
-const STREAM_START: Record<WireFormat, string> = { chat: '"role"', messages: 'message_start', responses: 'event: response.created' };
+const STREAM_END: Record<WireFormat, string> = {
+  chat: 'data: [DONE]',
+  messages: 'event: message_stop',
+  responses: 'event: response.completed',
+  gemini: '"finishReason"',
+};
+const STREAM_START: Record<WireFormat, string> = {
+  chat: '"role"',
+  messages: 'message_start',
+  responses: 'event: response.created',
+  gemini: '"candidates"',
+};
 
 /** A whole, clean answer in the client's format: a JSON body, or a stream that ends as its format ends. */
 function expectClean(format: WireFormat, stream: boolean, a: EdgeAnswer): void {

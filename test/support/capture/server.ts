@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync, zstdDecompressSync } from 'node:zlib';
 import { chatAnswer, messagesAnswer, modelsAnswer, notFound, responsesAnswer, type Answer, type ToolCall } from './answers.js';
+import { geminiAnswer, geminiModels } from './gemini-answers.js';
 
 /** One request as a client sent it, secrets redacted, the body decompressed and parsed. */
 export type Captured = {
@@ -24,7 +25,7 @@ export type CaptureServer = {
   close(): Promise<void>;
 };
 
-const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'cookie', 'proxy-authorization']);
+const SECRET_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'cookie', 'proxy-authorization']);
 
 function redactedHeaders(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
@@ -34,6 +35,13 @@ function redactedHeaders(req: IncomingMessage): Record<string, string> {
     out[name] = SECRET_HEADERS.has(name) ? text.replace(/^(Bearer |Basic )?.*$/, '$1<redacted>') : text;
   }
   return out;
+}
+
+/** Google's clients may send the key as `?key=`. */
+function redactedQuery(url: URL): Record<string, string> {
+  const query = Object.fromEntries(url.searchParams);
+  if (query.key !== undefined) query.key = '<redacted>';
+  return query;
 }
 
 function decompress(raw: Buffer, encoding: string | undefined): Buffer {
@@ -64,9 +72,12 @@ function parsed(raw: Buffer, encoding: string | undefined): unknown {
   }
 }
 
-function answerFor(method: string, path: string, body: unknown, tool: ToolCall | undefined): Answer {
+function answerFor(method: string, path: string, query: Record<string, string>, body: unknown, tool: ToolCall | undefined): Answer {
   const fields = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
   if (method === 'HEAD') return { status: 200, type: 'text/plain', body: '' };
+  const gemini = method === 'POST' ? geminiAnswer(path, query, fields, tool) : undefined;
+  if (gemini !== undefined) return gemini;
+  if (method === 'GET' && path.endsWith('/v1beta/models')) return geminiModels();
   if (method === 'POST' && path.endsWith('/responses')) return responsesAnswer(fields);
   if (method === 'POST' && path.endsWith('/messages/count_tokens')) return { status: 200, type: 'application/json', body: '{"input_tokens":10}' };
   if (method === 'POST' && path.endsWith('/messages')) return messagesAnswer(fields, tool);
@@ -89,7 +100,7 @@ export async function startCaptureServer(): Promise<CaptureServer> {
       const entry: Captured = {
         method: req.method ?? '',
         path: url.pathname,
-        query: Object.fromEntries(url.searchParams),
+        query: redactedQuery(url),
         headers: redactedHeaders(req),
         answered: 0,
       };
@@ -98,7 +109,7 @@ export async function startCaptureServer(): Promise<CaptureServer> {
       let answer: Answer;
       try {
         entry.body = parsed(raw, encoding);
-        answer = answerFor(entry.method, entry.path, entry.body, state.tool);
+        answer = answerFor(entry.method, entry.path, entry.query, entry.body, state.tool);
       } catch (err) {
         entry.body = `<undecodable: ${(err as Error).message}>`;
         answer = { status: 400, type: 'application/json', body: '{"error":{"message":"bad body"}}' };

@@ -7,7 +7,8 @@ import type { OkBehavior, Wire } from './types.js';
 import { countInputTokens, planOutput, requestStops, requestTokenLimit } from './usage.js';
 
 /** A model answer ready to send: one JSON body, or the SSE frames of a stream. */
-export type Answer = { stream: false; json: string; tokens: number } | { stream: true; frames: string[] };
+/** A stream's content type is SSE's unless it says (Gemini's stream without `alt=sse` is one JSON array). */
+export type Answer = { stream: false; json: string; tokens: number } | { stream: true; frames: string[]; contentType?: string };
 
 /** The request settings a Responses answer echoes back, with the API's defaults. */
 function echoed(body: Record<string, unknown>): Record<string, unknown> {

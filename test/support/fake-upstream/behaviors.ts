@@ -10,7 +10,7 @@ export interface Reply {
   requestId: string;
 }
 
-const REQUEST_ID_HEADER: Record<Dialect, string> = { openai: 'x-request-id', anthropic: 'request-id' };
+const REQUEST_ID_HEADER: Record<Dialect, string> = { openai: 'x-request-id', anthropic: 'request-id', google: 'x-request-id' };
 
 export function sendJson(reply: Reply, status: number, body: string, headers?: Record<string, string>): void {
   reply.r.res.writeHead(status, {
@@ -22,9 +22,9 @@ export function sendJson(reply: Reply, status: number, body: string, headers?: R
   reply.r.res.end(body);
 }
 
-function startStream(reply: Reply): void {
+function startStream(reply: Reply, contentType = 'text/event-stream'): void {
   reply.r.res.writeHead(200, {
-    'content-type': 'text/event-stream',
+    'content-type': contentType,
     'cache-control': 'no-cache',
     [REQUEST_ID_HEADER[reply.dialect]]: reply.requestId,
   });
@@ -38,7 +38,7 @@ export async function answerOk(reply: Reply, answer: Answer, delayMs: number): P
     if (r.open) sendJson(reply, 200, answer.json);
     return;
   }
-  startStream(reply);
+  startStream(reply, answer.contentType);
   if (await r.writeFrames(answer.frames, 0, answer.frames.length, delayMs)) r.res.end();
 }
 
@@ -87,6 +87,8 @@ export function streamError(reply: Reply): void {
   const event =
     reply.dialect === 'anthropic'
       ? 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
-      : 'data: {"error":{"message":"The server is overloaded.","type":"server_error","code":null}}\n\n';
+      : reply.dialect === 'google'
+        ? 'data: {"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}\r\n\r\n'
+        : 'data: {"error":{"message":"The server is overloaded.","type":"server_error","code":null}}\n\n';
   reply.r.res.end(event);
 }

@@ -1,6 +1,6 @@
 /** Error bodies in each provider's own shape, as their APIs send them. */
 
-export type Dialect = 'openai' | 'anthropic';
+export type Dialect = 'openai' | 'anthropic' | 'google';
 
 interface OpenAIErrorFields {
   type: string;
@@ -70,7 +70,25 @@ export function anthropicError(status: number, message?: string): string {
   return JSON.stringify({ type: 'error', error: { type, message: message ?? `${type.replace(/_/g, ' ')} (status ${status})` } });
 }
 
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+/** Google's shape: `code` repeats the HTTP status, `status` names the google.rpc code. */
+export function googleError(status: number, message?: string): string {
+  const name = GOOGLE_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION');
+  return JSON.stringify({ error: { code: status, message: message ?? `Request failed: ${name}.`, status: name } });
+}
+
 /** `code` applies to OpenAI bodies only; omitted, it follows the status. */
 export function errorBody(dialect: Dialect, status: number, message?: string, code?: string | null): string {
+  if (dialect === 'google') return googleError(status, message);
   return dialect === 'openai' ? openaiError(status, message, code) : anthropicError(status, message);
 }

@@ -23,3 +23,15 @@ export const ANTHROPIC_MODELS_JSON = JSON.stringify({
   first_id: MODELS[0]!.id,
   last_id: MODELS[MODELS.length - 1]!.id,
 });
+
+/** Google's list: `models/{id}` names, token limits, the methods each model supports. */
+export const GOOGLE_MODELS_JSON = JSON.stringify({
+  models: [...MODELS, { id: 'gemini-2.5-flash', name: 'Gemini 2.5 Flash', owner: 'google' }].map((m) => ({
+    name: `models/${m.id}`,
+    version: '001',
+    displayName: m.name,
+    inputTokenLimit: 1_048_576,
+    outputTokenLimit: 65_536,
+    supportedGenerationMethods: ['generateContent', 'countTokens'],
+  })),
+});

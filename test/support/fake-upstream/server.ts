@@ -5,7 +5,8 @@ import { answerOk, cutOff, drop, sendJson, stall, streamError, type Reply } from
 import { errorBody, type Dialect } from './errors.js';
 import { IdSource } from './ids.js';
 import { embeddingsAnswer } from './embeddings.js';
-import { ANTHROPIC_MODELS_JSON, OPENAI_MODELS_JSON } from './models-list.js';
+import { geminiCount, geminiFrames, geminiJson, geminiPath, planGeminiAnswer } from './gemini.js';
+import { ANTHROPIC_MODELS_JSON, GOOGLE_MODELS_JSON, OPENAI_MODELS_JSON } from './models-list.js';
 import { checkModelRequest, credentialOf } from './request-checks.js';
 import { Responder } from './responder.js';
 import type { Behavior, FakeFormats, FakeUpstream, FakeUpstreamOptions, OkBehavior, RecordedRequest, Wire } from './types.js';
@@ -28,6 +29,7 @@ function parseBody(text: string): unknown {
 
 /** Which provider a path impersonates, for error shapes and header preference. */
 function dialectOf(path: string): Dialect {
+  if (path.startsWith('/v1beta/') || geminiPath(path) !== undefined) return 'google';
   return path.startsWith('/anthropic/') ? 'anthropic' : 'openai';
 }
 
@@ -40,7 +42,7 @@ const MODEL_PATHS: Record<string, Wire> = {
 
 /** The formats a `formats` option speaks. */
 function spoken(formats: FakeFormats): ReadonlySet<Wire> {
-  if (formats === 'all') return new Set(['chat', 'messages', 'responses']);
+  if (formats === 'all') return new Set(['chat', 'messages', 'responses', 'gemini']);
   if (formats === 'both') return new Set(['chat', 'messages']);
   return new Set([formats]);
 }
@@ -57,7 +59,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
   const requireKey = options.requireKey ?? true;
   const formats = spoken(options.formats ?? 'all');
   // Model lists and token counts belong to a provider: OpenAI's to one speaking Chat or Responses.
-  const speaksDialect = (dialect: Dialect) => (dialect === 'anthropic' ? formats.has('messages') : formats.has('chat') || formats.has('responses'));
+  const speaksDialect = (dialect: Dialect) =>
+    dialect === 'google'
+      ? formats.has('gemini')
+      : dialect === 'anthropic'
+        ? formats.has('messages')
+        : formats.has('chat') || formats.has('responses');
   const requests: RecordedRequest[] = [];
   const queue: Behavior[] = [];
   const requestWaiters: { count: number; resolve: () => void }[] = [];
@@ -84,7 +91,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       return sendJson(reply, behavior.status, body, behavior.headers);
     }
     const wanted = behavior.kind === 'ok' ? (behavior.outputTokens ?? DEFAULT_OUTPUT_TOKENS) : DEFAULT_OUTPUT_TOKENS;
-    let answer = buildAnswer(wire, check.body, wanted, ids, behavior.kind === 'ok' ? behavior : undefined);
+    let answer = answerFor(wire, record, check.body, wanted, behavior.kind === 'ok' ? behavior : undefined);
     if (behavior.kind === 'ok' && behavior.outputCountAs !== undefined) answer = withOutputCount(answer, behavior.outputCountAs);
     switch (behavior.kind) {
       case 'ok':
@@ -105,9 +112,20 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     }
   }
 
+  /** A Gemini call names its model and streaming in the path (`:streamGenerateContent`, `?alt=sse`), not in the body. */
+  function answerFor(wire: Wire, record: RecordedRequest, body: Record<string, unknown>, wanted: number, ok: OkBehavior | undefined): Answer {
+    if (wire !== 'gemini') return buildAnswer(wire, body, wanted, ids, ok);
+    const target = geminiPath(record.path)!;
+    const answer = planGeminiAnswer(target.model, body, wanted, ids, ok);
+    if (target.action === 'generateContent') return { stream: false, json: geminiJson(answer), tokens: answer.output.tokens };
+    const sse = new URLSearchParams(record.query).get('alt') === 'sse';
+    return { stream: true, frames: geminiFrames(answer, sse), ...(sse ? {} : { contentType: 'application/json' }) };
+  }
+
   function listModels(reply: Reply, record: RecordedRequest): void {
     if (record.credential === null && requireKey) return sendJson(reply, 401, errorBody(reply.dialect, 401));
-    sendJson(reply, 200, reply.dialect === 'openai' ? OPENAI_MODELS_JSON : ANTHROPIC_MODELS_JSON);
+    const lists: Record<Dialect, string> = { openai: OPENAI_MODELS_JSON, anthropic: ANTHROPIC_MODELS_JSON, google: GOOGLE_MODELS_JSON };
+    sendJson(reply, 200, lists[reply.dialect]);
   }
 
   /** A queued error answers a call that generates nothing (a count, embeddings) instead; true when it did. */
@@ -124,6 +142,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const check = checkModelRequest(wire, record, requireKey, 'count');
     if (!check.ok) return sendJson(reply, check.status, errorBody(reply.dialect, check.status, check.message));
     if (answeredQueuedError(reply)) return;
+    if (wire === 'gemini') return sendJson(reply, 200, geminiCount(check.body));
     const tokens = countInputTokens(check.body);
     sendJson(reply, 200, JSON.stringify(wire === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens }));
   }
@@ -142,10 +161,14 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     const reply: Reply = { r, dialect: dialectOf(path), requestId: ids.next('req_') };
     const wire = method === 'POST' ? MODEL_PATHS[path] : undefined;
     if (wire !== undefined && formats.has(wire)) return modelRequest(reply, record, wire);
+    const gemini = method === 'POST' && formats.has('gemini') ? geminiPath(path) : undefined;
+    if (gemini?.action === 'countTokens') return countTokens(reply, record, 'gemini');
+    if (gemini?.action === 'generateContent' || gemini?.action === 'streamGenerateContent') return modelRequest(reply, record, 'gemini');
     if (method === 'POST' && path === '/v1/responses/input_tokens' && formats.has('responses')) return countTokens(reply, record, 'responses');
     if (method === 'POST' && path === '/v1/embeddings' && formats.has('chat')) return embeddings(reply, record);
     if (speaksDialect(reply.dialect)) {
-      if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models')) return listModels(reply, record);
+      if (method === 'GET' && (path === '/v1/models' || path === '/anthropic/v1/models' || path === '/v1beta/models'))
+        return listModels(reply, record);
       if (method === 'POST' && path === '/anthropic/v1/messages/count_tokens') return countTokens(reply, record);
     }
     sendJson(reply, 404, errorBody(reply.dialect, 404, `Invalid URL (${method} ${path})`, null));
@@ -190,7 +213,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         raw: bodyText(chunks),
         body: undefined,
         aborted: false,
-        credential: credentialOf(req.headers, dialectOf(path)),
+        credential: credentialOf(req.headers, dialectOf(path), url.slice(path.length)),
       };
       record.body = parseBody(record.raw);
       if (recordRequests) recorded(record);
@@ -217,6 +240,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
     chatCompletionsBaseUrl: `${url}/v1`,
     messagesBaseUrl: `${url}/anthropic`,
     responsesBaseUrl: `${url}/v1`,
+    geminiBaseUrl: url,
     requests,
     enqueue(...behaviors: Behavior[]) {
       queue.push(...behaviors);
@@ -245,6 +269,6 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
 
 /** A provider reporting malformed usage: every output count replaced by `as`. */
 function withOutputCount(answer: Answer, as: string): Answer {
-  const swap = (text: string) => text.replace(/"(completion_tokens|output_tokens)":\d+/g, `"$1":${as}`);
+  const swap = (text: string) => text.replace(/"(completion_tokens|output_tokens|candidatesTokenCount)":\d+/g, `"$1":${as}`);
   return answer.stream ? { stream: true, frames: answer.frames.map(swap) } : { ...answer, json: swap(answer.json) };
 }

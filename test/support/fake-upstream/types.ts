@@ -12,7 +12,7 @@ export interface RecordedRequest {
   /** True once the client closed before the response ended. */
   aborted: boolean;
   /** Which credential header arrived and its key (the token after `Bearer ` for authorization); null if none. */
-  credential: { header: 'authorization' | 'x-api-key'; key: string } | null;
+  credential: { header: 'authorization' | 'x-api-key' | 'x-goog-api-key' | 'key'; key: string } | null;
 }
 
 /**
@@ -79,6 +79,8 @@ export interface FakeUpstream {
   messagesBaseUrl: string;
   /** `${url}/v1` → POST /v1/responses */
   responsesBaseUrl: string;
+  /** `url` → POST /v1beta/models/{model}:generateContent (Google's base URL has no version in it) */
+  geminiBaseUrl: string;
   requests: RecordedRequest[];
   /** FIFO, one per accepted model request; an empty queue answers with the default ok behaviour. */
   enqueue(...behaviors: Behavior[]): void;
@@ -92,9 +94,9 @@ export interface FakeUpstream {
 }
 
 /** A wire format the fake speaks, named as the proxy names them. */
-export type Wire = 'chat' | 'messages' | 'responses';
+export type Wire = 'chat' | 'messages' | 'responses' | 'gemini';
 
-/** Which wire formats the fake speaks: a real provider mostly speaks one. `both` is Chat Completions and Messages; `all` adds Responses. */
+/** Which wire formats the fake speaks: a real provider mostly speaks one. `both` is Chat Completions and Messages; `all` adds Responses and Gemini. */
 export type FakeFormats = 'all' | 'both' | Wire;
 
 export interface FakeUpstreamOptions {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { femtosToMicrosCeil, femtosToUsdText, FEMTOS_PER_MICRO } from '../../../shared/money-units.js';
 import { priceUsage, usdToMicros, type ModelPrices, type PricedUsage } from '../../../shared/pricing.js';
-import { WIRE_FORMATS, type WireFormat } from '../../../shared/wire-formats.js';
+import { WIRE_FORMAT_FACTS, WIRE_FORMATS, type WireFormat } from '../../../shared/wire-formats.js';
 
 const none: PricedUsage = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, webSearchRequests: 0 };
 const sonnet: ModelPrices = { input_usd_per_mtok: 3, output_usd_per_mtok: 15 };
@@ -120,7 +120,7 @@ describe('priceUsage: exact cost at a model’s prices', () => {
           // In units of 1e-8 µ$ per Mtok × tokens = femtos / 10: multipliers in hundredths of the µ$/Mtok price.
           const inMicro = BigInt(Math.round(input * 1e6));
           const outMicro = BigInt(Math.round(output * 1e6));
-          const readH = format === 'messages' ? 10n : 100n;
+          const readH = WIRE_FORMAT_FACTS[format].defaultCacheReadHundredths;
           const expected =
             (BigInt(u.inputTokens) * 100n * inMicro +
               BigInt(u.cacheReadTokens) * readH * inMicro +
