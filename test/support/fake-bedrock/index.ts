@@ -7,5 +7,4 @@
  * as a container-credentials endpoint does.
  */
 export { startFakeBedrock } from './server.js';
-export type { FakeBedrock, FakeBedrockBehavior, FakeBedrockOptions, FakeBedrockRequest } from './server.js';
-export type { FakeAwsIdentity } from './sigv4-check.js';
+export type { FakeBedrock } from './server.js';

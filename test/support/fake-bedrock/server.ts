@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttp2Server } from 'node:http2';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { isObject } from '../../../shared/json.js';
 import { createEventStreamWriter, EVENT_STREAM_CONTENT_TYPE, type EventStreamWriter } from '../../../proxy/wire/bedrock/event-stream.js';
 import { IdSource } from '../fake-upstream/ids.js';
@@ -121,6 +122,35 @@ async function writeStream(res: ServerResponse, messages: Buffer[], behavior: Fa
   res.end();
 }
 
+/**
+ * HTTP/1.1 and cleartext HTTP/2 on one port, told apart by the HTTP/2
+ * preface (`PRI * HTTP/2.0`): the AWS SDK's Bedrock runtime client speaks
+ * HTTP/2 only, the Anthropic SDK and the proxy HTTP/1.1. Both take the
+ * same handler through Node's HTTP/2 compatibility API.
+ */
+function listenBothProtocols(serve: (req: IncomingMessage, res: ServerResponse) => void) {
+  const h1 = createServer(serve);
+  const h2 = createHttp2Server((req, res) => serve(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.once('data', (head: Buffer) => {
+      socket.pause();
+      socket.unshift(head);
+      (head.subarray(0, 3).toString('latin1') === 'PRI' ? h2 : h1).emit('connection', socket);
+      process.nextTick(() => socket.resume());
+    });
+  });
+  return Object.assign(server, {
+    closeAll: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  });
+}
+
 export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promise<FakeBedrock> {
   const region = options.region ?? 'us-east-1';
   const nowMs = options.nowMs ?? Date.now;
@@ -218,12 +248,13 @@ export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promis
     );
   }
 
-  const server = createServer((req, res) => {
+  const serve = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch(() => {
       if (!res.headersSent) sendError(res, { status: 500, type: 'InternalServerException', message: 'The fake failed.' });
       else res.destroy();
     });
-  });
+  };
+  const server = listenBothProtocols(serve);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
@@ -234,10 +265,6 @@ export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promis
     ...fake,
     enqueue: (...b) => queue.push(...b),
     addIdentity: (i) => identities.set(i.accessKeyId, i),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => server.closeAll(),
   };
 }

@@ -80,7 +80,7 @@ interface ParsedAuthorization {
 
 function parseAuthorization(value: string): ParsedAuthorization | undefined {
   const m =
-    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(
+    /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;:-]+), ?Signature=([0-9a-f]{64})$/.exec(
       value,
     );
   if (!m) return undefined;
@@ -98,7 +98,7 @@ function expectedSignature(req: SignedRequest, auth: ParsedAuthorization, identi
   const named = new Set(auth.signedHeaders);
   // aws4 adds these when absent and signs all it is given bar a few: it must sign exactly what the client did.
   const extraHeadersToIgnore = Object.fromEntries(
-    ['content-type', 'content-length', 'x-amz-security-token'].filter((n) => !named.has(n)).map((n) => [n, true]),
+    ['host', 'content-type', 'content-length', 'x-amz-security-token'].filter((n) => !named.has(n)).map((n) => [n, true]),
   );
   const extraHeadersToInclude = Object.fromEntries(auth.signedHeaders.map((n) => [n, true]));
   const request = {
@@ -117,6 +117,11 @@ function expectedSignature(req: SignedRequest, auth: ParsedAuthorization, identi
   const signed = aws4.sign(request, credentials);
   const authorization = signed.headers?.Authorization;
   return typeof authorization === 'string' ? /Signature=([0-9a-f]{64})$/.exec(authorization)?.[1] : undefined;
+}
+
+/** Over HTTP/2 the AWS SDKs sign the `:authority` pseudo-header, which stands for `host`. */
+function signsHost(auth: ParsedAuthorization): boolean {
+  return auth.signedHeaders.includes('host') || auth.signedHeaders.includes(':authority');
 }
 
 function sameHex(a: string, b: string): boolean {
@@ -142,8 +147,8 @@ export function checkSigV4(
     return refuse('ExpiredTokenException', 'The security token included in the request is expired');
   const stamp = header(req.headers, 'x-amz-date');
   const signedAt = stamp === undefined ? undefined : parseAmzDate(stamp);
-  if (stamp === undefined || signedAt === undefined || !auth.signedHeaders.includes('x-amz-date') || !auth.signedHeaders.includes('host')) {
-    return refuse('IncompleteSignatureException', 'The request must sign the host and x-amz-date headers.', 400);
+  if (stamp === undefined || signedAt === undefined || !auth.signedHeaders.includes('x-amz-date') || !signsHost(auth)) {
+    return refuse('IncompleteSignatureException', 'The request must sign the host (HTTP/2: :authority) and x-amz-date headers.', 400);
   }
   const skew = skewRefusal(signedAt, expected.nowMs, stamp);
   if (skew) return skew;
