@@ -10,6 +10,8 @@ import { firstEventIsError, retryableStatus } from './routing/first-byte.js';
 import { retryAfterMs, type FailureReason } from './routing/health.js';
 import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
+import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
+import { createInvokeStreamDecoder, type InvokeStreamDecoder } from './wire/bedrock/invoke-stream.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -92,6 +94,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private eventStream = false;
   private tap: UsageTap | undefined;
   private filter: UsageChunkFilter | undefined;
+  /** Set for Bedrock's binary event stream: read as the Messages stream it carries, before anything else sees it. */
+  private bedrock: InvokeStreamDecoder | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
   /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
@@ -171,7 +175,11 @@ class Relay implements Dispatcher.DispatchHandler {
     // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
     if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
-    this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
+    if (!this.errorAnswer && typeof type === 'string' && type.includes(EVENT_STREAM_CONTENT_TYPE)) {
+      this.bedrock = createInvokeStreamDecoder();
+      headers = { ...headers, 'content-type': 'text/event-stream; charset=utf-8' };
+    }
+    this.eventStream = this.bedrock !== undefined || (typeof type === 'string' && type.includes('text/event-stream'));
     if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
     if (this.reading) return;
     if (!this.errorAnswer && this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
@@ -187,7 +195,8 @@ class Relay implements Dispatcher.DispatchHandler {
   /** The head is built once, straight from the provider's headers, and written once. */
   private writeHead(status: number, headers: IncomingHttpHeaders): void {
     const { req, res } = this;
-    res.writeHead(status, downstreamHeaders(headers, this.filter !== undefined || req.translate !== undefined, req.extraHeaders));
+    const rewritten = this.filter !== undefined || req.translate !== undefined || this.bedrock !== undefined;
+    res.writeHead(status, downstreamHeaders(headers, rewritten, req.extraHeaders));
     this.headersSent = true;
     if (req.timing) {
       req.timing.headAt = performance.now();
@@ -218,8 +227,10 @@ class Relay implements Dispatcher.DispatchHandler {
     for (const chunk of held) this.relay(c, chunk);
   }
 
-  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(c: Dispatcher.DispatchController, bytes: Buffer): void {
     if (this.settled) return;
+    const chunk = this.bedrock ? this.decoded(c, bytes) : bytes;
+    if (chunk === undefined) return;
     if (this.reading) {
       this.sideRead(chunk);
       return;
@@ -234,6 +245,25 @@ class Relay implements Dispatcher.DispatchHandler {
       return;
     }
     this.relay(c, chunk);
+  }
+
+  /**
+   * Bedrock's event-stream bytes as the Messages SSE they carry. A malformed
+   * message ends the call as the provider's break: what was metered before
+   * it is billed (edge/steps/meter.ts).
+   */
+  private decoded(c: Dispatcher.DispatchController, bytes: Buffer): Buffer | undefined {
+    try {
+      return Buffer.from(this.bedrock!.push(bytes));
+    } catch (err) {
+      this.broken(c, err as Error);
+      return undefined;
+    }
+  }
+
+  private broken(c: Dispatcher.DispatchController, err: Error): void {
+    this.onResponseError(c, err);
+    if (!c.aborted) c.abort(err);
   }
 
   /** The usage tap (and the response id reader, when there is one) read every byte of a billed answer. */
@@ -259,6 +289,12 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(c: Dispatcher.DispatchController): void {
     if (this.settled) return;
+    try {
+      this.bedrock?.end();
+    } catch (err) {
+      this.broken(c, err as Error);
+      return;
+    }
     if (this.reading) {
       this.readEnded(this.errorAnswer ? 'error' : 'complete');
       return;

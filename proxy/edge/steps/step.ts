@@ -20,6 +20,7 @@ import type { EdgeCall, EdgeObserver } from '../../observe.js';
 import type { RateLimits } from '../../rate-limits.js';
 import type { DeploymentRef } from '../../routing/deployments.js';
 import type { Routing } from '../../routing/route-call.js';
+import type { UpstreamAuthorizers } from '../../upstream-auth/index.js';
 
 /** What the edge is built from (runtime.ts wires them). */
 export interface EdgeDeps {
@@ -42,6 +43,8 @@ export interface EdgeDeps {
   responseIds: ResponseIds;
   /** Missing or malformed usage, warned once per provider per episode (proxy/money/usage-warnings.ts). */
   usageWarnings: UsageWarnings;
+  /** A cloud provider's credentials for each attempt (proxy/upstream-auth/). */
+  authorizers: UpstreamAuthorizers;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

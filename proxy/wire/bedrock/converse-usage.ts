@@ -1,6 +1,6 @@
 import type { Usage } from '../../call.js';
 import type { JsonObject } from '../../../shared/json.js';
-import { billedCount, malformedCounts, tokens } from '../../formats/usage-reader.js';
+import { billedCount, malformedCounts, tokens } from '../usage-reader.js';
 
 const CONVERSE_COUNTS = ['inputTokens', 'outputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens'] as const;
 

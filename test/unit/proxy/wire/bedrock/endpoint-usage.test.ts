@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { bedrockOrigin, bedrockPath } from '../../../../../proxy/wire/bedrock/endpoint.js';
+import { bedrockOrigin } from '../../../../../shared/bedrock-endpoint.js';
+import { bedrockPath } from '../../../../../proxy/wire/bedrock/endpoint.js';
 import { converseUsage } from '../../../../../proxy/wire/bedrock/converse-usage.js';
 
 describe('Bedrock endpoints', () => {

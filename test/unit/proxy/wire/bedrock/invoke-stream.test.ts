@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { eventStreamToSSEResponse } from '@anthropic-ai/bedrock-sdk/core/streaming';
-import { createUsageTap } from '../../../../../proxy/formats/usage-tap.js';
+import { createUsageTap } from '../../../../../proxy/wire/usage-tap.js';
 import { createEventStreamWriter, MalformedEventStream } from '../../../../../proxy/wire/bedrock/event-stream.js';
 import { createInvokeStreamDecoder, createInvokeStreamEncoder } from '../../../../../proxy/wire/bedrock/invoke-stream.js';
 import { chunkMessage, exceptionMessage, invokeAnswer } from '../../../../support/fake-bedrock/answers.js';
