@@ -11,7 +11,12 @@ import { retryAfterMs, type FailureReason } from './routing/health.js';
 import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
 import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
-import { createInvokeStreamDecoder, type InvokeStreamDecoder } from './wire/bedrock/invoke-stream.js';
+import {
+  createInvokeStreamDecoder,
+  createInvokeStreamEncoder,
+  type InvokeStreamDecoder,
+  type InvokeStreamEncoder,
+} from './wire/bedrock/invoke-stream.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -59,6 +64,8 @@ export interface ForwardRequest {
   abandoned?: AbandonedReads;
   /** Set for a Responses answer the provider may store: its id is read on the side (response-ids.ts). */
   responseId?: ResponseIdReader;
+  /** The client called Bedrock's path (Claude Code's Bedrock mode): a streamed answer goes back in the binary event stream. */
+  bedrockClient?: boolean;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -96,6 +103,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private filter: UsageChunkFilter | undefined;
   /** Set for Bedrock's binary event stream: read as the Messages stream it carries, before anything else sees it. */
   private bedrock: InvokeStreamDecoder | undefined;
+  /** Set for a client of Bedrock's path: the Messages stream it gets, framed as Bedrock frames it. */
+  private encoder: InvokeStreamEncoder | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
   /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
@@ -181,6 +190,7 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     this.eventStream = this.bedrock !== undefined || (typeof type === 'string' && type.includes('text/event-stream'));
     if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
+    if (req.bedrockClient && this.eventStream && !this.errorAnswer) this.encoder = createInvokeStreamEncoder();
     if (this.reading) return;
     if (!this.errorAnswer && this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
     if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
@@ -195,8 +205,10 @@ class Relay implements Dispatcher.DispatchHandler {
   /** The head is built once, straight from the provider's headers, and written once. */
   private writeHead(status: number, headers: IncomingHttpHeaders): void {
     const { req, res } = this;
-    const rewritten = this.filter !== undefined || req.translate !== undefined || this.bedrock !== undefined;
-    res.writeHead(status, downstreamHeaders(headers, rewritten, req.extraHeaders));
+    const rewritten = this.filter !== undefined || req.translate !== undefined || this.bedrock !== undefined || this.encoder !== undefined;
+    const head = downstreamHeaders(headers, rewritten, req.extraHeaders);
+    if (this.encoder) head['content-type'] = EVENT_STREAM_CONTENT_TYPE;
+    res.writeHead(status, head);
     this.headersSent = true;
     if (req.timing) {
       req.timing.headAt = performance.now();
@@ -266,6 +278,11 @@ class Relay implements Dispatcher.DispatchHandler {
     if (!c.aborted) c.abort(err);
   }
 
+  /** What goes to the client: the bytes, or for a client of Bedrock's path their events in its framing. */
+  private framed(out: Buffer): Buffer {
+    return this.encoder && out.length ? this.encoder.push(out) : out;
+  }
+
   /** The usage tap (and the response id reader, when there is one) read every byte of a billed answer. */
   private sideRead(chunk: Buffer): void {
     if (!this.tap) return;
@@ -280,7 +297,7 @@ class Relay implements Dispatcher.DispatchHandler {
       return;
     }
     const translate = this.req.translate;
-    const out = translate ? translate.push(chunk) : this.filter ? this.filter.push(chunk) : chunk;
+    const out = this.framed(translate ? translate.push(chunk) : this.filter ? this.filter.push(chunk) : chunk);
     if (out.length && !this.res.write(out)) {
       c.pause();
       this.res.once('drain', () => c.resume());
@@ -302,10 +319,10 @@ class Relay implements Dispatcher.DispatchHandler {
     if (this.peek) this.release(c);
     const { res, filter } = this;
     const translate = this.req.translate;
-    if (translate) res.end(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0));
+    if (translate) res.end(this.framed(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0)));
     else {
       if (filter) {
-        const rest = filter.flush();
+        const rest = this.framed(filter.flush());
         if (rest.length) res.write(rest);
       }
       res.end();
@@ -327,7 +344,8 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // A translated stream ends on an error event in the client's own format: its SDK raises that
     // error. Breaking the connection as well could make the client's TCP stack drop the event.
-    if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
+    if (this.req.translate && this.eventStream && !this.errorAnswer)
+      res.end(this.framed(this.req.translate.fail('The model provider broke off the answer.')));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
     this.done(this.errorAnswer ? this.upstreamError() : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });

@@ -35,6 +35,9 @@ for (const format of WIRE_FORMATS) {
   }
 }
 
+/** Bedrock's InvokeModel paths, as Claude Code sends them under `ANTHROPIC_BEDROCK_BASE_URL` (`/{ws}/bedrock`): the model id one segment. */
+const BEDROCK_INVOKE = /^bedrock\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+
 /** The request's path → its format, workspace and action; undefined when no route matches. */
 export function route(path: string): Route | undefined {
   const m = SLUGGED.exec(path);
@@ -42,6 +45,14 @@ export function route(path: string): Route | undefined {
   const rest = m[2]!;
   const found = ACTIONS.get(rest);
   if (found) return { ...found, slug: m[1]! };
+  const invoke = BEDROCK_INVOKE.exec(rest);
+  if (invoke) {
+    // Ids hold `:` and `.`, escaped by the AWS SDKs and not by Claude Code's client: both read the same.
+    const alias = aliasOf(invoke[1]!);
+    return alias
+      ? { format: 'messages', slug: m[1]!, action: 'call', alias, bedrock: { stream: invoke[2] === 'invoke-with-response-stream' } }
+      : undefined;
+  }
   // One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`).
   for (const [prefix, format] of ONE_MODEL) {
     if (rest.length > prefix.length && rest.startsWith(prefix)) {

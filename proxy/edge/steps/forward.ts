@@ -69,6 +69,7 @@ async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: Depl
       failover,
       abandoned: deps.abandoned,
       responseId: s.responseId,
+      bedrockClient: s.route.bedrock !== undefined,
     },
     s.res,
   );

@@ -103,8 +103,8 @@ export function createInvokeStreamDecoder(): InvokeStreamDecoder {
 }
 
 export interface InvokeStreamEncoder {
-  /** The event-stream messages of the Messages events this SSE text completes. */
-  push(sseText: string): Buffer;
+  /** The event-stream messages of the Messages events this SSE text completes (bytes may cut a character: it is kept for the next). */
+  push(sse: string | Uint8Array): Buffer;
 }
 
 /**
@@ -124,9 +124,10 @@ export function createInvokeStreamEncoder(): InvokeStreamEncoder {
       out.push(writer.message({ ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' }, Buffer.from(body)));
     },
   });
+  const text = new TextDecoder();
   return {
-    push(sseText) {
-      parser.feed(sseText);
+    push(sse) {
+      parser.feed(typeof sse === 'string' ? sse : text.decode(sse, { stream: true }));
       const done = out.length === 1 ? out[0]! : Buffer.concat(out);
       out = [];
       return done;
