@@ -10,6 +10,7 @@ import { firstEventIsError, retryableStatus } from './routing/first-byte.js';
 import { retryAfterMs, type FailureReason } from './routing/health.js';
 import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
+import { messagesErrorFromBedrock } from './wire/bedrock/errors.js';
 import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
 import {
   createInvokeStreamDecoder,
@@ -66,6 +67,8 @@ export interface ForwardRequest {
   responseId?: ResponseIdReader;
   /** The client called Bedrock's path (Claude Code's Bedrock mode): a streamed answer goes back in the binary event stream. */
   bedrockClient?: boolean;
+  /** Set when the provider is Bedrock (its name): its error answers are rewritten as Messages errors (wire/bedrock/errors.ts). */
+  bedrockProvider?: string;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -105,6 +108,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private bedrock: InvokeStreamDecoder | undefined;
   /** Set for a client of Bedrock's path: the Messages stream it gets, framed as Bedrock frames it. */
   private encoder: InvokeStreamEncoder | undefined;
+  /** A Bedrock error answer being read whole, to be answered in the Messages shape at its end. */
+  private bedrockError: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] } | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
   /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
@@ -181,6 +186,10 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // Redirects are relayed, never followed, and, like error answers, not billed.
     this.errorAnswer = status >= 300;
+    if (this.errorAnswer && req.bedrockProvider !== undefined && !this.reading) {
+      this.bedrockError = { headers, status, chunks: [] };
+      return;
+    }
     // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
     if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
@@ -241,6 +250,10 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseData(c: Dispatcher.DispatchController, bytes: Buffer): void {
     if (this.settled) return;
+    if (this.bedrockError) {
+      this.bedrockError.chunks.push(bytes);
+      return;
+    }
     const chunk = this.bedrock ? this.decoded(c, bytes) : bytes;
     if (chunk === undefined) return;
     if (this.reading) {
@@ -276,6 +289,23 @@ class Relay implements Dispatcher.DispatchHandler {
   private broken(c: Dispatcher.DispatchController, err: Error): void {
     this.onResponseError(c, err);
     if (!c.aborted) c.abort(err);
+  }
+
+  /** Bedrock's error, whole, answered as a Messages error (in the client's format when the call was translated). */
+  private answerBedrockError(e: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] }): void {
+    const { req, res } = this;
+    const errorType = e.headers['x-amzn-errortype'];
+    const mapped = messagesErrorFromBedrock(
+      req.bedrockProvider!,
+      e.status,
+      typeof errorType === 'string' ? errorType : undefined,
+      Buffer.concat(e.chunks),
+    );
+    const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
+    res.writeHead(mapped.status, downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders));
+    this.headersSent = true;
+    res.end(body);
+    this.done(this.upstreamError());
   }
 
   /** What goes to the client: the bytes, or for a client of Bedrock's path their events in its framing. */
@@ -314,6 +344,10 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     if (this.reading) {
       this.readEnded(this.errorAnswer ? 'error' : 'complete');
+      return;
+    }
+    if (this.bedrockError) {
+      this.answerBedrockError(this.bedrockError);
       return;
     }
     if (this.peek) this.release(c);

@@ -70,6 +70,7 @@ async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: Depl
       abandoned: deps.abandoned,
       responseId: s.responseId,
       bedrockClient: s.route.bedrock !== undefined,
+      bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
     },
     s.res,
   );

@@ -44,6 +44,8 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
   let proxy: RunningProxy;
   let base: SeededKey;
   let dir: string;
+  /** How far AWS's clock runs ahead of the proxy's. */
+  let awsClockAhead = 0;
 
   before(async function () {
     this.timeout(30_000);
@@ -55,7 +57,12 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
       AWS_CONFIG_FILE: '/nonexistent/config',
       AWS_EC2_METADATA_DISABLED: 'true',
     });
-    fake = await startFakeBedrock({ region: 'us-east-1', identities: [identity], apiKeys: ['ABSKtollgate'] });
+    fake = await startFakeBedrock({
+      region: 'us-east-1',
+      identities: [identity],
+      apiKeys: ['ABSKtollgate'],
+      nowMs: () => Date.now() + awsClockAhead,
+    });
     dp = await startDataPlane(store);
     base = await seedKey(dp.cp.deps, { models: ['tg/sonnet', 'tg/haiku'] });
     dir = mkdtempSync(join(tmpdir(), 'tollgate-bedrock-'));
@@ -156,5 +163,31 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
     const rows = await ledgerRow(key.keyId);
     expect(rows).to.have.length(1);
     expect(rows[0]![1]).to.be.above(0);
+  });
+
+  it('names a signature refused for clock skew as such: 503, the provider named, in the client’s format', async () => {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    awsClockAhead = 10 * 60_000;
+    try {
+      for (const format of ['messages', 'chat'] as WireFormat[]) {
+        const answer = await edgeCall(proxy.url, format, key.slug, key.secret, modelBody(format));
+        expect(answer.status, answer.text).to.equal(503);
+        expect(answer.text).to.include("Bedrock refused the request's signature: this proxy's clock is more than five minutes off AWS's");
+        expect(answer.text).to.include('provider \\"bedrock\\"');
+      }
+    } finally {
+      awsClockAhead = 0;
+    }
+  });
+
+  it('answers Bedrock’s own refusals in the client’s format: a ThrottlingException is a 429 rate-limit error', async () => {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    for (const format of ['messages', 'chat'] as WireFormat[]) {
+      fake.enqueue({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' });
+      const answer = await edgeCall(proxy.url, format, key.slug, key.secret, modelBody(format));
+      expect(answer.status, answer.text).to.equal(429);
+      expect(errorType(format, answer)).to.equal('rate_limit_error');
+      expect(answer.text).to.include('Too many requests, please wait');
+    }
   });
 });
