@@ -143,6 +143,12 @@ export interface ProxySettings {
   responseIdTtlSeconds: number;
   /** Response ids remembered per proxy in memory (the oldest go first). */
   responseIdsMax: number;
+  /** Codex's WebSocket transport on `/v1/responses`; off, an upgrade is answered 426. */
+  responsesWebSocket: boolean;
+  /** A socket closes (between calls) once it is this old… */
+  webSocketLifetimeMs: number;
+  /** …or once it has sat this long without a frame. */
+  webSocketIdleMs: number;
 }
 
 export class ConfigError extends Error {
@@ -260,6 +266,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
     // OpenAI keeps a stored response 30 days.
     responseIdTtlSeconds: positiveInt('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600),
     responseIdsMax: positiveInt('PROXY_RESPONSE_IDS_MAX', 100_000),
+    responsesWebSocket: flag('PROXY_RESPONSES_WEBSOCKET', true),
+    // Codex's own bound on a Responses WebSocket is 60 minutes; its stream idle timeout is 5 minutes.
+    webSocketLifetimeMs: positiveInt('PROXY_WEBSOCKET_LIFETIME_SECONDS', 3600) * 1000,
+    webSocketIdleMs: positiveInt('PROXY_WEBSOCKET_IDLE_SECONDS', 300) * 1000,
   };
   // An idle hold account in Redis lapses after twice the hold TTL; a key served
   // from the stale window must not carry a snapshot older than that (docs/proxy.md).

@@ -51,7 +51,7 @@ export interface EdgeDeps {
 export interface Route {
   format: WireFormat;
   slug: string;
-  action: 'call' | 'models' | 'model' | 'count' | 'embed';
+  action: 'call' | 'compact' | 'models' | 'model' | 'count' | 'embed';
   /** The alias of a one-model path (`models/{alias}`), unescaped; on a Bedrock path, its model id. */
   alias?: string;
   /** Claude Code's Bedrock mode (`bedrock/model/{id}/invoke…`): a Messages call whose answer goes back as Bedrock sends it. */
