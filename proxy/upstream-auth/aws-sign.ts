@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 
@@ -46,6 +47,9 @@ export async function signAwsRequest(request: SignableRequest, credentials: AwsC
     applyChecksum: scope.signBody,
   });
   const hostname = request.host.replace(/:\d+$/, '');
+  // The body's hash given up front (node:crypto's, native) is what the signer signs; its own pure-JS
+  // SHA-256 would take ~13 µs per KB of body on the event loop (650 µs for a 50 KB conversation).
+  const bodyHash: Record<string, string> = scope.signBody ? { 'x-amz-content-sha256': createHash('sha256').update(request.body).digest('hex') } : {};
   const signed = await signer.sign(
     {
       method: request.method,
@@ -53,7 +57,7 @@ export async function signAwsRequest(request: SignableRequest, credentials: AwsC
       hostname,
       path: request.path,
       query: request.query,
-      headers: { ...request.headers, host: request.host },
+      headers: { ...request.headers, ...bodyHash, host: request.host },
       body: request.body,
     },
     { signingDate: scope.at },
