@@ -186,6 +186,8 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
   const edge = b.edge.createEdgeHandler({
     config: cfg,
     logger: log,
+    // No cloud provider in the bench's catalog.
+    authorizers: { of: () => undefined },
     keys: b.keyCache.createKeyCache({ resolveKey: () => Promise.resolve({ key }) }, cfg.proxy, log),
     limits: b.limits.createRateLimits(undefined, 'bench'),
     holds,

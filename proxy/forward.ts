@@ -10,6 +10,14 @@ import { firstEventIsError, retryableStatus } from './routing/first-byte.js';
 import { retryAfterMs, type FailureReason } from './routing/health.js';
 import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
+import { messagesErrorFromBedrock } from './wire/bedrock/errors.js';
+import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
+import {
+  createInvokeStreamDecoder,
+  createInvokeStreamEncoder,
+  type InvokeStreamDecoder,
+  type InvokeStreamEncoder,
+} from './wire/bedrock/invoke-stream.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -57,6 +65,10 @@ export interface ForwardRequest {
   abandoned?: AbandonedReads;
   /** Set for a Responses answer the provider may store: its id is read on the side (response-ids.ts). */
   responseId?: ResponseIdReader;
+  /** The client called Bedrock's path (Claude Code's Bedrock mode): a streamed answer goes back in the binary event stream. */
+  bedrockClient?: boolean;
+  /** Set when the provider is Bedrock (its name): its error answers are rewritten as Messages errors (wire/bedrock/errors.ts). */
+  bedrockProvider?: string;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -92,6 +104,12 @@ class Relay implements Dispatcher.DispatchHandler {
   private eventStream = false;
   private tap: UsageTap | undefined;
   private filter: UsageChunkFilter | undefined;
+  /** Set for Bedrock's binary event stream: read as the Messages stream it carries, before anything else sees it. */
+  private bedrock: InvokeStreamDecoder | undefined;
+  /** Set for a client of Bedrock's path: the Messages stream it gets, framed as Bedrock frames it. */
+  private encoder: InvokeStreamEncoder | undefined;
+  /** A Bedrock error answer being read whole, to be answered in the Messages shape at its end. */
+  private bedrockError: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] } | undefined;
   /** A translated whole answer (JSON or error) is rewritten only once complete. */
   private whole: Buffer[] | undefined;
   /** With failover, a stream's first bytes wait here until its first event shows it is not an error. */
@@ -168,11 +186,20 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // Redirects are relayed, never followed, and, like error answers, not billed.
     this.errorAnswer = status >= 300;
+    if (this.errorAnswer && req.bedrockProvider !== undefined && !this.reading) {
+      this.bedrockError = { headers, status, chunks: [] };
+      return;
+    }
     // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
     if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
-    this.eventStream = typeof type === 'string' && type.includes('text/event-stream');
+    if (!this.errorAnswer && typeof type === 'string' && type.includes(EVENT_STREAM_CONTENT_TYPE)) {
+      this.bedrock = createInvokeStreamDecoder();
+      headers = { ...headers, 'content-type': 'text/event-stream; charset=utf-8' };
+    }
+    this.eventStream = this.bedrock !== undefined || (typeof type === 'string' && type.includes('text/event-stream'));
     if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
+    if (req.bedrockClient && this.eventStream && !this.errorAnswer) this.encoder = createInvokeStreamEncoder();
     if (this.reading) return;
     if (!this.errorAnswer && this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
     if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
@@ -187,7 +214,10 @@ class Relay implements Dispatcher.DispatchHandler {
   /** The head is built once, straight from the provider's headers, and written once. */
   private writeHead(status: number, headers: IncomingHttpHeaders): void {
     const { req, res } = this;
-    res.writeHead(status, downstreamHeaders(headers, this.filter !== undefined || req.translate !== undefined, req.extraHeaders));
+    const rewritten = this.filter !== undefined || req.translate !== undefined || this.bedrock !== undefined || this.encoder !== undefined;
+    const head = downstreamHeaders(headers, rewritten, req.extraHeaders);
+    if (this.encoder) head['content-type'] = EVENT_STREAM_CONTENT_TYPE;
+    res.writeHead(status, head);
     this.headersSent = true;
     if (req.timing) {
       req.timing.headAt = performance.now();
@@ -218,8 +248,14 @@ class Relay implements Dispatcher.DispatchHandler {
     for (const chunk of held) this.relay(c, chunk);
   }
 
-  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(c: Dispatcher.DispatchController, bytes: Buffer): void {
     if (this.settled) return;
+    if (this.bedrockError) {
+      this.bedrockError.chunks.push(bytes);
+      return;
+    }
+    const chunk = this.bedrock ? this.decoded(c, bytes) : bytes;
+    if (chunk === undefined) return;
     if (this.reading) {
       this.sideRead(chunk);
       return;
@@ -236,6 +272,47 @@ class Relay implements Dispatcher.DispatchHandler {
     this.relay(c, chunk);
   }
 
+  /**
+   * Bedrock's event-stream bytes as the Messages SSE they carry. A malformed
+   * message ends the call as the provider's break: what was metered before
+   * it is billed (edge/steps/meter.ts).
+   */
+  private decoded(c: Dispatcher.DispatchController, bytes: Buffer): Buffer | undefined {
+    try {
+      return Buffer.from(this.bedrock!.push(bytes));
+    } catch (err) {
+      this.broken(c, err as Error);
+      return undefined;
+    }
+  }
+
+  private broken(c: Dispatcher.DispatchController, err: Error): void {
+    this.onResponseError(c, err);
+    if (!c.aborted) c.abort(err);
+  }
+
+  /** Bedrock's error, whole, answered as a Messages error (in the client's format when the call was translated). */
+  private answerBedrockError(e: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] }): void {
+    const { req, res } = this;
+    const errorType = e.headers['x-amzn-errortype'];
+    const mapped = messagesErrorFromBedrock(
+      req.bedrockProvider!,
+      e.status,
+      typeof errorType === 'string' ? errorType : undefined,
+      Buffer.concat(e.chunks),
+    );
+    const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
+    res.writeHead(mapped.status, downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders));
+    this.headersSent = true;
+    res.end(body);
+    this.done(this.upstreamError());
+  }
+
+  /** What goes to the client: the bytes, or for a client of Bedrock's path their events in its framing. */
+  private framed(out: Buffer): Buffer {
+    return this.encoder && out.length ? this.encoder.push(out) : out;
+  }
+
   /** The usage tap (and the response id reader, when there is one) read every byte of a billed answer. */
   private sideRead(chunk: Buffer): void {
     if (!this.tap) return;
@@ -250,7 +327,7 @@ class Relay implements Dispatcher.DispatchHandler {
       return;
     }
     const translate = this.req.translate;
-    const out = translate ? translate.push(chunk) : this.filter ? this.filter.push(chunk) : chunk;
+    const out = this.framed(translate ? translate.push(chunk) : this.filter ? this.filter.push(chunk) : chunk);
     if (out.length && !this.res.write(out)) {
       c.pause();
       this.res.once('drain', () => c.resume());
@@ -259,17 +336,27 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(c: Dispatcher.DispatchController): void {
     if (this.settled) return;
+    try {
+      this.bedrock?.end();
+    } catch (err) {
+      this.broken(c, err as Error);
+      return;
+    }
     if (this.reading) {
       this.readEnded(this.errorAnswer ? 'error' : 'complete');
+      return;
+    }
+    if (this.bedrockError) {
+      this.answerBedrockError(this.bedrockError);
       return;
     }
     if (this.peek) this.release(c);
     const { res, filter } = this;
     const translate = this.req.translate;
-    if (translate) res.end(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0));
+    if (translate) res.end(this.framed(translated(translate, this.whole, this.errorAnswer ? res.statusCode : 0)));
     else {
       if (filter) {
-        const rest = filter.flush();
+        const rest = this.framed(filter.flush());
         if (rest.length) res.write(rest);
       }
       res.end();
@@ -291,7 +378,8 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // A translated stream ends on an error event in the client's own format: its SDK raises that
     // error. Breaking the connection as well could make the client's TCP stack drop the event.
-    if (this.req.translate && this.eventStream && !this.errorAnswer) res.end(this.req.translate.fail('The model provider broke off the answer.'));
+    if (this.req.translate && this.eventStream && !this.errorAnswer)
+      res.end(this.framed(this.req.translate.fail('The model provider broke off the answer.')));
     // Mid-answer: the client must see a broken response, not a complete-looking one.
     else res.destroy(err);
     this.done(this.errorAnswer ? this.upstreamError() : { kind: 'cut', tap: this.tap, headersSent: true, by: 'upstream' });

@@ -27,6 +27,7 @@ import { DEPLOYMENT_REPORT_EVERY_MS } from '../shared/contract/deployments.js';
 import { connectRedis } from './start/redis.js';
 import { stopServing } from './start/shutdown.js';
 import { createSigninForwarder } from './signin-forward.js';
+import { createUpstreamAuthorizers } from './upstream-auth/index.js';
 
 /** How long shutdown tries to hand queued usage to the control plane before leaving it in the outbox. */
 const SETTLE_ON_CLOSE_MS = 5_000;
@@ -125,6 +126,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     abandoned,
     responseIds,
     usageWarnings: createUsageWarnings(logger),
+    authorizers: createUpstreamAuthorizers(logger, now),
   };
   const edge = createEdgeHandler(edgeDeps);
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);

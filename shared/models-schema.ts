@@ -44,12 +44,28 @@ export const providerSchema = z
     /** Where it serves each format it speaks; a call in a format it lacks is translated. */
     endpoints: endpointsSchema.optional(),
     ...olderEndpointFields,
-    api_key_env: z.string().min(1),
+    /** Unset for a provider reached by base URL and key; `bedrock`: Amazon Bedrock, its endpoint and credentials the cloud's (docs/clouds/bedrock.md). */
+    kind: z.literal('bedrock').optional(),
+    /** A Bedrock provider's region: its host and what its requests are signed for. */
+    region: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1')
+      .optional(),
+    /** Another host for a cloud provider (a VPC endpoint, a test's fake). */
+    endpoint_url: baseUrl.optional(),
+    /** The variable holding the provider's key; for Bedrock, an API key sent instead of signing. */
+    api_key_env: z.string().min(1).optional(),
     /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
     extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
   })
   .strict()
   .superRefine((p, ctx) => {
+    if (p.kind === 'bedrock') return bedrockIssues(p, ctx);
+    for (const field of ['region', 'endpoint_url'] as const) {
+      if (p[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'only for a cloud provider ("kind": "bedrock")' });
+    }
+    if (p.api_key_env === undefined)
+      ctx.addIssue({ code: 'custom', path: ['api_key_env'], message: 'required: the variable holding the provider key' });
     const olderNames = p as Record<string, unknown>;
     for (const name of WIRE_FORMAT_CONFIG_NAMES) {
       const older = [`${name}_base_url`, `${name}_auth_header`].filter((f) => olderNames[f] !== undefined);
@@ -71,6 +87,16 @@ export const providerSchema = z
     }
   });
 export type ProviderEntry = z.infer<typeof providerSchema>;
+
+/** A Bedrock provider has a region and no endpoints of its own: its host is the region's (or `endpoint_url`). */
+function bedrockIssues(p: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (p.region === undefined) ctx.addIssue({ code: 'custom', path: ['region'], message: 'required for "kind": "bedrock" (e.g. "us-east-1")' });
+  const endpointFields = ['endpoints', ...WIRE_FORMAT_CONFIG_NAMES.flatMap((n) => [`${n}_base_url`, `${n}_auth_header`])].filter(
+    (f) => p[f] !== undefined,
+  );
+  for (const f of endpointFields)
+    ctx.addIssue({ code: 'custom', path: [f], message: 'a Bedrock provider is reached at its region (or endpoint_url), not by base URLs' });
+}
 
 /**
  * Money is kept in integer micro-dollars so that a price like $0.1875 per

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { WIRE_FORMAT_FACTS, WIRE_FORMATS, type WireFormat } from './wire-formats.js';
 import { crossCheckModels } from './models-checks.js';
+import { bedrockOrigin } from './bedrock-endpoint.js';
 import {
   aliasPrefixSchema,
   type authHeaderSchema,
@@ -36,6 +37,8 @@ export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers'
   name: string;
   api_key: string | undefined;
   endpoints: Partial<Record<WireFormat, ProviderEndpoint>>;
+  /** Set for Amazon Bedrock: Claude through InvokeModel at `endpoints.messages` (the region's host), signed for `region` unless `api_key` is set. */
+  bedrock?: { region: string };
 };
 
 /** `endpoints.<name>` or the older `<name>_base_url` + `<name>_auth_header`, by wire format. */
@@ -54,13 +57,17 @@ export function providerEndpoints(entry: ProviderEntry): Partial<Record<WireForm
 
 /** A parsed provider entry as the proxy reads it. */
 export function providerFromEntry(name: string, entry: ProviderEntry, env: NodeJS.ProcessEnv): ProviderConfig {
-  return {
-    name,
-    api_key_env: entry.api_key_env,
-    extra_headers: entry.extra_headers,
-    api_key: env[entry.api_key_env],
-    endpoints: providerEndpoints(entry),
-  };
+  const api_key = entry.api_key_env === undefined ? undefined : env[entry.api_key_env];
+  const common = { name, api_key_env: entry.api_key_env, extra_headers: entry.extra_headers, api_key };
+  if (entry.kind === 'bedrock') {
+    const region = entry.region!;
+    return {
+      ...common,
+      endpoints: { messages: { base_url: bedrockOrigin(region, entry.endpoint_url, env), auth_header: 'authorization' } },
+      bedrock: { region },
+    };
+  }
+  return { ...common, endpoints: providerEndpoints(entry) };
 }
 
 /** One place a model is served. `weight` is set on all deployments of a model or on none. */
@@ -259,13 +266,16 @@ function trailingComma(text: string): number | undefined {
  * that reads like a bad Tollgate key unless the operator was told at start.
  */
 export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
-  return [...catalog.providers.values()]
-    .filter((p) => !p.api_key)
-    .map((p) => {
-      const aliases = [...catalog.models.values()].filter((m) => m.deployments.some((d) => d.provider === p.name)).map((m) => m.alias);
-      return (
-        `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
-        `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
-      );
-    });
+  return (
+    [...catalog.providers.values()]
+      // A Bedrock provider without an API key signs with the cloud's credentials instead.
+      .filter((p) => !p.api_key && p.api_key_env !== undefined)
+      .map((p) => {
+        const aliases = [...catalog.models.values()].filter((m) => m.deployments.some((d) => d.provider === p.name)).map((m) => m.alias);
+        return (
+          `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
+          `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
+        );
+      })
+  );
 }

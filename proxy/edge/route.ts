@@ -35,6 +35,9 @@ for (const format of WIRE_FORMATS) {
   }
 }
 
+/** Bedrock's InvokeModel paths, as Claude Code sends them under `ANTHROPIC_BEDROCK_BASE_URL` (`/{ws}/bedrock`): the model id one segment. */
+const BEDROCK_INVOKE = /^bedrock\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+
 /** The formats whose paths name the model (Gemini's): routed by their own rule after the fixed paths. */
 const MODEL_IN_PATH = WIRE_FORMATS.filter((f) => WIRE[f].modelInPath !== undefined);
 
@@ -45,6 +48,14 @@ export function route(path: string, query = ''): Route | undefined {
   const rest = m[2]!;
   const found = ACTIONS.get(rest);
   if (found) return { ...found, slug: m[1]! };
+  const invoke = BEDROCK_INVOKE.exec(rest);
+  if (invoke) {
+    // Ids hold `:` and `.`, escaped by the AWS SDKs and not by Claude Code's client: both read the same.
+    const alias = aliasOf(invoke[1]!);
+    return alias
+      ? { format: 'messages', slug: m[1]!, action: 'call', alias, bedrock: { stream: invoke[2] === 'invoke-with-response-stream' } }
+      : undefined;
+  }
   for (const format of MODEL_IN_PATH) {
     const target = WIRE[format].modelInPath!.route(rest, query);
     if (target) return { format, slug: m[1]!, ...target };

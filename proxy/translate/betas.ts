@@ -20,11 +20,13 @@ export function anthropicBetas(header: string | readonly string[] | undefined): 
  * The kinds of provider a Messages call's `anthropic-beta` features can land
  * on. `anthropic` is Anthropic's API itself (or a provider speaking its format
  * as it does); `chat` and `responses` are reached by translation (a Responses
- * provider through Chat). Bedrock and Vertex, when they come, are kinds here
- * with their own column: they refuse some betas (400 mid-session) and rename
- * others, which is what `rename` is for.
+ * provider through Chat). `bedrock` is Claude on Amazon Bedrock: the betas go
+ * in the body (`anthropic_beta`), and one it does not know is refused with a
+ * 400 (mid-session), so only those it takes are sent (the set Claude Code
+ * itself sends in Bedrock mode, and the long-standing ones). Vertex, when it
+ * comes, is a kind here too, with `rename` for betas it names otherwise.
  */
-export type BetaProviderKind = 'anthropic' | 'chat' | 'responses';
+export type BetaProviderKind = 'anthropic' | 'chat' | 'responses' | 'bedrock';
 
 /** What a provider kind does with a beta: sent as it is, sent under another name, kept only with reasoning, or dropped and named. */
 type BetaVerdict = 'pass' | { rename: string } | 'with-reasoning' | 'drop';
@@ -54,12 +56,16 @@ export const BETAS: Readonly<Record<string, BetaEntry>> = {
   // Structured output becomes `response_format`.
   'structured-outputs-2025-11-13': { fields: ['output_format', 'output_config.format'], kinds: { chat: 'pass', responses: 'pass' } },
   // Kept only when the call's reasoning control reaches the provider (`reasoning_effort`).
-  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
+  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning', bedrock: 'pass' } },
   'effort-2025-11-24': { fields: ['output_config.effort'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
   // Named so the table says where they go: no translation carries them.
-  'context-management-2025-06-27': { fields: ['context_management'], kinds: {} },
-  'context-1m-2025-08-07': { fields: [], kinds: {} },
-  'token-efficient-tools-2025-02-19': { fields: [], kinds: {} },
+  'context-management-2025-06-27': { fields: ['context_management'], kinds: { bedrock: 'pass' } },
+  'context-1m-2025-08-07': { fields: [], kinds: { bedrock: 'pass' } },
+  'token-efficient-tools-2025-02-19': { fields: [], kinds: { bedrock: 'pass' } },
+  // Taken by Bedrock (Claude Code sends them there in its body); nothing a translation carries.
+  'tool-search-tool-2025-10-19': { fields: ['tools[].defer_loading'], kinds: { bedrock: 'pass' } },
+  'thinking-token-count-2026-05-13': { fields: [], kinds: { bedrock: 'pass' } },
+  'computer-use-2025-01-24': { fields: ['tools[].type: computer_*'], kinds: { bedrock: 'pass' } },
   'files-api-2025-04-14': { fields: ['content[].source.file_id'], kinds: {} },
 };
 

@@ -151,7 +151,8 @@ export async function startTestProxy(
   // Each provider keeps the formats the models file gives it (some speak only one).
   for (const p of config.models.providers.values()) {
     if (p.endpoints.chat) p.endpoints.chat.base_url = upstream.chatCompletionsBaseUrl;
-    if (p.endpoints.messages) p.endpoints.messages.base_url = upstream.messagesBaseUrl;
+    // A Bedrock provider keeps its own endpoint (a test gives it the Bedrock fake's).
+    if (p.endpoints.messages && !p.bedrock) p.endpoints.messages.base_url = upstream.messagesBaseUrl;
     if (p.endpoints.responses) p.endpoints.responses.base_url = upstream.responsesBaseUrl;
     if (p.endpoints.gemini) p.endpoints.gemini.base_url = upstream.geminiBaseUrl;
   }

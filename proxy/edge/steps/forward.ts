@@ -8,6 +8,8 @@ import { sessionOf } from '../../routing/affinity.js';
 import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/deployments.js';
 import { routeCall } from '../../routing/route-call.js';
 import { withStorePolicy } from './responses-state.js';
+import { bedrockAttempt } from '../../wire/bedrock/attempt.js';
+import type { UpstreamAuthorizer } from '../../upstream-auth/index.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 import { WIRE } from '../../wire/registry.js';
 
@@ -26,16 +28,34 @@ function clientStream(s: CallState, up: UpstreamCall): { translate: UpstreamCall
   return inPath.otherStream(up.translate);
 }
 
+/** A cloud provider's attempt (Bedrock): its own request and headers, authorized anew; a 503 when its credentials are missing. */
+async function cloudAttempt(
+  s: CallState,
+  up: UpstreamCall,
+  d: DeploymentRef,
+  authorizer: UpstreamAuthorizer,
+): Promise<{ up: UpstreamCall; headers: string[] } | AppError> {
+  try {
+    return await bedrockAttempt(up, d.model.upstream_model, s.call!.stream, s.req.headers, authorizer);
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
 /** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
-function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
+async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
-  const headers = upstreamHeaders(
-    s.req.headers,
-    { header: up.authHeader, secret: d.provider.api_key ?? '' },
-    up.body.length,
-    up.extraHeaders,
-    up.format,
-  );
+  let up = planned;
+  let headers: string[];
+  const authorizer = deps.authorizers.of(d.provider);
+  if (authorizer) {
+    const attempt = await cloudAttempt(s, planned, d, authorizer);
+    if (attempt instanceof AppError) return { kind: 'failed', error: attempt };
+    ({ up, headers } = attempt);
+  } else {
+    headers = upstreamHeaders(s.req.headers, { header: up.authHeader, secret: d.provider.api_key ?? '' }, up.body.length, up.extraHeaders, up.format);
+  }
   const answer = clientStream(s, up);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
@@ -59,6 +79,8 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
       failover,
       abandoned: deps.abandoned,
       responseId: s.responseId,
+      bedrockClient: s.route.bedrock !== undefined,
+      bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
     },
     s.res,
   );

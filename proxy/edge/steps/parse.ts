@@ -1,5 +1,6 @@
 import { takeBody } from '../../request-body.js';
 import type { CallTarget } from '../../wire/parse.js';
+import { messagesFromInvoke } from '../../wire/bedrock/client.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
 
@@ -19,7 +20,11 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
     takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
       if (err) return reject(err);
       try {
-        const body = s.route.action === 'compact' ? asCompactionCall(raw!) : raw!;
+        const body = s.route.bedrock
+          ? messagesFromInvoke(raw!, s.route.alias!, s.route.bedrock.stream, s.req.headers)
+          : s.route.action === 'compact'
+            ? asCompactionCall(raw!)
+            : raw!;
         const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, 'call', callTarget(s.route));
         if (!(parsed instanceof Promise)) {
           s.call = parsed;

@@ -20,6 +20,7 @@ import type { EdgeCall, EdgeObserver } from '../../observe.js';
 import type { RateLimits } from '../../rate-limits.js';
 import type { DeploymentRef } from '../../routing/deployments.js';
 import type { Routing } from '../../routing/route-call.js';
+import type { UpstreamAuthorizers } from '../../upstream-auth/index.js';
 
 /** What the edge is built from (runtime.ts wires them). */
 export interface EdgeDeps {
@@ -42,6 +43,8 @@ export interface EdgeDeps {
   responseIds: ResponseIds;
   /** Missing or malformed usage, warned once per provider per episode (proxy/money/usage-warnings.ts). */
   usageWarnings: UsageWarnings;
+  /** A cloud provider's credentials for each attempt (proxy/upstream-auth/). */
+  authorizers: UpstreamAuthorizers;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */
@@ -49,11 +52,13 @@ export interface Route {
   format: WireFormat;
   slug: string;
   action: 'call' | 'compact' | 'models' | 'model' | 'count' | 'embed';
-  /** The alias of a one-model path (`models/{alias}`), unescaped; or of a call whose path names it (Gemini's). */
+  /** The alias of a one-model path (`models/{alias}`), unescaped; of a call whose path names it (Gemini's); on a Bedrock path, its model id's alias. */
   alias?: string;
   /** A call whose path says it streams (`:streamGenerateContent`), and whether as SSE (`?alt=sse`) or one JSON array. */
   stream?: boolean;
   sse?: boolean;
+  /** Claude Code's Bedrock mode (`bedrock/model/{id}/invoke…`): a Messages call whose answer goes back as Bedrock sends it. */
+  bedrock?: { stream: boolean };
 }
 
 /**

@@ -66,6 +66,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   const deps: EdgeDeps = {
     config,
     logger,
+    authorizers: { of: () => undefined },
     now: Date.now,
     observe: createEdgeObserver({}),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),

@@ -100,6 +100,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
   const deps: EdgeDeps = {
     config,
     logger,
+    authorizers: { of: () => undefined },
     usageWarnings: createUsageWarnings(logger),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),

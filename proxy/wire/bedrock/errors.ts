@@ -1,0 +1,57 @@
+import { isObject } from '../../../shared/json.js';
+
+/**
+ * Bedrock's error answers (`{"message"}` with the type in
+ * `x-amzn-errortype`) as the Messages error the rest of the proxy speaks,
+ * so each client gets it in its own format. A refusal of the provider's
+ * own credentials or signature is the operator's problem, not the
+ * caller's: a 503 naming the provider and what Bedrock refused — a clock
+ * more than five minutes off named as such.
+ */
+const BY_TYPE: Record<string, { status?: number; type: string }> = {
+  ValidationException: { type: 'invalid_request_error' },
+  AccessDeniedException: { type: 'permission_error' },
+  ResourceNotFoundException: { type: 'not_found_error' },
+  ThrottlingException: { type: 'rate_limit_error' },
+  ServiceQuotaExceededException: { type: 'rate_limit_error' },
+  ServiceUnavailableException: { type: 'overloaded_error' },
+  ModelNotReadyException: { type: 'overloaded_error' },
+};
+const CREDENTIAL_REFUSALS = new Set([
+  'UnrecognizedClientException',
+  'InvalidSignatureException',
+  'ExpiredTokenException',
+  'IncompleteSignatureException',
+  'MissingAuthenticationTokenException',
+]);
+
+function messageOf(body: Buffer): string {
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
+    if (isObject(parsed) && typeof parsed.message === 'string') return parsed.message;
+    if (isObject(parsed) && typeof parsed.Message === 'string') return parsed.Message;
+  } catch {
+    /* not JSON: said without its text */
+  }
+  return '';
+}
+
+export function messagesErrorFromBedrock(
+  provider: string,
+  status: number,
+  errorType: string | undefined,
+  body: Buffer,
+): { status: number; body: Buffer } {
+  const type = (errorType ?? '').split(':')[0]!;
+  const said = messageOf(body);
+  let out: { status: number; type: string; message: string };
+  if (CREDENTIAL_REFUSALS.has(type)) {
+    const skew = /^Signature (expired|not yet current)/.test(said);
+    const what = skew ? "the request's signature: this proxy's clock is more than five minutes off AWS's" : "the provider's AWS credentials";
+    out = { status: 503, type: 'api_error', message: `Bedrock refused ${what} (provider "${provider}", ${type}: ${said}).` };
+  } else {
+    const known = BY_TYPE[type];
+    out = { status, type: known?.type ?? 'api_error', message: `Bedrock: ${type || `HTTP ${status}`}${said ? `: ${said}` : ''}` };
+  }
+  return { status: out.status, body: Buffer.from(JSON.stringify({ type: 'error', error: { type: out.type, message: out.message } })) };
+}
