@@ -67,9 +67,8 @@ export interface MeteringDeps {
  * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
  * again at once on `wake()` (the control plane is back). Its holds stay in
  * place meanwhile (they still count against the money) and are released with
- * the control plane's new snapshot.
+ * the control plane's new snapshot (docs/design.md, money).
  */
-/** Settles held calls: bill once, then release (docs/design.md, money). */
 export interface Metering {
   /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
   start(): Promise<void>;
@@ -100,19 +99,6 @@ export interface Metering {
   close(ms: number): Promise<void>;
 }
 
-/**
- * Settles held calls: bill once, then release. Reports go to the control
- * plane in batches, group-commit style: while a batch is in flight the next
- * one gathers, so the ledger takes one transaction per batch, not per call.
- *
- * Each gathered batch is written to the outbox (one durable write) before
- * it is sent, and leaves it only once the control plane has recorded it; a
- * report is idempotent on its request id, so a failed batch is retried
- * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
- * again at once on `wake()` (the control plane is back). Its holds stay in
- * place meanwhile (they still count against the money) and are released with
- * the control plane's new snapshot.
- */
 /** A recorded batch's records leave the outbox, counted per segment (a segment goes once all its records have). */
 async function ackSegments(outbox: Outbox, logger: Logger, batch: Settlement[]): Promise<void> {
   const acks = new Map<number, number>();
