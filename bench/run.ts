@@ -31,6 +31,7 @@ import { streamingScenario } from './scenarios/streaming.js';
 import { streamsScenario } from './scenarios/streams.js';
 import { translationScenario } from './scenarios/translation.js';
 import { wholeScenario } from './scenarios/whole.js';
+import { websocketScenario } from './scenarios/websocket.js';
 
 const SCENARIOS = [
   'overhead',
@@ -38,6 +39,7 @@ const SCENARIOS = [
   'streams',
   'translation',
   'responses',
+  'websocket',
   'peer',
   'observability',
   'settlement',
@@ -147,6 +149,7 @@ async function main(): Promise<void> {
     await run('streams', () => streamsScenario(ctx));
     await run('translation', () => translationScenario(ctx));
     await run('responses', () => responsesScenario(ctx));
+    await run('websocket', () => websocketScenario(ctx));
     await run('observability', () => observabilityScenario(ctx));
     await run('settlement', () => settlementScenario(ctx));
     await run('ledger', () => ledgerScenario(ctx));

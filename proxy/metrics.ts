@@ -19,6 +19,8 @@ export interface ProxyGaugeSources {
   redisUp?: () => boolean;
   /** Calls read on after their client left (abandoned.ts). */
   abandoned?: () => { running: number; ended: Readonly<Record<string, number>> };
+  /** Responses WebSockets open (edge/websocket/). */
+  webSockets?: () => number;
 }
 
 /** The proxy's metric families: the hot ones as fast families (a series resolved once per label set), the rest prom-client's. */
@@ -44,6 +46,9 @@ export interface ProxyMetrics {
   redisUp: Gauge;
   abandonedReads: Gauge;
   abandonedEnded: Counter<'ended'>;
+  /** Frames of the Responses WebSocket, by what they were: a call, a prewarm answered here, or refused before any call. */
+  webSocketFrames: Counter<'kind'>;
+  webSocketsOpen: Gauge;
 }
 
 export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSources): ProxyMetrics {
@@ -119,6 +124,7 @@ export function createProxyMetrics(registry: Registry, sources: ProxyGaugeSource
       registers,
     }),
     ...abandonedMetrics(registers, sources),
+    ...webSocketMetrics(registers, sources),
     keyCacheClears: new Counter({
       name: 'tollgate_proxy_key_cache_clears_total',
       help: 'Times every cached key answer was marked for refresh because the change feed could not say what changed: feed_backwards, page_full',
@@ -265,6 +271,25 @@ function abandonedMetrics(registers: Registry[], sources: ProxyGaugeSources): Pi
           this.labels(ended).inc(n - (seen[ended] ?? 0));
           seen[ended] = n;
         }
+      },
+    }),
+  };
+}
+
+function webSocketMetrics(registers: Registry[], sources: ProxyGaugeSources): Pick<ProxyMetrics, 'webSocketFrames' | 'webSocketsOpen'> {
+  return {
+    webSocketFrames: new Counter({
+      name: 'tollgate_proxy_websocket_frames_total',
+      help: 'Frames received on Responses WebSockets: call, prewarm (answered by the proxy, nothing billed), refused',
+      labelNames: ['kind'],
+      registers,
+    }),
+    webSocketsOpen: new Gauge({
+      name: 'tollgate_proxy_websockets_open',
+      help: 'Responses WebSockets open',
+      registers,
+      collect() {
+        this.set(sources.webSockets?.() ?? 0);
       },
     }),
   };

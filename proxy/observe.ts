@@ -17,14 +17,19 @@ import { PIVOT, WIRE } from './wire/registry.js';
  * Spans other than the request's own and the upstream call's (whose id must
  * go upstream in `traceparent`) are made afterwards from the stamps.
  */
+/** Set on a request made from a WebSocket frame (edge/websocket/): its access-log line says so. */
+export const OVER_WEBSOCKET = Symbol('over a WebSocket');
+
 export interface EdgeCall {
   readonly requestId: string;
   readonly startedAt: number;
+  /** `websocket` for a frame of Codex's Responses WebSocket, else plain HTTP. */
+  readonly transport: 'http' | 'websocket';
   /** The request line's method and path (no query), for the access log: routed or not. */
   readonly method: string;
   readonly path: string;
   format: WireFormat;
-  /** `call`, `embed`, `count`, `models`, `model`, `probe` or `unrouted`: a closed set, safe as a label. */
+  /** `call`, `compact`, `embed`, `count`, `models`, `model`, `probe` or `unrouted`: a closed set, safe as a label. */
   route: string;
   /** Set only once the alias is found in the models file, so labels never carry a caller's text. */
   model: ModelConfig | undefined;
@@ -99,6 +104,7 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
   return {
     requestId,
     startedAt: performance.now(),
+    transport: req !== undefined && OVER_WEBSOCKET in req ? 'websocket' : 'http',
     method: req?.method ?? '',
     path: (q < 0 ? url : url.slice(0, q)).slice(0, PATH_LOGGED),
     format: PIVOT,
@@ -178,6 +184,7 @@ function writeAccessLog(log: Logger, call: EdgeCall, status: number, now: number
       requestId: call.requestId,
       method: call.method,
       path: call.path,
+      transport: call.transport === 'websocket' ? 'websocket' : undefined,
       workspace: call.workspaceId,
       // The key's id (not its secret), shortened: enough to find it in the console.
       key: call.keyId?.slice(0, 8),

@@ -1,8 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createUsageWarnings } from './money/usage-warnings.js';
 import { createServer } from '../shared/node-http.js';
-import type { Duplex } from 'node:stream';
-import { refuseUpgrade } from './edge/upgrade.js';
+import { serveUpgrades } from './start/sockets.js';
 import type { AddressInfo } from 'node:net';
 import type { NowMs } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
@@ -111,7 +110,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     ? createRedisResponseIds(redis, settings.redisPrefix, settings.responseIdsMax, settings.responseIdTtlSeconds, logger)
     : createLocalResponseIds(settings.responseIdsMax, settings.responseIdTtlSeconds * 1000);
   gauges.abandoned = () => abandoned.stats();
-  const edge = createEdgeHandler({
+  const edgeDeps = {
     config,
     logger,
     keys,
@@ -126,7 +125,8 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     abandoned,
     responseIds,
     usageWarnings: createUsageWarnings(logger),
-  });
+  };
+  const edge = createEdgeHandler(edgeDeps);
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);
   const signin = createSigninForwarder(options.controlPlaneUrl, logger);
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
@@ -142,16 +142,16 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
   const server = createServer({ keepAliveTimeout: 65_000 }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);
-  // A WebSocket upgrade (Codex tries one on /v1/responses) is answered 426 at once, so the client falls back to HTTP.
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => refuseUpgrade(req, socket, now));
+  const sockets = serveUpgrades(server, settings, edgeDeps, edge.handle, logger, metrics, gauges);
   const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, {
     // The control plane answering again is the signal for settlement retries to go at once.
     onReachable: () => metering.wake(),
     onApplied: (via, at) => {
+      sockets?.recheckKeys();
       metrics?.invalidations.labels(via).inc();
       if (at !== undefined) metrics?.invalidationLag.labels(via).observe(Math.max(0, Date.now() - at) / 1000);
     },
-    onSuspect: (reason) => metrics?.keyCacheClears.labels(reason).inc(),
+    onSuspect: (reason) => (metrics?.keyCacheClears.labels(reason).inc(), sockets?.recheckKeys()),
   });
 
   // Calls wait for the feed's position, so no key is fetched before the feed knows where it stands.
@@ -171,8 +171,9 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     reportDeployments: () => reports.send(),
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
-      // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed.
-      await stopServing(server, edge, graceMs, abandoned);
+      // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed (sockets too: 1001).
+      sockets?.drain();
+      await stopServing(server, edge, graceMs, abandoned, () => sockets?.closeAll());
       feed.stop();
       reports.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.

@@ -69,7 +69,13 @@ export const CORE: SettingTable<CoreSettings> = {
 
 const positive = (env: string, fallback: number, doc: string) => ({ env, parse: positiveInt, default: fallback, doc });
 
-export const PROXY: SettingTable<ProxySettings> = {
+/** ProxySettings as read: the WebSocket windows in seconds (shared/config.ts gives them in ms). */
+export type ProxyTable = Omit<ProxySettings, 'webSocketLifetimeMs' | 'webSocketIdleMs'> & {
+  webSocketLifetimeSeconds: number;
+  webSocketIdleSeconds: number;
+};
+
+export const PROXY: SettingTable<ProxyTable> = {
   maxBodyBytes: positive('PROXY_MAX_BODY_BYTES', 10 * 1024 * 1024, 'request body limit'),
   minOutputTokens: positive('PROXY_MIN_OUTPUT_TOKENS', 256, 'the least output a lowered call is sent with'),
   offloadBodyBytes: positive('PROXY_OFFLOAD_BODY_BYTES', 64 * 1024, 'bodies this large are worked in worker threads'),
@@ -108,6 +114,10 @@ export const PROXY: SettingTable<ProxySettings> = {
   // OpenAI keeps a stored response 30 days.
   responseIdTtlSeconds: positive('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600, 'how long the workspace of a response id is remembered'),
   responseIdsMax: positive('PROXY_RESPONSE_IDS_MAX', 100_000, "response ids in each proxy's memory"),
+  responsesWebSocket: { env: 'PROXY_RESPONSES_WEBSOCKET', parse: flag, default: true, doc: "Codex's Responses WebSocket; off: upgrades get 426" },
+  // Codex's own bound on a Responses WebSocket is 60 minutes; its stream idle timeout is 5 minutes.
+  webSocketLifetimeSeconds: positive('PROXY_WEBSOCKET_LIFETIME_SECONDS', 3600, 'a Responses WebSocket is closed (between calls) once this old'),
+  webSocketIdleSeconds: positive('PROXY_WEBSOCKET_IDLE_SECONDS', 300, 'a Responses WebSocket is closed after this long without a frame'),
 };
 
 /** OpsSettings as read; shared/config.ts derives the rest (the grace in ms, whether a metrics port was given, the traces URL). */

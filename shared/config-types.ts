@@ -138,6 +138,12 @@ export interface ProxySettings {
   responseIdTtlSeconds: number;
   /** Response ids remembered per proxy in memory (the oldest go first). */
   responseIdsMax: number;
+  /** Codex's WebSocket transport on `/v1/responses`; off, an upgrade is answered 426. */
+  responsesWebSocket: boolean;
+  /** A socket closes (between calls) once it is this old… */
+  webSocketLifetimeMs: number;
+  /** …or once it has sat this long without a frame. */
+  webSocketIdleMs: number;
 }
 
 export type ConfigMode = 'all' | 'control-plane' | 'proxy' | 'cli';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config, ConfigMode, OpsSettings } from './config-types.js';
+import type { Config, ConfigMode, OpsSettings, ProxySettings } from './config-types.js';
 import { readTable, url, type DefaultContext } from './config-parsers.js';
 import { ALERTS, CORE, LIMITS, OPS, OTEL, PORTS, PROXY, type OtelTable } from './config-table.js';
 import { loadModelCatalog } from './models.js';
@@ -29,7 +29,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, mode: ConfigMode = 'all'): Co
   const { catalog, problems: modelProblems } = loadModelCatalog(core.modelsFile, env);
   problems.push(...modelProblems);
 
-  const proxy = readTable(PROXY, ctx, problems);
+  const { webSocketLifetimeSeconds, webSocketIdleSeconds, ...proxyRead } = readTable(PROXY, ctx, problems);
+  const proxy: ProxySettings = { ...proxyRead, webSocketLifetimeMs: webSocketLifetimeSeconds * 1000, webSocketIdleMs: webSocketIdleSeconds * 1000 };
   // An idle hold account in Redis lapses after twice the hold TTL; a key served
   // from the stale window must not carry a snapshot older than that (docs/proxy.md).
   if (proxy.holdTtlSeconds * 2000 <= proxy.keyStaleMs) {

@@ -14,3 +14,4 @@ import type * as Http from 'node:http';
 const http = createRequire(import.meta.url)('node:http') as typeof Http;
 
 export const createServer: typeof Http.createServer = http.createServer;
+export const STATUS_CODES: typeof Http.STATUS_CODES = http.STATUS_CODES;

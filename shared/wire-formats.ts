@@ -33,6 +33,10 @@ export type WireFormatConfigName = (typeof WIRE_FORMAT_FACTS)[WireFormat]['confi
 
 export const WIRE_FORMAT_CONFIG_NAMES = WIRE_FORMATS.map((f) => WIRE_FORMAT_FACTS[f].configName) as readonly WireFormatConfigName[];
 
-/** What a usage record says the client called: a wire format, or embeddings (asked in the Chat format's dialect). */
-export const USAGE_FORMATS = [...WIRE_FORMATS, 'embeddings'] as const;
+/**
+ * What a usage record says the client called: a wire format, embeddings
+ * (asked in the Chat format's dialect), or a compaction (a Responses client
+ * asking for its conversation to be summarised).
+ */
+export const USAGE_FORMATS = [...WIRE_FORMATS, 'embeddings', 'compaction'] as const;
 export type UsageFormat = (typeof USAGE_FORMATS)[number];

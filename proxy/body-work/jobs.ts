@@ -4,6 +4,7 @@ import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import type { UpstreamCall } from '../wire/upstream.js';
 import { WIRE } from '../wire/registry.js';
+import { asksForCompaction } from '../wire/responses/compaction.js';
 
 /**
  * What the main thread asks a body worker (worker.ts) and what it answers.
@@ -52,12 +53,18 @@ export type WorkAnswer =
  * The fields holding a call's conversation, by format: they are what makes a
  * body large, and nothing on the main thread reads them once the worker has
  * checked and translated the body (answer translators read only the top
- * level: tools, stop sequences, stream options, echoed settings).
+ * level: tools, stop sequences, stream options, echoed settings, and
+ * whether a Responses call asks for a compaction).
  */
+
+/** What stays of a Responses conversation: a compaction's trigger, which turns the answer into one compaction item. */
+const TRIGGER_ONLY = [{ type: 'compaction_trigger' }];
 
 /** The body's top level with its conversation emptied: what the main thread keeps of a large body. */
 export function skeletonOf(format: WireFormat, body: Record<string, unknown>): Record<string, unknown> {
   const top = { ...body };
   for (const field of WIRE[format].conversationFields) if (Array.isArray(top[field])) top[field] = [];
+  // Only a Responses body has an `input` that can end in a trigger.
+  if (asksForCompaction(body.input)) top.input = TRIGGER_ONLY;
   return top;
 }

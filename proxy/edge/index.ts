@@ -158,6 +158,7 @@ function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: 
       return countTokens(deps, req, res, r, obs);
     case 'embed':
     case 'call':
+    case 'compact':
       return modelCall(deps, req, res, r, obs);
   }
 }

@@ -5,16 +5,20 @@ import type { EdgeCall } from '../observe.js';
 import { allowedAliases, decideKey } from '../decide.js';
 import { listedModels, modelByName } from '../../shared/client-names.js';
 import { modelList } from '../wire/index.js';
+import { asksForCodexCatalog, codexModelCatalog } from '../wire/responses/codex-models.js';
 import { send } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
 
-/** `GET …/v1/models`: the aliases the key may call, in the client's format. */
+/** `GET …/v1/models`: the aliases the key may call, in the client's format (Codex's catalog when Codex asks). */
 export async function listModels(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> {
   const catalog = deps.config.models;
   const verdict = decideKey(await lookupKey(deps, req, r.format, obs), r.slug, deps.now());
   if (!verdict.ok) throw verdict.error;
-  send(res, 200, modelList(r.format, listedModels(catalog, allowedAliases(verdict.key, catalog))), { 'x-request-id': obs.requestId });
+  const listed = listedModels(catalog, allowedAliases(verdict.key, catalog));
+  // Codex's model_catalog_url: the same models in the shape it reads their metadata from.
+  const body = asksForCodexCatalog(req.url) ? codexModelCatalog(listed) : modelList(r.format, listed);
+  send(res, 200, body, { 'x-request-id': obs.requestId });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { usageFormatOf } from './usage-format.js';
 import type { RefusalReason } from '../../shared/contract/usage.js';
 import { AppError } from '../../shared/errors.js';
 import type { CallState, EdgeDeps } from './steps/step.js';
@@ -42,7 +43,7 @@ export function countRefusal(s: CallState, deps: EdgeDeps, thrown: unknown): voi
     workspaceId: key.workspace_id,
     model: s.call?.alias ?? '',
     reason,
-    format: s.route.action === 'embed' ? 'embeddings' : s.route.format,
+    format: usageFormatOf(s),
     status: thrown.status,
     startedAtMs: Math.round(performance.timeOrigin + s.startedMs),
   });

@@ -6,10 +6,10 @@ import { newRequestId } from '../request-id.js';
 import { formatOfPath } from './route.js';
 
 /**
- * A WebSocket (or any other) upgrade: the proxy speaks plain HTTP only, and
- * says so at once with `426 Upgrade Required`. Codex opens `/v1/responses`
- * over a WebSocket first; on a 426 it streams over HTTP straight away,
- * while any other answer makes it retry the socket for seconds.
+ * An upgrade the proxy does not serve (any path but `/{ws}/v1/responses`, or
+ * every path with PROXY_RESPONSES_WEBSOCKET off): said at once with `426
+ * Upgrade Required`. On a 426 Codex streams over HTTP straight away, while
+ * any other answer makes it retry the socket for seconds.
  */
 export function refuseUpgrade(req: IncomingMessage, socket: Duplex, now: NowMs): void {
   const path = (req.url ?? '/').split('?', 1)[0]!;

@@ -10,7 +10,14 @@ import type { EdgeHandler } from '../edge/index.js';
  * queues its settlement (billed for what it used) before `edge.idle()`
  * resolves. The caller then hands the settlements on and releases the rest.
  */
-export async function stopServing(server: Server, edge: EdgeHandler, graceMs: number, abandoned: AbandonedReads): Promise<void> {
+export async function stopServing(
+  server: Server,
+  edge: EdgeHandler,
+  graceMs: number,
+  abandoned: AbandonedReads,
+  /** Cuts the connections the server no longer tracks (upgraded WebSockets) at the deadline. */
+  cutUpgraded: () => void = () => {},
+): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 100);
@@ -21,6 +28,7 @@ export async function stopServing(server: Server, edge: EdgeHandler, graceMs: nu
   // Answers read on after their client left end now too, and the connections cut next are not read on.
   abandoned.stop();
   server.closeAllConnections();
+  cutUpgraded();
   await edge.idle();
   await closed;
   clearInterval(sweep);

@@ -8,7 +8,7 @@ import type { OutputLimits } from './fields.js';
 import type { UsageReader } from './usage-reader.js';
 
 /** What a client may do on one of a format's edge paths. */
-export type EdgeAction = 'call' | 'count' | 'models' | 'embed';
+export type EdgeAction = 'call' | 'compact' | 'count' | 'models' | 'embed';
 
 /**
  * Everything the proxy knows of one wire format, whichever side of a call it
@@ -28,6 +28,8 @@ export interface WireParts {
     unroutedMark: { path: RegExp; header: string } | undefined;
     /** A call without the workspace slug gets a 400, not a 404 (Claude Code shows any 404 as a model problem and hides its message). */
     sluglessIsBadRequest: boolean;
+    /** Its call path also takes a WebSocket upgrade, each frame one call (Codex's Responses transport). */
+    webSocket: boolean;
   };
   /** The header a client's key arrives in (`authorization` carries `Bearer <key>`). */
   clientKeyHeader: 'authorization' | 'x-api-key';

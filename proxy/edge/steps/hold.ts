@@ -1,3 +1,4 @@
+import { usageFormatOf } from '../usage-format.js';
 import { AppError } from '../../../shared/errors.js';
 import { outputCeiling } from '../../wire/index.js';
 import { lowerCeiling, outputThatFits, worstCost } from '../../money/ceiling.js';
@@ -58,7 +59,7 @@ function admit(s: CallState, deps: EdgeDeps, holdMicros: number): StepOutcome {
     inputEstimate: s.inputEstimate,
     tokensTaken: key.tpm === null ? 0 : Math.min(s.inputEstimate, key.tpm),
     keyBudget: key.key_remaining_micros !== null,
-    format: s.route.action === 'embed' ? 'embeddings' : s.route.format,
+    format: usageFormatOf(s),
     startedMs: s.startedMs,
     heldAtMs: deps.now(),
   };

@@ -1,17 +1,20 @@
 import { takeBody } from '../../request-body.js';
+import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**
  * Step `parse` (413, 400): the body read and checked by its format's rules.
  * One promise for the body's arrival; a body small enough to parse on the
- * event loop is parsed in the body's last event, without another.
+ * event loop is parsed in the body's last event, without another. A
+ * `responses/compact` body becomes the compaction call it asks for first.
  */
 export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
     takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
       if (err) return reject(err);
       try {
-        const parsed = deps.bodies.parse(s.route.format, raw!, s.req.headers);
+        const body = s.route.action === 'compact' ? asCompactionCall(raw!) : raw!;
+        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers);
         if (!(parsed instanceof Promise)) {
           s.call = parsed;
           return resolve(undefined);

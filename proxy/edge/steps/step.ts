@@ -48,7 +48,7 @@ export interface EdgeDeps {
 export interface Route {
   format: WireFormat;
   slug: string;
-  action: 'call' | 'models' | 'model' | 'count' | 'embed';
+  action: 'call' | 'compact' | 'models' | 'model' | 'count' | 'embed';
   /** The alias of a one-model path (`models/{alias}`), unescaped. */
   alias?: string;
 }

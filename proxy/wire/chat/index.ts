@@ -27,6 +27,7 @@ export const chatWire: WireParts = {
     pathMark: undefined,
     unroutedMark: undefined,
     sluglessIsBadRequest: false,
+    webSocket: false,
   },
   clientKeyHeader: 'authorization',
   provider: { callPath: '/chat/completions', countPath: undefined, authHeader: 'authorization' },

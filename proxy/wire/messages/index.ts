@@ -25,6 +25,7 @@ export const messagesWire: WireParts = {
     // Anthropic's SDK posts to `/v1/messages` and sends `anthropic-version`.
     unroutedMark: { path: /\/anthropic\/|\/v1\/messages(\/count_tokens)?$/, header: 'anthropic-version' },
     sluglessIsBadRequest: true,
+    webSocket: false,
   },
   clientKeyHeader: 'x-api-key',
   provider: { callPath: '/v1/messages', countPath: '/v1/messages/count_tokens', authHeader: 'x-api-key' },

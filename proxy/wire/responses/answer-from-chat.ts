@@ -3,13 +3,15 @@ import { parseJson, type Json } from './json.js';
 import { providerError } from './errors.js';
 import { echoedSettings, newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';
+import { compactionItem } from './compaction.js';
 
 /**
  * A whole Chat completion → the Responses answer object: the assistant's
  * text (and refusal) as one `message` item, each tool call as a
  * `function_call` item under the name the client declared (namespace given
  * apart), or a `custom_tool_call` for a free-form tool; usage in the
- * Responses shape, cached and reasoning tokens included.
+ * Responses shape, cached and reasoning tokens included. A compaction's
+ * answer is its one `compaction` item instead (compaction.ts).
  */
 
 /** Chat usage → Responses usage (both count cached tokens inside the input total). */
@@ -96,8 +98,9 @@ export function answerFromChat(call: ResponsesCall, completion: unknown): Json {
   const output: Json[] = [];
   const text = contentText(message.content);
   const refusal = typeof message.refusal === 'string' ? message.refusal : '';
-  if (text || refusal) output.push(messageItem(newId('msg_'), text, refusal));
-  for (const c of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
+  if (call.compaction) output.push(compactionItem(text));
+  else if (text || refusal) output.push(messageItem(newId('msg_'), text, refusal));
+  for (const c of call.compaction || !Array.isArray(message.tool_calls) ? [] : message.tool_calls) {
     if (!isObject(c) || !isObject(c.function) || typeof c.function.name !== 'string') continue;
     const args = typeof c.function.arguments === 'string' ? c.function.arguments : '{}';
     const callId = typeof c.id === 'string' && c.id ? c.id : newId('call_');

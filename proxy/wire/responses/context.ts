@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ResponsesRequest } from './schema.js';
 import { toolNames, type ToolNames } from './tool-names.js';
+import { asksForCompaction } from './compaction.js';
 
 /** What translating one answer for a Responses client needs to know of its call. */
 export interface ResponsesCall {
@@ -9,10 +10,12 @@ export interface ResponsesCall {
   request: ResponsesRequest;
   /** Flat Chat tool names → what the client declared (namespaced and free-form tools). */
   names: ToolNames;
+  /** The client asked for a compaction (compaction.ts): the answer is one compaction item holding the model's text. */
+  compaction: boolean;
 }
 
 export function responsesCall(alias: string, request: ResponsesRequest): ResponsesCall {
-  return { alias, request, names: toolNames(request.tools) };
+  return { alias, request, names: toolNames(request.tools), compaction: asksForCompaction(request.input) };
 }
 
 /** A fresh id with OpenAI's prefix for its kind (`resp_`, `msg_`, `fc_`, `ctc_`). */

@@ -9,12 +9,13 @@ import { responsesUsageReader } from './usage.js';
 export const responsesWire: WireParts = {
   edge: {
     base: 'v1',
-    paths: { responses: 'call', 'responses/input_tokens': 'count' },
+    paths: { responses: 'call', 'responses/input_tokens': 'count', 'responses/compact': 'compact' },
     sdkBase: 'v1',
     pathMark: /\/v1\/responses(\/|$)/,
     // An unroutable Responses call gets the OpenAI error shape either way: the pivot's answer is the same.
     unroutedMark: undefined,
     sluglessIsBadRequest: false,
+    webSocket: true,
   },
   clientKeyHeader: 'authorization',
   provider: { callPath: '/responses', countPath: '/responses/input_tokens', authHeader: 'authorization' },

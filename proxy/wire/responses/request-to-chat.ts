@@ -4,6 +4,7 @@ import { type Json } from './json.js';
 import { itemType, type ResponsesRequest } from './schema.js';
 import { DropList, type Mapped, type TargetAbilities } from './options.js';
 import { toolNames, type ToolNames } from './tool-names.js';
+import { asksForCompaction, COMPACTION_PROMPT, SUMMARY_INTRO, summaryOf } from './compaction.js';
 
 /**
  * A checked Responses request → the Chat Completions request that asks the
@@ -127,7 +128,7 @@ class Conversation {
     this.assistant = message.role === 'assistant' ? message : undefined;
   }
 
-  item(item: Json): void {
+  item(item: Json, last: boolean): void {
     const type = itemType(item);
     switch (type) {
       case 'message':
@@ -143,10 +144,23 @@ class Conversation {
       case 'function_call_output':
       case 'custom_tool_call_output':
         return this.output(item, type);
+      case 'compaction':
+        return this.compaction(item);
+      case 'compaction_trigger':
+        // Only the last item asks for a compaction (compaction.ts); one anywhere else asks nothing.
+        if (last) return this.push({ role: 'user', content: COMPACTION_PROMPT });
+        return this.drop.add('input[compaction_trigger]');
       default:
         // Reasoning from earlier turns (often encrypted for one provider), hosted tool calls, references to stored items.
         this.drop.add(`input[${type}]`);
     }
+  }
+
+  /** A summary this proxy wrote is read again as text; a provider's encrypted one means nothing elsewhere. */
+  private compaction(item: Json): void {
+    const summary = summaryOf(item);
+    if (summary === undefined) this.drop.add('input[compaction]');
+    else this.push({ role: 'user', content: `${SUMMARY_INTRO}${summary}` });
   }
 
   private output(item: Json, type: string): void {
@@ -299,10 +313,18 @@ export function requestToChat(request: ResponsesRequest, model: string, abilitie
   const conversation = new Conversation(names, drop);
   if (typeof request.instructions === 'string' && request.instructions !== '') conversation.push({ role: 'system', content: request.instructions });
   if (typeof request.input === 'string') conversation.push({ role: 'user', content: request.input });
-  else for (const item of request.input ?? []) conversation.item(item as Json);
+  else {
+    const input = request.input ?? [];
+    input.forEach((item, i) => conversation.item(item as Json, i === input.length - 1));
+  }
   conversation.flushOrphans();
   const out: Json = { model, messages: conversation.messages };
   tools(request, names, abilities, out, drop);
+  // A summary is text: the tools stay declared (a Messages provider wants the tools of the calls in the conversation) but none may be called.
+  if (asksForCompaction(request.input) && out.tools !== undefined) {
+    out.tool_choice = 'none';
+    delete out.parallel_tool_calls;
+  }
   if (typeof request.max_output_tokens === 'number') out.max_completion_tokens = request.max_output_tokens;
   if (typeof request.temperature === 'number') out.temperature = request.temperature;
   if (typeof request.top_p === 'number') out.top_p = request.top_p;

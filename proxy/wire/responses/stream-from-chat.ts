@@ -7,6 +7,7 @@ import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, 
 import { newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';
 import { Outbox, SseReader } from './sse.js';
+import { compactionItem } from './compaction.js';
 
 /**
  * A Chat Completions stream → the Responses event sequence, chunk by chunk:
@@ -19,7 +20,9 @@ import { Outbox, SseReader } from './sse.js';
  * limit) carrying the whole answer and its usage, which a Chat stream gives
  * only in its last chunk. A free-form tool's input is sent whole when its
  * call closes: it arrives JSON-escaped inside the arguments and cannot be
- * unescaped piece by piece. Every event has its `sequence_number`.
+ * unescaped piece by piece. Every event has its `sequence_number`. A
+ * compaction (compaction.ts) streams no text: its one `compaction` item is
+ * added and done at the end, holding the whole summary.
  */
 
 interface MessageState {
@@ -42,7 +45,14 @@ interface CallState {
   custom: boolean;
 }
 
-type ItemState = MessageState | CallState;
+/** A compaction's one item, added whole once the summary is in. */
+interface CompactionState {
+  kind: 'compaction';
+  index: number;
+  item: Json;
+}
+
+type ItemState = MessageState | CallState | CompactionState;
 
 export class ChatToResponsesEvents implements ChatChunkReader {
   private readonly out = new Outbox();
@@ -57,6 +67,8 @@ export class ChatToResponsesEvents implements ChatChunkReader {
   private readonly calls = new Map<number, CallState>();
   private finish: unknown;
   private usage: unknown;
+  /** A compaction's summary so far: sent as one item at the end, never as text. */
+  private summary = '';
 
   constructor(private readonly call: ResponsesCall) {}
 
@@ -71,9 +83,13 @@ export class ChatToResponsesEvents implements ChatChunkReader {
     const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (!isObject(choice)) return;
     const delta = isObject(choice.delta) ? choice.delta : {};
-    if (typeof delta.content === 'string' && delta.content) this.text('text', delta.content);
-    if (typeof delta.refusal === 'string' && delta.refusal) this.text('refusal', delta.refusal);
-    if (Array.isArray(delta.tool_calls)) for (const c of delta.tool_calls) if (isObject(c)) this.toolCall(c);
+    if (this.call.compaction) {
+      if (typeof delta.content === 'string') this.summary += delta.content;
+    } else {
+      if (typeof delta.content === 'string' && delta.content) this.text('text', delta.content);
+      if (typeof delta.refusal === 'string' && delta.refusal) this.text('refusal', delta.refusal);
+      if (Array.isArray(delta.tool_calls)) for (const c of delta.tool_calls) if (isObject(c)) this.toolCall(c);
+    }
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) {
       this.finish = choice.finish_reason;
       this.closeItem();
@@ -121,6 +137,7 @@ export class ChatToResponsesEvents implements ChatChunkReader {
   }
 
   private itemJson(item: ItemState, status: string): Json {
+    if (item.kind === 'compaction') return item.item;
     if (item.kind === 'message') return messageItem(item.id, item.text, item.refusal, status);
     return callItem(this.call, item.id, item.callId, item.name, item.args, status);
   }
@@ -215,7 +232,7 @@ export class ChatToResponsesEvents implements ChatChunkReader {
     if (!item) return;
     this.open = undefined;
     if (item.kind === 'message') this.closePart(item);
-    else {
+    else if (item.kind === 'call') {
       const json = this.itemJson(item, 'completed');
       const at = { item_id: item.id, output_index: item.index };
       if (item.custom) {
@@ -228,6 +245,7 @@ export class ChatToResponsesEvents implements ChatChunkReader {
 
   private complete(): void {
     if (!this.started) this.start(undefined);
+    if (this.call.compaction) this.addItem({ kind: 'compaction', index: this.items.length, item: compactionItem(this.summary) });
     this.closeItem();
     this.ended = true;
     const { status, incomplete_details } = statusOf(this.finish);

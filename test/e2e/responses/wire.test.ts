@@ -15,7 +15,7 @@ type Answer = {
 /**
  * What the clients need of `/v1/responses` on the wire, and what bad input
  * gets: compressed bodies (the limit on the decoded size, a bomb refused
- * early), a WebSocket upgrade answered 426, dropped names in
+ * early), a WebSocket upgrade the proxy does not serve answered 426, dropped names in
  * `x-tollgate-dropped`, stored state refused on a translated provider,
  * token counting, and a 4xx in the OpenAI shape (never a 500) for anything
  * malformed.
@@ -100,9 +100,10 @@ describeEachStore('Responses API on the wire: encodings, upgrades, drops and bad
     });
   });
 
-  it('a WebSocket upgrade on /v1/responses is answered 426 at once', async () => {
+  // The Responses WebSocket itself: test/integration/proxy/responses-websocket.test.ts.
+  it('a WebSocket upgrade on another path than /v1/responses (here /v1/responses/input_tokens) is answered 426 at once', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const url = new URL(`${dp.proxy.url}/${k.slug}/v1/responses`);
+      const url = new URL(`${dp.proxy.url}/${k.slug}/v1/responses/input_tokens`);
       const req = request({
         host: url.hostname,
         port: url.port,

@@ -72,6 +72,50 @@ describeEachStore('gateway sign-in: device flow (RFC 8628) and refresh (RFC 6749
     expect((await poll(started.body.device_code)).body.error).to.equal('invalid_grant');
   });
 
+  it('slow_down raises the interval for the rest of the grant (RFC 8628 §3.5): 5 s later is still too soon, 10 s later is pending', async () => {
+    await signinOrg();
+    const started = await start();
+    clock.advance(5000);
+    expect((await poll(started.body.device_code)).body.error).to.equal('authorization_pending');
+    clock.advance(1000);
+    expect((await poll(started.body.device_code)).body.error).to.equal('slow_down');
+    clock.advance(5000);
+    expect((await poll(started.body.device_code)).body.error).to.equal('slow_down');
+    clock.advance(15_000);
+    expect((await poll(started.body.device_code)).body.error).to.equal('authorization_pending');
+  });
+
+  /** The reasons the audit log gives for the session's refused refreshes. */
+  const refreshFailures = async (org: { org_id: string; console_token: string }) => {
+    const audit = await call(`${cp.url}/v1/orgs/${org.org_id}/audit?action=gateway_session.refresh_failure`, { token: org.console_token });
+    return (audit.body.items ?? audit.body).map((e: { detail: { reason: string } }) => e.detail.reason);
+  };
+
+  it('a refresh after the 30-day session has ended is refused with invalid_grant, audited as expired', async () => {
+    const { org } = await signinOrg();
+    const tokens = await signIn(org.console_token);
+    const month = 30 * 24 * 3600 * 1000 + 1000;
+    clock.advance(month);
+    const late = await refresh(tokens.refresh_token);
+    // Back again: the owner's console session (for the audit log) has not lived a month.
+    clock.advance(-month);
+    expect(late.status).to.equal(400);
+    expect(late.body.error).to.equal('invalid_grant');
+    expect(await refreshFailures(org)).to.deep.equal(['expired']);
+  });
+
+  it("a refresh after an admin's revoke is refused with invalid_grant, audited as revoked", async () => {
+    const { org } = await signinOrg();
+    const tokens = await signIn(org.console_token);
+    const revoked = await call(`${cp.url}/v1/orgs/${org.org_id}/members/${org.owner_user_id}/devices/revoke`, {
+      method: 'POST',
+      token: org.console_token,
+    });
+    expect(revoked.body).to.deep.equal({ revoked: 1 });
+    expect((await refresh(tokens.refresh_token)).body.error).to.equal('invalid_grant');
+    expect(await refreshFailures(org)).to.deep.equal(['revoked']);
+  });
+
   it('the access token resolves like a personal key of the user, in the sign-in team, with the default budget', async () => {
     const { org, teamId } = await signinOrg();
     const tokens = await signIn(org.console_token);

@@ -4,6 +4,7 @@ import { startTestControlPlane, type TestControlPlane } from '../../support/cont
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { moneyOf, seedKey, startTestProxy } from '../../support/data-plane.js';
 import { edgePath, modelBody } from '../../support/edge-calls.js';
+import { createFrame, isSocket, openResponsesSocket } from '../../support/responses-socket.js';
 
 describeEachStore('proxy: graceful shutdown', (store) => {
   let cp: TestControlPlane;
@@ -39,6 +40,27 @@ describeEachStore('proxy: graceful shutdown', (store) => {
         () => 'refused',
       ),
     ).to.equal('refused');
+    const m = await moneyOf(cp.deps, k);
+    expect(m.entries).to.equal(1);
+    expect(m.spend).to.be.greaterThan(0);
+  });
+
+  it('shutdown closes an idle socket with 1001 at once, and a busy one with 1001 once its answer is out and billed', async () => {
+    const proxy = await startTestProxy(cp, fake);
+    const k = await seedKey(cp.deps, { models: ['tg/gpt-direct'] });
+    const idle = await openResponsesSocket(proxy.url, k.slug, k.secret);
+    const busy = await openResponsesSocket(proxy.url, k.slug, k.secret);
+    if (!isSocket(idle) || !isSocket(busy)) throw new Error('upgrade refused');
+    fake.enqueue({ kind: 'ok', outputTokens: 8, eventDelayMs: 50, textOnly: true });
+    const frames: string[] = [];
+    busy.ws.on('message', (d: Buffer) => frames.push(String((JSON.parse(d.toString()) as { type: string }).type)));
+    busy.ws.send(JSON.stringify(createFrame('tg/gpt-direct')));
+    await new Promise<void>((resolve) => busy.ws.once('message', () => resolve()));
+    const closing = proxy.close();
+    expect((await idle.closed).code).to.equal(1001);
+    expect((await busy.closed).code).to.equal(1001);
+    expect(frames.at(-1)).to.equal('response.completed');
+    await closing;
     const m = await moneyOf(cp.deps, k);
     expect(m.entries).to.equal(1);
     expect(m.spend).to.be.greaterThan(0);

@@ -27,11 +27,17 @@ export function scrubText(text: string, tmp: string, dates = false): string {
 /** Maps a client fills in hash order (Codex's client_metadata): sorted, or every run differs. */
 const UNORDERED = new Set(['client_metadata']);
 
+/** Clock readings a client puts in its items (Codex's item metadata `create_time`). */
+const CLOCK_FIELDS = new Set(['create_time']);
+
 export function scrubValue(value: unknown, tmp: string, unordered = false): unknown {
   if (typeof value === 'string') return scrubText(value, tmp, true);
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, tmp));
   if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).map(([k, v]): [string, unknown] => [k, scrubValue(v, tmp, UNORDERED.has(k))]);
+    const entries = Object.entries(value).map(([k, v]): [string, unknown] => [
+      k,
+      CLOCK_FIELDS.has(k) ? '<time>' : scrubValue(v, tmp, UNORDERED.has(k)),
+    ]);
     if (unordered) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return Object.fromEntries(entries);
   }

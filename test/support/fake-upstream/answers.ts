@@ -25,6 +25,16 @@ function echoed(body: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/** A Responses request's free-form tool of that name (Codex's `apply_patch`). */
+function isCustomTool(body: Record<string, unknown>, name: string): boolean {
+  return Array.isArray(body.tools) && body.tools.some((t: { type?: unknown; name?: unknown }) => t.type === 'custom' && t.name === name);
+}
+
+/** The request ends a conversation Codex wants compacted: the Responses API answers one compaction item. */
+function asksForCompaction(input: unknown): boolean {
+  return Array.isArray(input) && input.some((i: { type?: unknown }) => i.type === 'compaction_trigger');
+}
+
 /** The answer to an accepted request, `wanted` tokens long unless the request's limit is lower. */
 export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: number, ids: IdSource, ok: OkBehavior | undefined): Answer {
   const model = body.model as string;
@@ -38,7 +48,7 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
     output.capped || output.stopSequence !== undefined || scripted === 'none' || ok?.textOnly
       ? []
       : scripted !== undefined
-        ? scripted.map((c) => ({ name: c.name, input: c.input }))
+        ? scripted.map((c) => ({ name: c.name, input: c.input, ...(c.namespace === undefined ? {} : { namespace: c.namespace }) }))
         : plannedToolCalls(wire, body);
   if (wire === 'chat') {
     const toolCalls = calls.map((c) => ({ ...c, id: ids.next('call_') }));
@@ -60,8 +70,10 @@ export function buildAnswer(wire: Wire, body: Record<string, unknown>, wanted: n
       output,
       messageId: ids.next('msg_'),
       reasoningId: ids.next('rs_'),
-      toolCalls: calls.map((c) => ({ ...c, id: ids.next('call_'), itemId: ids.next('fc_') })),
+      toolCalls: calls.map((c) => ({ ...c, custom: isCustomTool(body, c.name), id: ids.next('call_'), itemId: ids.next('fc_') })),
       echo: echoed(body),
+      compaction: asksForCompaction(body.input) ? ids.next('cmp_') : undefined,
+      encryptedReasoning: Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content'),
     };
     if (!stream) return { stream: false, json: responseAnswerJson(answer), tokens: output.tokens };
     return { stream: true, frames: responseFrames(answer) };

@@ -17,9 +17,13 @@ export interface ResponseAnswer {
   messageId: string;
   reasoningId: string;
   /** Tool calls to answer with instead of text, each with its `call_` id and `fc_` item id. */
-  toolCalls: (PlannedCall & { id: string; itemId: string })[];
+  toolCalls: (PlannedCall & { id: string; itemId: string; custom: boolean })[];
   /** The request's settings the answer echoes. */
   echo: Record<string, unknown>;
+  /** Set when the request's `include` asks for `reasoning.encrypted_content`: the reasoning item carries it. */
+  encryptedReasoning: boolean;
+  /** Set when the request held a `compaction_trigger`: the id of the one compaction item answered instead of text or calls. */
+  compaction: string | undefined;
 }
 
 function usageJson(a: ResponseAnswer): string {
@@ -31,7 +35,8 @@ function usageJson(a: ResponseAnswer): string {
 }
 
 function reasoningItem(a: ResponseAnswer): string {
-  return `{"id":"${a.reasoningId}","type":"reasoning","summary":[]}`;
+  const encrypted = a.encryptedReasoning ? `,"encrypted_content":"gAAAAB${Buffer.from(a.reasoningId).toString('base64')}=="` : '';
+  return `{"id":"${a.reasoningId}","type":"reasoning","summary":[]${encrypted}}`;
 }
 
 function messageItem(a: ResponseAnswer, status: string, text: string | undefined): string {
@@ -40,6 +45,13 @@ function messageItem(a: ResponseAnswer, status: string, text: string | undefined
 }
 
 function callItem(call: ResponseAnswer['toolCalls'][number], status: string, args: string): string {
+  if (call.custom) {
+    const input = typeof call.input.input === 'string' ? call.input.input : args;
+    return `{"id":"${call.itemId}","type":"custom_tool_call","status":"${status}","call_id":"${call.id}","name":${JSON.stringify(call.name)},"input":${JSON.stringify(status === 'completed' ? input : '')}}`;
+  }
+  if (call.namespace !== undefined) {
+    return `{"id":"${call.itemId}","type":"function_call","status":"${status}","arguments":${JSON.stringify(args)},"call_id":"${call.id}","name":${JSON.stringify(call.name)},"namespace":${JSON.stringify(call.namespace)}}`;
+  }
   return `{"id":"${call.itemId}","type":"function_call","status":"${status}","arguments":${JSON.stringify(args)},"call_id":"${call.id}","name":${JSON.stringify(call.name)}}`;
 }
 
@@ -47,7 +59,13 @@ function searchItem(a: ResponseAnswer, n: number): string {
   return `{"id":"ws_${a.id.slice(5)}_${n}","type":"web_search_call","status":"completed","action":{"type":"search","query":"q${n}"}}`;
 }
 
+/** The provider's compaction: its summary is encrypted for the provider alone. */
+function compactionItem(id: string): string {
+  return `{"id":"${id}","type":"compaction","encrypted_content":"fake-encrypted-${id}"}`;
+}
+
 function outputItems(a: ResponseAnswer): string[] {
+  if (a.compaction !== undefined) return [compactionItem(a.compaction)];
   const items = a.reasoningTokens > 0 ? [reasoningItem(a)] : [];
   for (let n = 0; n < a.webSearches; n++) items.push(searchItem(a, n));
   if (a.toolCalls.length) for (const c of a.toolCalls) items.push(callItem(c, 'completed', JSON.stringify(c.input)));
@@ -83,6 +101,12 @@ export function responseFrames(a: ResponseAnswer): string[] {
   event('response.created', `"response":${responseJson(a, 'in_progress')}`);
   event('response.in_progress', `"response":${responseJson(a, 'in_progress')}`);
   let index = 0;
+  if (a.compaction !== undefined) {
+    event('response.output_item.added', `"output_index":0,"item":${compactionItem(a.compaction)}`);
+    event('response.output_item.done', `"output_index":0,"item":${compactionItem(a.compaction)}`);
+    event('response.completed', `"response":${responseJson(a, 'final')}`);
+    return frames;
+  }
   if (a.reasoningTokens > 0) {
     event('response.output_item.added', `"output_index":${index},"item":${reasoningItem(a)}`);
     event('response.output_item.done', `"output_index":${index},"item":${reasoningItem(a)}`);
@@ -93,9 +117,15 @@ export function responseFrames(a: ResponseAnswer): string[] {
       const at = `"item_id":"${call.itemId}","output_index":${index}`;
       const args = JSON.stringify(call.input);
       event('response.output_item.added', `"output_index":${index},"item":${callItem(call, 'in_progress', '')}`);
-      for (const piece of argumentPieces(call.input).slice(1))
-        event('response.function_call_arguments.delta', `${at},"delta":${JSON.stringify(piece)}`);
-      event('response.function_call_arguments.done', `${at},"arguments":${JSON.stringify(args)}`);
+      if (call.custom) {
+        const input = JSON.stringify(typeof call.input.input === 'string' ? call.input.input : args);
+        event('response.custom_tool_call_input.delta', `${at},"delta":${input}`);
+        event('response.custom_tool_call_input.done', `${at},"input":${input}`);
+      } else {
+        for (const piece of argumentPieces(call.input).slice(1))
+          event('response.function_call_arguments.delta', `${at},"delta":${JSON.stringify(piece)}`);
+        event('response.function_call_arguments.done', `${at},"arguments":${JSON.stringify(args)}`);
+      }
       event('response.output_item.done', `"output_index":${index},"item":${callItem(call, 'completed', args)}`);
       index++;
     }

@@ -13,9 +13,12 @@ import { countInputTokens, DEFAULT_OUTPUT_TOKENS } from './usage.js';
 
 function noop(): void {}
 
-function parseBody(chunks: Buffer[]): unknown {
-  if (chunks.length === 0) return undefined;
-  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+function bodyText(chunks: Buffer[]): string {
+  return chunks.length === 0 ? '' : (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+}
+
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -184,10 +187,12 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         path,
         query: url.slice(path.length),
         headers: req.headers,
-        body: parseBody(chunks),
+        raw: bodyText(chunks),
+        body: undefined,
         aborted: false,
         credential: credentialOf(req.headers, dialectOf(path)),
       };
+      record.body = parseBody(record.raw);
       if (recordRequests) recorded(record);
       route(record, r);
     });

@@ -13,6 +13,8 @@ type Json = Record<string, unknown>;
 export interface PlannedCall {
   name: string;
   input: Json;
+  /** A Responses namespace member's call (an MCP tool): the namespace it was declared in. */
+  namespace?: string;
 }
 
 /** A value of the schema's type: the first enum value, else "x", 1, true, [] or an object of its properties. */

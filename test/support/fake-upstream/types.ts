@@ -5,6 +5,8 @@ export interface RecordedRequest {
   /** The query string as it arrived, with its `?` ('' when none). */
   query: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The body's text exactly as it arrived ('' when empty): what a byte-for-byte check compares. */
+  raw: string;
   /** Parsed JSON, or the raw text if not JSON; undefined when the body was empty. */
   body: unknown;
   /** True once the client closed before the response ended. */
@@ -46,8 +48,11 @@ export type OkBehavior = {
    * Which tool calls the answer makes: by default every tool the request
    * allows (tools.ts); `none` for a text answer whatever tools were offered;
    * or exactly these calls (an agent's scripted turn, e.g. Claude Code's `Read`).
+   * On Responses, `namespace` makes the call a namespace member's (an MCP
+   * tool), and a call to a declared `custom` tool is a `custom_tool_call`
+   * whose text is `input.input`.
    */
-  tools?: 'none' | readonly { name: string; input: Record<string, unknown> }[];
+  tools?: 'none' | readonly { name: string; input: Record<string, unknown>; namespace?: string }[];
   textOnly?: boolean;
   /** JSON text written in place of every output count of the usage (`completion_tokens`, `output_tokens`): `-5`, `"12"`, `null`. */
   outputCountAs?: string;

@@ -60,7 +60,7 @@ describe('config: the docs tables and the config table agree', () => {
   it('shows the default the config uses, for every number and on/off setting', () => {
     const wrong: string[] = [];
     for (const row of rows) {
-      const cells = row.names.length > 1 ? row.defaults.split(/,\s*/) : [row.defaults];
+      const cells = row.names.length > 1 ? row.defaults.split(/\s*[,/]\s*/) : [row.defaults];
       row.names.forEach((name, i) => {
         const setting = settings.find((s) => s.env === name);
         const expected = setting && typeof setting.default !== 'function' ? spellings(setting.default) : undefined;

@@ -6,6 +6,7 @@ import { overviewPage } from './pages/overview.js';
 import { teamsPage, teamPage } from './pages/teams.js';
 import { keysPage } from './pages/keys.js';
 import { membersPage } from './pages/members.js';
+import { devicesPage } from './pages/devices.js';
 import { scimPage } from './pages/scim.js';
 import { ssoPage } from './pages/sso.js';
 import { auditPage } from './pages/audit.js';
@@ -27,6 +28,7 @@ const ROUTES = [
   { path: /^\/refusals$/, nav: 'refusals', title: 'Refusals', page: refusalsPage },
   { path: /^\/models$/, nav: 'models', title: 'Models', page: modelsPage },
   { path: /^\/settings\/members$/, nav: 'members', title: 'Members', page: membersPage },
+  { path: /^\/settings\/members\/([\w-]+)\/devices$/, nav: 'members', title: 'Devices', page: devicesPage },
   { path: /^\/settings\/scim$/, nav: 'scim', title: 'SCIM provisioning', page: scimPage, admin: true },
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
   { path: /^\/settings\/audit$/, nav: 'audit', title: 'Audit log', page: auditPage, admin: true },

@@ -96,6 +96,7 @@ const ACTION_FAMILIES = [
   ['scim.', 'SCIM provisioning'],
   ['sso.', 'Single sign-on'],
   ['session.', 'Sign-ins'],
+  ['gateway_session.', 'Claude Code sign-ins'],
   ['org.', 'Organization'],
 ];
 
@@ -132,7 +133,36 @@ function targetText(r, names) {
     case 'member.role_change':
       return `${user}: ${d.from} → ${d.to}`;
     default:
-      return settingsText(r, d, str) ?? otherText(r, d, str, names);
+      return settingsText(r, d, str) ?? claudeCodeText(r, d, str, names) ?? otherText(r, d, str, names);
+  }
+}
+
+/** Claude Code's /login: a device signing in, a refused refresh (and why), a device signed out, the sign-in settings. */
+function claudeCodeText(r, d, str, names) {
+  const reasons = {
+    refresh_token_reused: 'a refresh token used twice (the device is signed out)',
+    expired: 'the sign-in expired',
+    membership_inactive: 'the membership is inactive',
+    revoked: 'the device was signed out',
+    signed_out: 'signed out in Claude Code',
+  };
+  const reason = reasons[d.reason] ?? str(d.reason) ?? '?';
+  switch (r.action) {
+    case 'gateway_session.sign_in':
+      return `Claude Code device signed in${str(d.client_version) ? ` (${d.client_version})` : ''}`;
+    case 'gateway_session.refresh_failure':
+      return `Claude Code refresh refused: ${reason}`;
+    case 'gateway_session.revoke': {
+      const owner = str(d.user_id) ? ` of ${names.get(d.user_id) ?? 'a former user'}` : '';
+      return `Claude Code device${owner} signed out${d.reason === 'signed_out' ? ' in Claude Code' : ''}`;
+    }
+    case 'gateway_signin.settings_update':
+      return [
+        `Claude Code sign-in: team “${str(d.team_name) ?? '?'}”, `,
+        d.budget_usd == null ? 'no budget per device' : [money(d.budget_usd), ' per device'],
+      ];
+    default:
+      return undefined;
   }
 }
 

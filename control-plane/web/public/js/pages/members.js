@@ -66,7 +66,15 @@ export async function membersPage(section, s) {
       h('td', {}, roleCell),
       h('td', {}, badge(inactive ? 'inactive' : 'active', inactive ? 'off' : 'ok')),
       h('td', {}, SOURCES[m.source] ?? m.source),
-      h('td', {}, inactive && s.isAdmin ? revokeKeysButton(m) : null),
+      h(
+        'td',
+        {},
+        // Claude Code sign-ins: an admin sees anyone's, a member their own.
+        s.isAdmin || m.user_id === s.me.user_id
+          ? h('a', { href: `#/settings/members/${m.user_id}/devices`, 'aria-label': `Devices of ${m.user_name}` }, 'Devices')
+          : null,
+        inactive && s.isAdmin ? revokeKeysButton(m) : null,
+      ),
     );
   });
 

@@ -1,6 +1,7 @@
 // @ts-check
 import { api, enc } from '../api.js';
 import { h, fill, field, errorBox, busy, toast, copyField } from '../dom.js';
+import { claudeCodeSigninCard } from './claude-code-signin.js';
 
 /** The public base URL, as the SCIM settings name it ({base_url}/v1/scim/v2/orgs/<id>). */
 async function publicBaseUrl(s) {
@@ -16,12 +17,13 @@ async function publicBaseUrl(s) {
 
 /** Settings → SSO: the organization's OpenID Connect identity provider. */
 export async function ssoPage(section, s) {
-  const [current, base] = await Promise.all([
+  const [current, base, signin] = await Promise.all([
     api(`/v1/orgs/${enc(s.orgId)}/sso`).catch((err) => {
       if (err.status === 404) return null;
       throw err;
     }),
     publicBaseUrl(s),
+    claudeCodeSigninCard(s),
   ]);
   const issuer = h('input', {
     name: 'issuer',
@@ -99,5 +101,6 @@ export async function ssoPage(section, s) {
       copyField('Redirect URI', `${base}/v1/auth/sso/callback`),
     ),
     form,
+    signin,
   );
 }

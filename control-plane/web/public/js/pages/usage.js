@@ -8,7 +8,7 @@ const DAY_MS = 86_400_000;
 /** Groups drawn in their own colour; the rest are summed as "Other". */
 const TOP_GROUPS = 5;
 /** The wire format each request was made in, as the console names it. */
-const FORMAT_NAMES = { chat: 'Chat', messages: 'Messages', responses: 'Responses', embeddings: 'Embeddings' };
+const FORMAT_NAMES = { chat: 'Chat', messages: 'Messages', responses: 'Responses', embeddings: 'Embeddings', compaction: 'Compaction' };
 /** With no range chosen, the page looks this many days back (today included). */
 const DEFAULT_DAYS = 7;
 /** "Auto" draws hours up to this many days (48 bars at most), days beyond. */
