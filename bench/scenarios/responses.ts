@@ -28,6 +28,15 @@ const ROUTE_ALIASES: Record<ResponsesRoute, { fast: string; paced: string; syste
  * one. Only the alias differs. A route whose probe fails is reported and left out.
  */
 export async function responsesScenario(ctx: BenchContext): Promise<void> {
+  const { routes, load, streams } = await measureRoutes(ctx);
+  ctx.report.data.responses = { routes, load, streams };
+  reportRoutes(ctx, load, streams);
+  reportTranslationWork(ctx);
+  checkTargets(ctx, load, streams);
+}
+
+/** Each route that answers, non-streamed at 50 connections and streamed at 1 and 50, in alternating rounds. */
+async function measureRoutes(ctx: BenchContext): Promise<{ routes: ResponsesRoute[]; load: LoadFigures[]; streams: StreamFigures[] }> {
   await ctx.upstream();
   const { system: base, tollgate, provisioned } = await ctx.tollgate();
   const systemOf = (route: ResponsesRoute): System => {
@@ -80,8 +89,10 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
     }
     for (const system of systems) streams.push(median(streamRuns.get(system.name)!, (f) => f.cpuUsPerEvent ?? Infinity));
   }
-  ctx.report.data.responses = { routes, load, streams };
+  return { routes, load, streams };
+}
 
+function reportRoutes(ctx: BenchContext, load: LoadFigures[], streams: StreamFigures[]): void {
   const routeOf = (system: string) => RESPONSES_ROUTES.find((r) => ROUTE_ALIASES[r].system === system)!;
   const table = ctx.report.section('Responses client: pass-through, translated to Chat, two hops to Messages', [
     'provider',
@@ -134,8 +145,10 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
   table.note(
     "The proxy's CPU per request (JSON) or per SSE event the client received (SSE: paced upstream, 50 token events 2 ms apart); each route's median of 3 alternating rounds (1 with --quick).",
   );
+}
 
-  // The translators' own work, in-process: steady where the end-to-end rows above are noisy.
+/** The translators' own work, in-process: steady where the end-to-end rows are noisy. */
+function reportTranslationWork(ctx: BenchContext): void {
   const quick = ctx.profile.name === 'quick';
   const cost = measureResponsesCost(quick ? 20_000 : 100_000, quick ? 200_000 : 1_000_000);
   ctx.report.data.responsesCost = cost;
@@ -146,8 +159,10 @@ export async function responsesScenario(ctx: BenchContext): Promise<void> {
   work.row('parse + provider body (+ whole answer rewritten)', ...RESPONSES_ROUTES.map((r) => cost.requestUs[r].toFixed(2)));
   work.row('one provider SSE event: usage tap (+ event rewritten)', ...RESPONSES_ROUTES.map((r) => cost.eventUs[r].toFixed(2)));
   work.note('bench/lib/responses-cost.ts; the difference to pass-through is what translation adds to the end-to-end figures above.');
+}
 
-  // A figure counts only when nearly every call or stream of it completed.
+/** A figure counts only when nearly every call or stream of it completed. */
+function checkTargets(ctx: BenchContext, load: LoadFigures[], streams: StreamFigures[]): void {
   const perRequest = (system: string) => {
     const f = load.find((x) => x.system === system);
     return f && f.requests > 0 && f.errors <= f.requests * 0.01 ? f.cpuUsPerRequest : undefined;

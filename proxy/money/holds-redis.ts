@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { NowMs } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
-import type { HoldStore, LiveHold, MoneySnapshot } from './holds.js';
+import type { HoldOutcome, HoldStore, LiveHold, MoneySnapshot } from './holds.js';
 
 /*
  * The same accounting as the memory store, shared by every proxy through
@@ -258,100 +258,23 @@ function byAccount(live: LiveHold[]): Iterable<LiveHold[]> {
  * founded again only on the control plane's own figures.
  */
 export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): HoldStore & { start(): Promise<void> } {
-  const { prefix, ttlMs, fenceMs, logger } = options;
-  const now = options.now ?? Date.now;
-  const commands = defineHoldCommands(redis);
-  const epochKey = `${prefix}:epoch`;
-  const keys = (workspaceId: string, keyId: string): string[] => {
-    const ws = `${prefix}:acct:ws:${workspaceId}`;
-    const key = `${prefix}:acct:key:${keyId}`;
-    return [`${ws}:m`, `${ws}:z`, `${ws}:a`, `${key}:m`, `${key}:z`, `${key}:a`];
+  const st: RedisHolds = {
+    redis,
+    options,
+    commands: defineHoldCommands(redis),
+    now: options.now ?? Date.now,
+    epochKey: `${options.prefix}:epoch`,
+    epoch: '',
+    joining: undefined,
+    timer: undefined,
   };
-  let epoch = '';
-  let joining: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-
-  /** Puts every live hold back under the current epoch (starting one if Redis has none). */
-  async function join(): Promise<void> {
-    for (;;) {
-      const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), now(), fenceMs);
-      let moved = false;
-      for (const list of byAccount(options.live())) {
-        const args: (string | number)[] = [...keys(list[0]!.workspaceId, list[0]!.keyId), epochKey, id, now(), ttlMs];
-        for (const h of list) args.push(h.requestId, h.amountMicros, h.keyBudget ? '1' : '0');
-        if ((await commands.tgReassert(...args)) === 5) moved = true;
-      }
-      if (moved) continue;
-      if (epoch !== id && epoch !== '') logger.warn({ holds: options.live().length }, 'Redis lost its holds: this proxy put its live holds back');
-      epoch = id;
-      return;
-    }
-  }
-  const rejoin = (): Promise<void> => {
-    joining ??= join().finally(() => (joining = undefined));
-    return joining;
-  };
-  async function check(): Promise<void> {
-    const id = await redis.hget(epochKey, 'id');
-    if (id !== epoch) await rejoin();
-  }
-
+  const { ttlMs } = options;
   return {
-    async start() {
-      await rejoin();
-      // Each proxy looks for a lost epoch at a quarter of the fence, and at once when Redis reconnects.
-      timer = setInterval(() => void check().catch(() => undefined), Math.max(50, Math.floor(fenceMs / 4)));
-      timer.unref();
-      redis.on('ready', () => void check().catch(() => undefined));
-      // A brand-new epoch (first start, or Redis just lost its data) admits nothing until its fence ends.
-      const fence = Number(await redis.hget(epochKey, 'fence'));
-      if (fence > now()) await sleep(fence - now());
-    },
-    async hold(requestId, s: MoneySnapshot, amount, floor) {
-      for (let attempt = 0; attempt < 8; attempt++) {
-        const r = await commands.tgHold(
-          ...keys(s.workspaceId, s.keyId),
-          epochKey,
-          now(),
-          ttlMs,
-          amount,
-          requestId,
-          s.balanceMicros,
-          s.balanceVersion,
-          s.keyRemainingMicros === null ? '0' : '1',
-          s.keyRemainingMicros ?? 0,
-          s.keyVersion,
-          epoch,
-          ttlMs * 2,
-          floor ?? amount,
-        );
-        if (r === 0) return { ok: true };
-        if (r < 0) return { ok: true, lowered: -r };
-        if (r === 1) return { ok: false, reason: 'balance' };
-        if (r === 2) return { ok: false, reason: 'budget' };
-        if (r === 4 || r === 5) await rejoin();
-        else if (r === 6) {
-          const fence = Number(await redis.hget(epochKey, 'fence'));
-          await sleep(Math.min(fenceMs, Math.max(10, fence - now())));
-        } else if (r === 3) {
-          const fresh = await options.authoritative(s.workspaceId, s.keyId);
-          await commands.tgSeed(
-            keys(s.workspaceId, s.keyId)[0]!,
-            keys(s.workspaceId, s.keyId)[3]!,
-            fresh.balanceMicros,
-            fresh.balanceVersion,
-            fresh.keyRemainingMicros === null ? '0' : '1',
-            fresh.keyRemainingMicros ?? 0,
-            fresh.keyVersion,
-            ttlMs,
-          );
-        }
-      }
-      throw new Error('hold store still rebuilding after Redis lost its data');
-    },
+    start: () => startHolds(st),
+    hold: (requestId, s, amount, floor) => takeHold(st, requestId, s, amount, floor),
     async release(requestId, ids, s) {
-      await commands.tgRelease(
-        ...keys(ids.workspaceId, ids.keyId),
+      await st.commands.tgRelease(
+        ...accountKeys(st, ids.workspaceId, ids.keyId),
         requestId,
         s ? '1' : '0',
         s?.balanceMicros ?? 0,
@@ -363,17 +286,129 @@ export function createRedisHoldStore(redis: Redis, options: RedisHoldOptions): H
       );
     },
     async resize(requestId, ids, amount) {
-      await commands.tgResize(...keys(ids.workspaceId, ids.keyId), requestId, amount);
+      await st.commands.tgResize(...accountKeys(st, ids.workspaceId, ids.keyId), requestId, amount);
     },
     async extend(requestId, ids) {
-      await commands.tgExtend(...keys(ids.workspaceId, ids.keyId), requestId, now(), ttlMs);
+      await st.commands.tgExtend(...accountKeys(st, ids.workspaceId, ids.keyId), requestId, st.now(), ttlMs);
     },
     async reassert() {
       // Live holds come from options.live(), put back whenever the epoch changes; a start-up replay joins the epoch.
-      await rejoin();
+      await rejoin(st);
     },
     async close() {
-      if (timer) clearInterval(timer);
+      if (st.timer) clearInterval(st.timer);
     },
   };
+}
+
+/** One store's state, handed to the helpers below. */
+interface RedisHolds {
+  redis: Redis;
+  options: RedisHoldOptions;
+  commands: HoldCommands;
+  now: NowMs;
+  epochKey: string;
+  /** The epoch this proxy works in ('' before it joined one). */
+  epoch: string;
+  /** A join under way: every caller that finds the epoch changed waits for the same one. */
+  joining: Promise<void> | undefined;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** The workspace's and the key's account keys (money, holds by expiry, hold amounts), in the scripts' order. */
+function accountKeys(st: RedisHolds, workspaceId: string, keyId: string): string[] {
+  const ws = `${st.options.prefix}:acct:ws:${workspaceId}`;
+  const key = `${st.options.prefix}:acct:key:${keyId}`;
+  return [`${ws}:m`, `${ws}:z`, `${ws}:a`, `${key}:m`, `${key}:z`, `${key}:a`];
+}
+
+async function startHolds(st: RedisHolds): Promise<void> {
+  const { redis, epochKey, options } = st;
+  await rejoin(st);
+  // Each proxy looks for a lost epoch at a quarter of the fence, and at once when Redis reconnects.
+  st.timer = setInterval(() => void checkEpoch(st).catch(() => undefined), Math.max(50, Math.floor(options.fenceMs / 4)));
+  st.timer.unref();
+  redis.on('ready', () => void checkEpoch(st).catch(() => undefined));
+  // A brand-new epoch (first start, or Redis just lost its data) admits nothing until its fence ends.
+  const fence = Number(await redis.hget(epochKey, 'fence'));
+  if (fence > st.now()) await sleep(fence - st.now());
+}
+
+/** Puts every live hold back under the current epoch (starting one if Redis has none). */
+async function joinEpoch(st: RedisHolds): Promise<void> {
+  const { commands, epochKey, options, now } = st;
+  for (;;) {
+    const [id] = await commands.tgBeginEpoch(epochKey, randomUUID(), now(), options.fenceMs);
+    let moved = false;
+    for (const list of byAccount(options.live())) {
+      const args: (string | number)[] = [...accountKeys(st, list[0]!.workspaceId, list[0]!.keyId), epochKey, id, now(), options.ttlMs];
+      for (const h of list) args.push(h.requestId, h.amountMicros, h.keyBudget ? '1' : '0');
+      if ((await commands.tgReassert(...args)) === 5) moved = true;
+    }
+    if (moved) continue;
+    if (st.epoch !== id && st.epoch !== '')
+      options.logger.warn({ holds: options.live().length }, 'Redis lost its holds: this proxy put its live holds back');
+    st.epoch = id;
+    return;
+  }
+}
+
+function rejoin(st: RedisHolds): Promise<void> {
+  st.joining ??= joinEpoch(st).finally(() => (st.joining = undefined));
+  return st.joining;
+}
+
+async function checkEpoch(st: RedisHolds): Promise<void> {
+  const id = await st.redis.hget(st.epochKey, 'id');
+  if (id !== st.epoch) await rejoin(st);
+}
+
+/** The hold script, retried while Redis is being rebuilt (a new epoch, its fence, an account founded again). */
+async function takeHold(st: RedisHolds, requestId: string, s: MoneySnapshot, amount: number, floor: number | undefined): Promise<HoldOutcome> {
+  const { commands, epochKey, options, now } = st;
+  const { ttlMs } = options;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const r = await commands.tgHold(
+      ...accountKeys(st, s.workspaceId, s.keyId),
+      epochKey,
+      now(),
+      ttlMs,
+      amount,
+      requestId,
+      s.balanceMicros,
+      s.balanceVersion,
+      s.keyRemainingMicros === null ? '0' : '1',
+      s.keyRemainingMicros ?? 0,
+      s.keyVersion,
+      st.epoch,
+      ttlMs * 2,
+      floor ?? amount,
+    );
+    if (r === 0) return { ok: true };
+    if (r < 0) return { ok: true, lowered: -r };
+    if (r === 1) return { ok: false, reason: 'balance' };
+    if (r === 2) return { ok: false, reason: 'budget' };
+    if (r === 4 || r === 5) await rejoin(st);
+    else if (r === 6) {
+      const fence = Number(await st.redis.hget(epochKey, 'fence'));
+      await sleep(Math.min(options.fenceMs, Math.max(10, fence - now())));
+    } else if (r === 3) await seedAccounts(st, s.workspaceId, s.keyId);
+  }
+  throw new Error('hold store still rebuilding after Redis lost its data');
+}
+
+/** Accounts Redis lost are founded again only on the control plane's own figures. */
+async function seedAccounts(st: RedisHolds, workspaceId: string, keyId: string): Promise<void> {
+  const fresh = await st.options.authoritative(workspaceId, keyId);
+  const keys = accountKeys(st, workspaceId, keyId);
+  await st.commands.tgSeed(
+    keys[0]!,
+    keys[3]!,
+    fresh.balanceMicros,
+    fresh.balanceVersion,
+    fresh.keyRemainingMicros === null ? '0' : '1',
+    fresh.keyRemainingMicros ?? 0,
+    fresh.keyVersion,
+    st.options.ttlMs,
+  );
 }

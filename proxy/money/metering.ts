@@ -10,11 +10,11 @@ import type { HoldKeepAlive } from './keep-alive.js';
 import type { Outbox } from './outbox.js';
 import { reportJson } from './record-json.js';
 import { createSettlementBatcher, type SettlementBatcher } from './batcher.js';
-import { watchOutboxDisk } from './outbox-disk.js';
+import { watchOutboxDisk, type OutboxDisk } from './outbox-disk.js';
 import { releaseBatch } from './hold-release.js';
-import { createUsageReporter } from './reporter.js';
+import { createUsageReporter, type UsageReporter } from './reporter.js';
 import { createRefusalCounter, type RefusalCounter, type RefusedCall } from './refusals.js';
-import { createInFlight, settlementOf, type Settlement } from './settlement.js';
+import { createInFlight, settlementOf, type InFlight, type Settlement } from './settlement.js';
 import { callCost, type CallCost } from './cost.js';
 import type { RateLimits } from '../rate-limits.js';
 
@@ -67,9 +67,8 @@ export interface MeteringDeps {
  * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
  * again at once on `wake()` (the control plane is back). Its holds stay in
  * place meanwhile (they still count against the money) and are released with
- * the control plane's new snapshot.
+ * the control plane's new snapshot (docs/design.md, money).
  */
-/** Settles held calls: bill once, then release (docs/design.md, money). */
 export interface Metering {
   /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
   start(): Promise<void>;
@@ -100,19 +99,6 @@ export interface Metering {
   close(ms: number): Promise<void>;
 }
 
-/**
- * Settles held calls: bill once, then release. Reports go to the control
- * plane in batches, group-commit style: while a batch is in flight the next
- * one gathers, so the ledger takes one transaction per batch, not per call.
- *
- * Each gathered batch is written to the outbox (one durable write) before
- * it is sent, and leaves it only once the control plane has recorded it; a
- * report is idempotent on its request id, so a failed batch is retried
- * whole, for as long as it takes, backing off up to `retryMaxMs` and starting
- * again at once on `wake()` (the control plane is back). Its holds stay in
- * place meanwhile (they still count against the money) and are released with
- * the control plane's new snapshot.
- */
 /** A recorded batch's records leave the outbox, counted per segment (a segment goes once all its records have). */
 async function ackSegments(outbox: Outbox, logger: Logger, batch: Settlement[]): Promise<void> {
   const acks = new Map<number, number>();
@@ -178,135 +164,166 @@ function refusalsThrough(batcher: SettlementBatcher, logger: Logger): RefusalCou
 }
 
 export function createMetering(deps: MeteringDeps): Metering {
-  const { holds, limits, logger, outbox, live } = deps;
+  const { logger, outbox } = deps;
   const inFlight = createInFlight();
-  /** Settled and not yet acknowledged by the control plane. */
-  let owed = 0;
-
-  /**
-   * The control plane recorded a batch: its holds go (each adopting its key's
-   * money after the batch, one snapshot per key), then its records leave the outbox.
-   */
-  async function recorded(batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
-    owed -= settlements(batch);
-    await releaseBatch(holds, live, logger, batch, money, (deps.now ?? Date.now)());
-    await ackSegments(outbox, logger, batch);
-  }
-
   const disk = watchOutboxDisk(outbox, logger, deps.diskProbeMs ?? 250);
-  const reporter = createUsageReporter({ cp: deps.cp, logger, inFlight, retryMaxMs: deps.retryMaxMs, recorded });
+  // The reporter's callback reads `st`, which is whole before any report can be recorded.
+  const reporter = createUsageReporter({
+    cp: deps.cp,
+    logger,
+    inFlight,
+    retryMaxMs: deps.retryMaxMs,
+    recorded: (batch, money) => recorded(st, batch, money),
+  });
   const batcher = createSettlementBatcher({ outbox, logger, inFlight, written: (batch) => reporter.queue(batch), stored: disk.stored });
-  const refusals = refusalsThrough(batcher, logger);
-
-  /** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
-  function gather(call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
-    owed++;
-    const report = reportOf(call, usage, cost, status);
-    // Serialized once, now: the report object dies young; its text goes to disk and to the control plane.
-    batcher.add({
-      json: reportJson(report),
-      requestId: call.requestId,
-      keyId: call.keyId,
-      workspaceId: call.workspaceId,
-      keyBudget: call.keyBudget,
-      recordOnly: !(usage && cost),
-    });
-  }
-
-  /** The hold of a call that ended becomes what it cost: no more (it shrinks), or all of it (it grows). */
-  function holdTheCost(call: HeldCall, costMicros: number): void {
-    live.resize(call, costMicros);
-    const ids = { workspaceId: call.workspaceId, keyId: call.keyId };
-    const resized = holds.resize(call.requestId, ids, costMicros);
-    // A failed resize leaves the worst case held: the money stays covered, only admission is stricter until the release.
-    resized?.catch((err: unknown) => logger.warn({ err, requestId: call.requestId }, 'hold resize failed; the worst case stays held'));
-  }
+  const st: MeteringState = { deps, inFlight, disk, reporter, batcher, refusals: refusalsThrough(batcher, logger), owed: 0 };
 
   return {
-    /** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
-    async start(): Promise<void> {
-      const replayed = outbox.replayed;
-      if (!replayed.length) return;
-      for (const { record } of replayed) {
-        if (record.recordOnly) continue;
-        live.add(liveHold(record.report.request_id, record.workspaceId, record.report.key_id, record.report.cost_micros, record.keyBudget));
-      }
-      await holds.reassert(live.list());
-      owed += settlements(replayed.map(({ record }) => ({ refusal: record.report.refusal_reason !== undefined })));
-      logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
-      // Replayed records have waited long enough already.
-      reporter.queue(replayed.map(({ record, slot }) => ({ ...settlementOf(record, slot), queuedAt: -Infinity })));
-    },
-    /** A call was admitted with this hold: it is owed until released or acknowledged. */
+    start: () => replay(st),
     admitted(call: HeldCall): void {
-      live.add(liveHold(call.requestId, call.workspaceId, call.keyId, call.holdMicros, call.keyBudget));
+      deps.live.add(liveHold(call.requestId, call.workspaceId, call.keyId, call.holdMicros, call.keyBudget));
     },
-    /** Bills what the usage costs, even above the hold; the hold becomes that cost. Never zero tokens: at least one input token. */
-    settle(call: HeldCall, reported: Usage, format: WireFormat, status = 200): number {
-      const prompt = reported.inputTokens + reported.cacheReadTokens + reported.cacheWrite5mTokens + reported.cacheWrite1hTokens;
-      const usage = prompt > 0 ? reported : { ...reported, inputTokens: 1 };
-      const cost = callCost(call.model, usage, format);
-      holdTheCost(call, cost.costMicros);
-      const counted = prompt + usage.outputTokens;
-      void limits.adjustTokens(call.keyId, call.tpm, Math.max(1, counted) - call.tokensTaken)?.catch(tokenWindowNotCorrected(logger, call));
-      gather(call, usage, cost, status);
-      return cost.costMicros;
-    },
-    /**
-     * Not billed: the upstream failed before answering (`status` is what the
-     * client got), answered with its own error, or the proxy failed. The hold
-     * goes now; the call is still recorded, at no cost, so the usage console
-     * counts it.
-     */
-    release(call: HeldCall, status: number): void {
-      live.remove(call.requestId);
-      gather(call, undefined, undefined, status);
-      inFlight.track(
-        (async () => {
-          await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(logger, call));
-          await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
-        })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
-      );
-    },
-    refused: (call) => refusals.count(call),
-    full: (): boolean => disk.refused() || owed >= deps.maxPending,
-    /** The control plane is reachable again: retry now, and start the backoff over. */
-    wake: () => reporter.wake(),
-    async drain(): Promise<void> {
-      reporter.hurry(true);
-      refusals.flush();
-      try {
-        while (batcher.busy() || reporter.queued() || inFlight.size()) {
-          batcher.nudge();
-          if (reporter.queued()) reporter.pump();
-          if (inFlight.size()) await inFlight.settled();
-          // A referenced timer: a process with nothing else on its loop (no server) must not end mid-drain.
-          else await new Promise((r) => setTimeout(r, 10));
-        }
-      } finally {
-        reporter.hurry(false);
-      }
-    },
-    /**
-     * Shutdown: writes what has gathered, tries for up to `ms` to have the
-     * control plane take everything, then stops; what is left stays in the
-     * outbox for the next start.
-     */
-    async close(ms: number): Promise<void> {
-      disk.stop();
-      reporter.hurry(true);
-      refusals.stop();
-      batcher.flush();
-      reporter.pump();
-      const deadline = Date.now() + ms;
-      // A report that failed is tried again every half second until the deadline, not on the backoff.
-      for (let tick = 0; (reporter.queued() || inFlight.size()) && Date.now() < deadline; tick++) {
-        if (tick % 25 === 0) reporter.wake();
-        await new Promise((r) => setTimeout(r, 20).unref());
-      }
-      reporter.stop();
-      await outbox.close();
-      if (reporter.unfinished()) logger.warn({ requests: owed }, 'usage left in the outbox for the next start');
-    },
+    settle: (call, reported, format, status = 200) => settle(st, call, reported, format, status),
+    release: (call, status) => release(st, call, status),
+    refused: (call) => st.refusals.count(call),
+    full: (): boolean => disk.refused() || st.owed >= deps.maxPending,
+    wake: () => st.reporter.wake(),
+    drain: () => drain(st),
+    close: (ms) => close(st, ms),
   };
+}
+
+/** One metering's state, handed to the helpers below. */
+interface MeteringState {
+  deps: MeteringDeps;
+  inFlight: InFlight;
+  disk: OutboxDisk;
+  reporter: UsageReporter;
+  batcher: SettlementBatcher;
+  refusals: RefusalCounter;
+  /** Settled and not yet acknowledged by the control plane. */
+  owed: number;
+}
+
+/**
+ * The control plane recorded a batch: its holds go (each adopting its key's
+ * money after the batch, one snapshot per key), then its records leave the outbox.
+ */
+async function recorded(st: MeteringState, batch: Settlement[], money: UsageKeyMoney[]): Promise<void> {
+  const { holds, live, logger, outbox } = st.deps;
+  st.owed -= settlements(batch);
+  await releaseBatch(holds, live, logger, batch, money, (st.deps.now ?? Date.now)());
+  await ackSegments(outbox, logger, batch);
+}
+
+/** Replays what an earlier run left unacknowledged: its holds go back first, so they count before any admission. */
+async function replay(st: MeteringState): Promise<void> {
+  const { outbox, live, holds, logger } = st.deps;
+  const replayed = outbox.replayed;
+  if (!replayed.length) return;
+  for (const { record } of replayed) {
+    if (record.recordOnly) continue;
+    live.add(liveHold(record.report.request_id, record.workspaceId, record.report.key_id, record.report.cost_micros, record.keyBudget));
+  }
+  await holds.reassert(live.list());
+  st.owed += settlements(replayed.map(({ record }) => ({ refusal: record.report.refusal_reason !== undefined })));
+  logger.info({ requests: replayed.length }, 'replaying unacknowledged usage from the outbox');
+  // Replayed records have waited long enough already.
+  st.reporter.queue(replayed.map(({ record, slot }) => ({ ...settlementOf(record, slot), queuedAt: -Infinity })));
+}
+
+/** Adds one call's usage record to the batch being gathered; a record-only one (not billed) holds nothing. */
+function gather(st: MeteringState, call: HeldCall, usage: Usage | undefined, cost: CallCost | undefined, status: number): void {
+  st.owed++;
+  const report = reportOf(call, usage, cost, status);
+  // Serialized once, now: the report object dies young; its text goes to disk and to the control plane.
+  st.batcher.add({
+    json: reportJson(report),
+    requestId: call.requestId,
+    keyId: call.keyId,
+    workspaceId: call.workspaceId,
+    keyBudget: call.keyBudget,
+    recordOnly: !(usage && cost),
+  });
+}
+
+/** The hold of a call that ended becomes what it cost: no more (it shrinks), or all of it (it grows). */
+function holdTheCost(st: MeteringState, call: HeldCall, costMicros: number): void {
+  st.deps.live.resize(call, costMicros);
+  const ids = { workspaceId: call.workspaceId, keyId: call.keyId };
+  const resized = st.deps.holds.resize(call.requestId, ids, costMicros);
+  // A failed resize leaves the worst case held: the money stays covered, only admission is stricter until the release.
+  resized?.catch((err: unknown) => st.deps.logger.warn({ err, requestId: call.requestId }, 'hold resize failed; the worst case stays held'));
+}
+
+/** Bills what the usage costs, even above the hold; the hold becomes that cost. Never zero tokens: at least one input token. */
+function settle(st: MeteringState, call: HeldCall, reported: Usage, format: WireFormat, status: number): number {
+  const prompt = reported.inputTokens + reported.cacheReadTokens + reported.cacheWrite5mTokens + reported.cacheWrite1hTokens;
+  const usage = prompt > 0 ? reported : { ...reported, inputTokens: 1 };
+  const cost = callCost(call.model, usage, format);
+  holdTheCost(st, call, cost.costMicros);
+  const counted = prompt + usage.outputTokens;
+  void st.deps.limits
+    .adjustTokens(call.keyId, call.tpm, Math.max(1, counted) - call.tokensTaken)
+    ?.catch(tokenWindowNotCorrected(st.deps.logger, call));
+  gather(st, call, usage, cost, status);
+  return cost.costMicros;
+}
+
+/**
+ * Not billed: the upstream failed before answering (`status` is what the
+ * client got), answered with its own error, or the proxy failed. The hold
+ * goes now; the call is still recorded, at no cost, so the usage console
+ * counts it.
+ */
+function release(st: MeteringState, call: HeldCall, status: number): void {
+  const { live, limits, holds, logger } = st.deps;
+  live.remove(call.requestId);
+  gather(st, call, undefined, undefined, status);
+  st.inFlight.track(
+    (async () => {
+      await limits.adjustTokens(call.keyId, call.tpm, -call.tokensTaken)?.catch(tokenWindowNotCorrected(logger, call));
+      await holds.release(call.requestId, { workspaceId: call.workspaceId, keyId: call.keyId });
+    })().catch((err: unknown) => logger.error({ err, requestId: call.requestId }, 'hold release failed; it will expire')),
+  );
+}
+
+async function drain(st: MeteringState): Promise<void> {
+  const { reporter, refusals, batcher, inFlight } = st;
+  reporter.hurry(true);
+  refusals.flush();
+  try {
+    while (batcher.busy() || reporter.queued() || inFlight.size()) {
+      batcher.nudge();
+      if (reporter.queued()) reporter.pump();
+      if (inFlight.size()) await inFlight.settled();
+      // A referenced timer: a process with nothing else on its loop (no server) must not end mid-drain.
+      else await new Promise((r) => setTimeout(r, 10));
+    }
+  } finally {
+    reporter.hurry(false);
+  }
+}
+
+/**
+ * Shutdown: writes what has gathered, tries for up to `ms` to have the
+ * control plane take everything, then stops; what is left stays in the
+ * outbox for the next start.
+ */
+async function close(st: MeteringState, ms: number): Promise<void> {
+  const { reporter, refusals, batcher, inFlight, disk } = st;
+  disk.stop();
+  reporter.hurry(true);
+  refusals.stop();
+  batcher.flush();
+  reporter.pump();
+  const deadline = Date.now() + ms;
+  // A report that failed is tried again every half second until the deadline, not on the backoff.
+  for (let tick = 0; (reporter.queued() || inFlight.size()) && Date.now() < deadline; tick++) {
+    if (tick % 25 === 0) reporter.wake();
+    await new Promise((r) => setTimeout(r, 20).unref());
+  }
+  reporter.stop();
+  await st.deps.outbox.close();
+  if (reporter.unfinished()) st.deps.logger.warn({ requests: st.owed }, 'usage left in the outbox for the next start');
 }

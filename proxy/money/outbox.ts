@@ -76,6 +76,19 @@ export class OutboxBusyError extends Error {
   }
 }
 
+/** One outbox's state, handed to the helpers below. */
+interface OutboxState {
+  dir: string;
+  lock: string;
+  segments: Map<number, Segment>;
+  /** The segment being written, if any. */
+  current: Segment | undefined;
+  nextSeq: number;
+  pending: number;
+  /** File operations run one at a time, so an emptying never overtakes a write. */
+  chain: Promise<unknown>;
+}
+
 /**
  * The settlement outbox: usage records on local disk from the moment their
  * batch is gathered until the control plane has acknowledged them.
@@ -90,6 +103,29 @@ export class OutboxBusyError extends Error {
  */
 export function openOutbox(dir: string): Outbox {
   mkdirSync(dir, { recursive: true });
+  const lock = takeLock(dir);
+  const { segments, replayed } = readSegments(dir);
+  const state: OutboxState = {
+    dir,
+    lock,
+    segments,
+    current: undefined,
+    nextSeq: Math.max(0, ...segments.keys()) + 1,
+    pending: replayed.length,
+    chain: Promise.resolve(),
+  };
+  return {
+    replayed,
+    pending: () => state.pending,
+    append: (entries) => serial(state, () => appendBatch(state, entries)),
+    probe: (bytes) => serial(state, () => probeWrite(join(dir, 'probe.tmp'), bytes)),
+    ack: (slot, count) => ackSlot(state, slot, count),
+    close: () => serial(state, () => closeSegments(state)),
+  };
+}
+
+/** The directory's lock file, written with this process's id; refused while another live process holds it. */
+function takeLock(dir: string): string {
   const lock = join(dir, 'outbox.lock');
   try {
     const holder = Number(readFileSync(lock, 'utf8'));
@@ -98,7 +134,11 @@ export function openOutbox(dir: string): Outbox {
     if (err instanceof OutboxBusyError) throw err;
   }
   writeFileSync(lock, String(process.pid));
+  return lock;
+}
 
+/** The segments an earlier run left and their records, each request once; a segment with none is deleted. */
+function readSegments(dir: string): { segments: Map<number, Segment>; replayed: Outbox['replayed'] } {
   const segments = new Map<number, Segment>();
   const replayed: { record: OutboxRecord; slot: OutboxSlot }[] = [];
   const seen = new Set<string>();
@@ -107,17 +147,10 @@ export function openOutbox(dir: string): Outbox {
     if (!m) continue;
     const seq = Number(m[1]);
     const path = join(dir, name);
-    const text = readFileSync(path, 'utf8');
     const seg: Segment = { seq, path, outstanding: 0, bytes: SEGMENT_BYTES };
-    for (const line of text.split('\n')) {
-      if (!line) continue;
-      let record: OutboxRecord;
-      try {
-        record = JSON.parse(line) as OutboxRecord;
-      } catch {
-        continue;
-      }
-      if (seen.has(record.report.request_id)) continue;
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      const record = parseLine(line);
+      if (!record || seen.has(record.report.request_id)) continue;
       seen.add(record.report.request_id);
       seg.outstanding++;
       replayed.push({ record, slot: { segment: seq } });
@@ -125,101 +158,100 @@ export function openOutbox(dir: string): Outbox {
     if (seg.outstanding) segments.set(seq, seg);
     else rmSync(path, { force: true });
   }
-  let nextSeq = Math.max(0, ...segments.keys()) + 1;
-  let current: Segment | undefined;
-  let pending = replayed.length;
+  return { segments, replayed };
+}
 
-  // File operations run one at a time, so an emptying never overtakes a write.
-  let chain: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const p = chain.then(fn);
-    chain = p.catch(() => undefined);
-    return p;
-  };
-
-  const segmentPath = (seq: number) => join(dir, `usage-${String(seq).padStart(12, '0')}.jsonl`);
-
-  async function retire(seg: Segment): Promise<void> {
-    segments.delete(seg.seq);
-    if (current === seg) current = undefined;
-    await seg.handle?.close();
-    await unlink(seg.path).catch(() => undefined);
+/** A record, or undefined for an empty or torn line. */
+function parseLine(line: string): OutboxRecord | undefined {
+  if (!line) return undefined;
+  try {
+    return JSON.parse(line) as OutboxRecord;
+  } catch {
+    return undefined;
   }
+}
 
-  /**
-   * A write failed, perhaps after part of the batch reached the file: a torn
-   * line there would swallow the next batch's first record on replay (both
-   * unparsable as one line). The segment goes back to its last whole line and
-   * takes no more writes; one with nothing outstanding is deleted (freeing
-   * its space). If even the truncation fails, the torn line is the file's
-   * last and replay skips it alone.
-   */
-  async function abandon(seg: Segment): Promise<void> {
-    await seg.handle!.truncate(seg.bytes).catch(() => undefined);
-    if (current === seg) current = undefined;
-    if (seg.outstanding <= 0) await retire(seg);
+function serial<T>(state: OutboxState, fn: () => Promise<T>): Promise<T> {
+  const p = state.chain.then(fn);
+  state.chain = p.catch(() => undefined);
+  return p;
+}
+
+async function appendBatch(state: OutboxState, entries: readonly OutboxEntry[]): Promise<OutboxSlot> {
+  if (!state.current || state.current.bytes >= SEGMENT_BYTES) await newSegment(state);
+  const seg = state.current!;
+  const bytes = linesBuffer(entries);
+  try {
+    await writeDurably(seg.handle!, bytes);
+  } catch (err) {
+    await abandon(state, seg);
+    throw err;
   }
+  seg.bytes += bytes.length;
+  seg.outstanding += entries.length;
+  state.pending += entries.length;
+  return { segment: seg.seq };
+}
 
-  return {
-    /** Records left unacknowledged by an earlier run, oldest first. */
-    replayed,
-    /** Records written and not yet acknowledged. */
-    pending: () => pending,
-    /** Writes a batch and makes it durable before resolving with the batch's slot. */
-    append: (entries: readonly OutboxEntry[]): Promise<OutboxSlot> =>
-      serial(async () => {
-        if (!current || current.bytes >= SEGMENT_BYTES) {
-          const seq = nextSeq++;
-          const path = segmentPath(seq);
-          current = { seq, path, outstanding: 0, bytes: 0, handle: await open(path, APPEND_DURABLE ?? 'a') };
-          segments.set(seq, current);
-          // The new file's name must survive a machine crash too.
-          const d = openSync(dir, 'r');
-          try {
-            await new Promise<void>((resolve, reject) => fdatasync(d, (err) => (err ? reject(err) : resolve())));
-          } finally {
-            closeSync(d);
-          }
-        }
-        const seg = current;
-        const bytes = linesBuffer(entries);
-        try {
-          await writeDurably(seg.handle!, bytes);
-        } catch (err) {
-          await abandon(seg);
-          throw err;
-        }
-        seg.bytes += bytes.length;
-        seg.outstanding += entries.length;
-        pending += entries.length;
-        return { segment: seg.seq };
-      }),
-    probe: (bytes: number): Promise<void> => serial(() => probeWrite(join(dir, 'probe.tmp'), bytes)),
-    /** The control plane has recorded these: forget them (a segment goes once all its records have). */
-    async ack(slot: OutboxSlot, count: number): Promise<void> {
-      const seg = segments.get(slot.segment);
-      if (!seg) return;
-      seg.outstanding -= count;
-      pending -= count;
-      if (seg.outstanding > 0) return;
-      await serial(async () => {
-        if (seg.outstanding > 0 || !segments.has(seg.seq)) return;
-        // The file being written is emptied rather than replaced: no new name to make durable.
-        // (If the truncation is lost in a crash, its records are replayed, and recorded no twice.)
-        if (seg === current && seg.bytes < SEGMENT_BYTES) {
-          seg.bytes = 0;
-          await seg.handle!.truncate(0);
-        } else await retire(seg);
-      });
-    },
-    close: () =>
-      serial(async () => {
-        for (const seg of [...segments.values()]) {
-          if (seg.outstanding <= 0) await retire(seg);
-          else await seg.handle?.close();
-        }
-        current = undefined;
-        rmSync(lock, { force: true });
-      }),
-  };
+/** Starts the next segment as the current one. */
+async function newSegment(state: OutboxState): Promise<void> {
+  const seq = state.nextSeq++;
+  const path = join(state.dir, `usage-${String(seq).padStart(12, '0')}.jsonl`);
+  const seg: Segment = { seq, path, outstanding: 0, bytes: 0, handle: await open(path, APPEND_DURABLE ?? 'a') };
+  state.segments.set(seq, seg);
+  state.current = seg;
+  // The new file's name must survive a machine crash too.
+  const d = openSync(state.dir, 'r');
+  try {
+    await new Promise<void>((resolve, reject) => fdatasync(d, (err) => (err ? reject(err) : resolve())));
+  } finally {
+    closeSync(d);
+  }
+}
+
+async function ackSlot(state: OutboxState, slot: OutboxSlot, count: number): Promise<void> {
+  const seg = state.segments.get(slot.segment);
+  if (!seg) return;
+  seg.outstanding -= count;
+  state.pending -= count;
+  if (seg.outstanding > 0) return;
+  await serial(state, async () => {
+    if (seg.outstanding > 0 || !state.segments.has(seg.seq)) return;
+    // The file being written is emptied rather than replaced: no new name to make durable.
+    // (If the truncation is lost in a crash, its records are replayed, and recorded no twice.)
+    if (seg === state.current && seg.bytes < SEGMENT_BYTES) {
+      seg.bytes = 0;
+      await seg.handle!.truncate(0);
+    } else await retire(state, seg);
+  });
+}
+
+async function closeSegments(state: OutboxState): Promise<void> {
+  for (const seg of [...state.segments.values()]) {
+    if (seg.outstanding <= 0) await retire(state, seg);
+    else await seg.handle?.close();
+  }
+  state.current = undefined;
+  rmSync(state.lock, { force: true });
+}
+
+async function retire(state: OutboxState, seg: Segment): Promise<void> {
+  state.segments.delete(seg.seq);
+  if (state.current === seg) state.current = undefined;
+  await seg.handle?.close();
+  await unlink(seg.path).catch(() => undefined);
+}
+
+/**
+ * A write failed, perhaps after part of the batch reached the file: a torn
+ * line there would swallow the next batch's first record on replay (both
+ * unparsable as one line). The segment goes back to its last whole line and
+ * takes no more writes; one with nothing outstanding is deleted (freeing
+ * its space). If even the truncation fails, the torn line is the file's
+ * last and replay skips it alone.
+ */
+async function abandon(state: OutboxState, seg: Segment): Promise<void> {
+  await seg.handle!.truncate(seg.bytes).catch(() => undefined);
+  if (state.current === seg) state.current = undefined;
+  if (seg.outstanding <= 0) await retire(state, seg);
 }

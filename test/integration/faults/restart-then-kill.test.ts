@@ -41,7 +41,7 @@ interface Served {
   sentAt: number;
 }
 
-/** Steady calls over the keys in turn, on both formats, streamed and not, until stopped. */
+/** Steady calls over the keys in turn, in Chat Completions and Messages, streamed and not, until stopped. */
 function traffic(proxyUrl: string, keys: SeededKey[], workers = 4) {
   const outcomes: Served[] = [];
   let running = true;

@@ -1,4 +1,9 @@
-/** Error bodies in each provider's own shape, as their APIs send them. */
+/**
+ * Error bodies in each provider's own shape, as their APIs send them. The
+ * types agree with the proxy's own for every status it answers with
+ * (test/unit/proxy/wire/error-tables.test.ts), where the providers document
+ * no other.
+ */
 
 export type Dialect = 'openai' | 'anthropic' | 'google';
 
@@ -14,6 +19,8 @@ function openaiDefaults(status: number): OpenAIErrorFields {
       return { type: 'invalid_request_error', code: null, message: 'Invalid request.' };
     case 401:
       return { type: 'invalid_request_error', code: 'invalid_api_key', message: 'Incorrect API key provided.' };
+    case 402:
+      return { type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota.' };
     case 403:
       return { type: 'permission_error', code: null, message: 'You are not allowed to access this resource.' };
     case 404:
@@ -46,6 +53,7 @@ function anthropicType(status: number): string {
       return 'rate_limit_error';
     case 504:
       return 'timeout_error';
+    case 503:
     case 529:
       return 'overloaded_error';
     default:

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createServer } from 'node:net';
-import { portInUse } from '../../bin/run.js';
-import { testConfig } from '../support/control-plane.js';
+import { portInUse } from '../../../bin/run.js';
+import { testConfig } from '../../support/control-plane.js';
 
 describe('a port already in use', () => {
   it('names the variable that chose it, from the error listen() gives', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadDotEnv } from '../../shared/dotenv.js';
+import { loadDotEnv } from '../../../shared/dotenv.js';
 
 describe('.env', () => {
   it('fills in what the real environment lacks; the real environment wins', () => {

@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../shared/config.js';
-import { parseModelCatalog, unsetProviderKeyWarnings } from '../../shared/models.js';
-import { TEST_MODELS_FILE } from '../support/control-plane.js';
+import { ConfigError, loadConfig } from '../../../shared/config.js';
+import { parseModelCatalog, unsetProviderKeyWarnings } from '../../../shared/models.js';
+import { TEST_MODELS_FILE } from '../../support/control-plane.js';
 
 function problemsOf(env: NodeJS.ProcessEnv, mode: Parameters<typeof loadConfig>[1] = 'all'): string[] {
   try {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { prettyLine } from '../../shared/log-pretty.js';
+import { prettyLine } from '../../../shared/log-pretty.js';
 
 describe('log lines at a terminal', () => {
   it('reads as time, level, message and fields', () => {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jsonErrorWithLine, loadModelCatalog, parseModelCatalog } from '../../shared/models.js';
-import { listedModels, modelByName } from '../../shared/client-names.js';
+import { jsonErrorWithLine, loadModelCatalog, parseModelCatalog } from '../../../shared/models.js';
+import { listedModels, modelByName } from '../../../shared/client-names.js';
 
 /**
  * The models file is checked in one round: every problem of every entry,
@@ -269,7 +269,7 @@ describe('models file', () => {
   });
 
   it("the README's Claude Code recipe names aliases the bundled models file has", () => {
-    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const root = fileURLToPath(new URL('../../../', import.meta.url));
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     // The whole section: the recipe without model variables, then the one naming aliases.
     const recipe = readme.split('### Claude Code')[1]!.split('\n### ')[0]!;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { displayPrefix, generateSecret, isWellFormedSecret, lastFour, safeEqual, sha256Hex } from '../../shared/secrets.js';
+import { displayPrefix, generateSecret, isWellFormedSecret, lastFour, safeEqual, sha256Hex } from '../../../shared/secrets.js';
 
 describe('secrets', () => {
   it('generates keys with the brand prefix, 40 characters, that pass their own checksum', () => {
