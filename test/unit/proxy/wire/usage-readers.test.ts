@@ -141,12 +141,12 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       webSearchRequests: 0,
     });
     // More cached than prompted (a provider's bug) never makes input negative.
-    expect(chatUsageReader.fromAnswer({ prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 9 } }, Buffer.alloc(0), () => undefined)).to.deep.include(
-      {
-        inputTokens: 0,
-        cacheReadTokens: 5,
-      },
-    );
+    expect(
+      chatUsageReader.fromAnswer({ prompt_tokens: 5, prompt_tokens_details: { cached_tokens: 9 } }, Buffer.alloc(0), () => undefined),
+    ).to.deep.include({
+      inputTokens: 0,
+      cacheReadTokens: 5,
+    });
   });
 
   describe('malformed counts read as no usage, so the call bills its hold (security round two, finding 5)', () => {
@@ -179,7 +179,9 @@ describe('proxy: each format’s usage reader, to the neutral split and its exac
       expect(chatUsageReader.fromAnswer({ prompt_tokens: 10, completion_tokens: 0 }, Buffer.alloc(0), () => undefined)).to.deep.include({
         outputTokens: 0,
       });
-      expect(messagesUsageReader.fromAnswer({ input_tokens: 10, output_tokens: 4 }, Buffer.alloc(0), () => undefined)).to.deep.include({ outputTokens: 4 });
+      expect(messagesUsageReader.fromAnswer({ input_tokens: 10, output_tokens: 4 }, Buffer.alloc(0), () => undefined)).to.deep.include({
+        outputTokens: 4,
+      });
     });
   });
 });
