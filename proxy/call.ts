@@ -1,17 +1,11 @@
 /**
  * The proxy's core types, shared by every part of a call: the wire formats
- * it speaks, a call once its format's checks passed, and the tokens an
+ * it speaks (listed in shared/wire-formats.ts), a call once its format's checks passed, and the tokens an
  * answer used. Nothing here imports anything of the proxy, so every folder
  * can depend on it without an import circle.
  */
 
-/** The wire formats a client may call in; a new format is one more member here (and its folders). */
-export const WIRE_FORMATS = ['chat', 'messages', 'responses'] as const;
-
-export type WireFormat = (typeof WIRE_FORMATS)[number];
-
-/** What a usage record says the client called: a wire format, or embeddings (asked in the Chat format's dialect). */
-export type UsageFormat = WireFormat | 'embeddings';
+export type { UsageFormat, WireFormat } from '../shared/wire-formats.js';
 
 /** A model call after its format's checks, the same shape for every format. */
 export interface ParsedCall {

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { AuthHeader } from '../shared/models.js';
+import { WIRE_FORMATS } from '../shared/wire-formats.js';
 import type { WireFormat } from './call.js';
+import { WIRE } from './wire/registry.js';
 
 /**
  * What of the client's request reaches the provider: an allowlist, so hop-
@@ -8,18 +10,17 @@ import type { WireFormat } from './call.js';
  * provider key is added by the caller. accept-encoding is not passed: the
  * usage tap reads the answer, so it must arrive uncompressed.
  */
-const PASSED = ['accept', 'user-agent', 'anthropic-version', 'anthropic-beta', 'openai-beta'];
+const GENERAL = ['accept', 'user-agent'];
 /**
  * The client's headers that belong to one provider API: on a translated call
  * they describe the client's format, not the provider's (Claude Code's
  * `anthropic-beta` list means nothing to a Chat Completions provider, and a
- * strict one may refuse it), so they go only to a provider of that API.
+ * strict one may refuse it), so they go only to a provider of a format that
+ * owns them (wire/<format>/index.ts `ownHeaders`).
  */
-const PASSED_TO: Record<string, 'messages' | 'openai'> = {
-  'anthropic-version': 'messages',
-  'anthropic-beta': 'messages',
-  'openai-beta': 'openai',
-};
+const PASSED = [...new Set([...GENERAL, ...WIRE_FORMATS.flatMap((f) => WIRE[f].ownHeaders)])];
+/** What reaches a provider of each format: the general headers and its own, made once. */
+const PASSED_TO = Object.fromEntries(WIRE_FORMATS.map((f) => [f, [...GENERAL, ...WIRE[f].ownHeaders]])) as Record<WireFormat, string[]>;
 
 type UpstreamAuth = { header: AuthHeader; secret: string };
 
@@ -70,11 +71,8 @@ export function upstreamHeaders(
 ): string[] {
   const out = fixedHeaders(auth, extra).slice();
   out.push('content-length', String(contentLength));
-  const api = provider === undefined ? undefined : provider === 'messages' ? 'messages' : 'openai';
-  for (const name of PASSED) {
+  for (const name of provider === undefined ? PASSED : PASSED_TO[provider]) {
     if (extra && name in extra) continue;
-    const only = PASSED_TO[name];
-    if (only !== undefined && api !== undefined && only !== api) continue;
     const v = client[name];
     if (typeof v === 'string') out.push(name, v);
     else if (Array.isArray(v)) out.push(name, v.join(', '));

@@ -8,6 +8,7 @@ import type { Tracing } from '../shared/tracing.js';
 import { createSeriesCache, type ProxyMetrics, type SeriesCache } from './metrics.js';
 import type { SettlementWatch } from './money/settlement-watch.js';
 import type { WireFormat } from './call.js';
+import { PIVOT, WIRE } from './wire/registry.js';
 
 /**
  * What the edge learns about one request as it goes, as plain fields and
@@ -100,7 +101,7 @@ export function newCall(requestId: string, req?: IncomingMessage): EdgeCall {
     startedAt: performance.now(),
     method: req?.method ?? '',
     path: (q < 0 ? url : url.slice(0, q)).slice(0, PATH_LOGGED),
-    format: 'chat',
+    format: PIVOT,
     route: 'unrouted',
     model: undefined,
     keyId: undefined,
@@ -227,7 +228,7 @@ function finishSpans(t: Tracing, call: EdgeCall, status: number, now: number, se
   });
   if (model) {
     span.setAttributes({
-      'gen_ai.system': (call.upstreamFormat ?? call.format) === 'messages' ? 'anthropic' : 'openai',
+      'gen_ai.system': WIRE[call.upstreamFormat ?? call.format].genAiSystem,
       'gen_ai.provider.name': model.provider,
       'gen_ai.request.model': model.alias,
       'gen_ai.response.model': model.upstream_model,

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
 import { invalidInput } from '../shared/errors.js';
-import { tooLarge } from './formats/index.js';
+import { tooLarge } from './wire/index.js';
 
 /** The client went away before its body was read: nobody is left to answer. */
 export class ClientLeft extends Error {}

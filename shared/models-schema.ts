@@ -1,5 +1,6 @@
 import { isObject } from './json.js';
 import { z } from 'zod';
+import { WIRE_FORMAT_CONFIG_NAMES, type WireFormatConfigName } from './wire-formats.js';
 
 /**
  * The shapes of one provider and one model entry of the models file. Each is
@@ -13,23 +14,63 @@ export const authHeaderSchema = z.enum(['authorization', 'x-api-key', 'api-key']
 
 const baseUrl = z.url({ protocol: /^https?$/ });
 
+/** Where a provider serves one wire format, and the header its key goes in there (each format has a default). */
+const endpointSchema = z.object({ base_url: baseUrl, auth_header: authHeaderSchema.optional() }).strict();
+
+/** `endpoints`, keyed by each format's config name. */
+const endpointsSchema = z
+  .object(
+    Object.fromEntries(WIRE_FORMAT_CONFIG_NAMES.map((name) => [name, endpointSchema.optional()])) as Record<
+      WireFormatConfigName,
+      z.ZodOptional<typeof endpointSchema>
+    >,
+  )
+  .strict();
+
+/**
+ * The older spelling of `endpoints`: `<format>_base_url` and
+ * `<format>_auth_header` per format, read as the map (models.ts).
+ */
+const olderEndpointFields = Object.fromEntries(
+  WIRE_FORMAT_CONFIG_NAMES.flatMap((name) => [
+    [`${name}_base_url`, baseUrl.optional()],
+    [`${name}_auth_header`, authHeaderSchema.optional()],
+  ]),
+) as Record<`${WireFormatConfigName}_base_url`, z.ZodOptional<typeof baseUrl>> &
+  Record<`${WireFormatConfigName}_auth_header`, z.ZodOptional<typeof authHeaderSchema>>;
+
 export const providerSchema = z
   .object({
-    chat_completions_base_url: baseUrl.optional(),
-    messages_base_url: baseUrl.optional(),
-    responses_base_url: baseUrl.optional(),
+    /** Where it serves each format it speaks; a call in a format it lacks is translated. */
+    endpoints: endpointsSchema.optional(),
+    ...olderEndpointFields,
     api_key_env: z.string().min(1),
-    /** Overrides the header each format's provider key is sent in (Azure OpenAI wants `api-key`). */
-    chat_completions_auth_header: authHeaderSchema.optional(),
-    messages_auth_header: authHeaderSchema.optional(),
-    responses_auth_header: authHeaderSchema.optional(),
     /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
     extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
   })
   .strict()
-  .refine((p) => p.chat_completions_base_url !== undefined || p.messages_base_url !== undefined || p.responses_base_url !== undefined, {
-    message: 'a provider needs at least one of chat_completions_base_url, messages_base_url, responses_base_url',
+  .superRefine((p, ctx) => {
+    const olderNames = p as Record<string, unknown>;
+    for (const name of WIRE_FORMAT_CONFIG_NAMES) {
+      const older = [`${name}_base_url`, `${name}_auth_header`].filter((f) => olderNames[f] !== undefined);
+      if (p.endpoints?.[name] !== undefined && older.length > 0) {
+        ctx.addIssue({ code: 'custom', path: [older[0]!], message: `give either endpoints.${name} or ${older.join(' and ')}, not both` });
+      } else if (
+        p.endpoints?.[name] === undefined &&
+        olderNames[`${name}_auth_header`] !== undefined &&
+        olderNames[`${name}_base_url`] === undefined
+      ) {
+        ctx.addIssue({ code: 'custom', path: [`${name}_auth_header`], message: `needs ${name}_base_url` });
+      }
+    }
+    if (!WIRE_FORMAT_CONFIG_NAMES.some((name) => p.endpoints?.[name] !== undefined || olderNames[`${name}_base_url`] !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `a provider needs at least one endpoint: endpoints.{${WIRE_FORMAT_CONFIG_NAMES.join(',')}} (or the older ${WIRE_FORMAT_CONFIG_NAMES.map((n) => `${n}_base_url`).join(', ')})`,
+      });
+    }
   });
+export type ProviderEntry = z.infer<typeof providerSchema>;
 
 /**
  * Money is kept in integer micro-dollars so that a price like $0.1875 per

@@ -1,6 +1,7 @@
 import { isObject } from './json.js';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
+import { WIRE_FORMAT_FACTS, WIRE_FORMATS, type WireFormat } from './wire-formats.js';
 import { crossCheckModels } from './models-checks.js';
 import {
   aliasPrefixSchema,
@@ -9,6 +10,7 @@ import {
   issuePath,
   type ModelEntry,
   modelEntrySchema,
+  type ProviderEntry,
   providerSchema,
   servingProblems,
   topLevelSchema,
@@ -17,13 +19,49 @@ import {
 
 /**
  * The operator-owned catalog of providers and model aliases. A provider names
- * the wire formats it speaks by the base URLs it gives; a call in a format its
- * provider lacks is translated by the proxy. A model is served by one or more
+ * the wire formats it speaks by its endpoints (a base URL each); a call in a
+ * format its provider lacks is translated by the proxy. A model is served by one or more
  * deployments (provider + upstream model), and may name fallback aliases.
  */
 export type AuthHeader = z.infer<typeof authHeaderSchema>;
 
-export type ProviderConfig = z.infer<typeof providerSchema> & { name: string; api_key: string | undefined };
+/** Where a provider serves one wire format; an absent `auth_header` means the format's default (proxy/wire/registry.ts). */
+export interface ProviderEndpoint {
+  base_url: string;
+  auth_header: AuthHeader | undefined;
+}
+
+/** A provider entry with its endpoints read into one map by wire format, whichever spelling the file used. */
+export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers'> & {
+  name: string;
+  api_key: string | undefined;
+  endpoints: Partial<Record<WireFormat, ProviderEndpoint>>;
+};
+
+/** `endpoints.<name>` or the older `<name>_base_url` + `<name>_auth_header`, by wire format. */
+export function providerEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
+  const older = entry as unknown as Record<string, string | undefined>;
+  const endpoints: Partial<Record<WireFormat, ProviderEndpoint>> = {};
+  for (const format of WIRE_FORMATS) {
+    const name = WIRE_FORMAT_FACTS[format].configName;
+    const given = entry.endpoints?.[name];
+    const base = given?.base_url ?? older[`${name}_base_url`];
+    if (base !== undefined)
+      endpoints[format] = { base_url: base, auth_header: (given ? given.auth_header : older[`${name}_auth_header`]) as AuthHeader | undefined };
+  }
+  return endpoints;
+}
+
+/** A parsed provider entry as the proxy reads it. */
+export function providerFromEntry(name: string, entry: ProviderEntry, env: NodeJS.ProcessEnv): ProviderConfig {
+  return {
+    name,
+    api_key_env: entry.api_key_env,
+    extra_headers: entry.extra_headers,
+    api_key: env[entry.api_key_env],
+    endpoints: providerEndpoints(entry),
+  };
+}
 
 /** One place a model is served. `weight` is set on all deployments of a model or on none. */
 export interface Deployment {
@@ -95,7 +133,7 @@ export function parseModelCatalog(raw: unknown, env: NodeJS.ProcessEnv): { catal
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(rawProviders)) {
     const parsed = providerSchema.safeParse(p);
-    if (parsed.success) providers.set(name, { ...parsed.data, name, api_key: env[parsed.data.api_key_env] });
+    if (parsed.success) providers.set(name, providerFromEntry(name, parsed.data, env));
     else for (const i of parsed.error.issues) problems.push(`${PREFIX}provider "${name}": ${withPath(i.path, i.message)}`);
   }
 

@@ -1,7 +1,5 @@
 import { FEMTOS_PER_MICRO } from './money-units.js';
-
-/** The wire format a usage figure was reported in: the default cache-read price depends on it. */
-export type UsageFormat = 'messages' | 'chat' | 'responses';
+import { WIRE_FORMAT_FACTS, type WireFormat } from './wire-formats.js';
 
 /**
  * A call's usage, split the way providers price it. Every prompt token is in
@@ -44,7 +42,7 @@ export interface CallCost {
 }
 
 /** Default multipliers of the input price, in hundredths, so derived prices stay integers. */
-const HUNDREDTHS = { cacheReadMessages: 10n, cacheReadOther: 100n, cacheWrite5m: 125n, cacheWrite1h: 200n } as const;
+const HUNDREDTHS = { cacheWrite5m: 125n, cacheWrite1h: 200n } as const;
 const DEFAULT_WEB_SEARCH_MICROS = 10_000n; // $0.01
 
 /**
@@ -93,14 +91,14 @@ export interface PriceRates {
  * 1-hour writes at 2 × input, web searches at $0.01 each. A price that cannot
  * be billed exactly is a RangeError.
  */
-export function priceRates(prices: ModelPrices, format: UsageFormat): PriceRates {
+export function priceRates(prices: ModelPrices, format: WireFormat): PriceRates {
   return {
     input: perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok'),
     output: perToken(prices.output_usd_per_mtok, 'output_usd_per_mtok'),
     read:
       prices.cache_read_usd_per_mtok !== undefined
         ? perToken(prices.cache_read_usd_per_mtok, 'cache_read_usd_per_mtok')
-        : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', format === 'messages' ? HUNDREDTHS.cacheReadMessages : HUNDREDTHS.cacheReadOther),
+        : perToken(prices.input_usd_per_mtok, 'input_usd_per_mtok', WIRE_FORMAT_FACTS[format].defaultCacheReadHundredths),
     write5m:
       prices.cache_write_usd_per_mtok !== undefined
         ? perToken(prices.cache_write_usd_per_mtok, 'cache_write_usd_per_mtok')
@@ -130,6 +128,6 @@ export function priceAtRates(usage: PricedUsage, rates: PriceRates): CallCost {
 }
 
 /** Exact cost of a call at a model's prices (the defaults for absent prices are `priceRates`'). */
-export function priceUsage(usage: PricedUsage, prices: ModelPrices, format: UsageFormat): CallCost {
+export function priceUsage(usage: PricedUsage, prices: ModelPrices, format: WireFormat): CallCost {
   return priceAtRates(usage, priceRates(prices, format));
 }

@@ -3,8 +3,8 @@
  * passed through to a provider that speaks Responses, translated to a
  * Chat-only one, and two hops (via Chat) to a Messages-only one.
  */
-import { parseCall, upstreamCall } from '../../proxy/formats/index.js';
-import { createUsageTap } from '../../proxy/formats/usage-tap.js';
+import { parseCall, upstreamCall } from '../../proxy/wire/index.js';
+import { createUsageTap } from '../../proxy/wire/usage-tap.js';
 import type { WireFormat } from '../../proxy/call.js';
 import { responsesBody } from './bodies.js';
 import { CHAT_EVENT, cpuPerCall, MESSAGE_ANSWER, MESSAGE_EVENT, MESSAGE_START, MESSAGES_ONLY, MODEL, provider, TEXT } from './translate-cost.js';

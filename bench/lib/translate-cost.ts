@@ -3,9 +3,10 @@
  * translated call adds to the proxy's work, steady even on a busy machine
  * where the end-to-end figures are noisy.
  */
-import { parseCall, upstreamCall } from '../../proxy/formats/index.js';
-import { createUsageTap } from '../../proxy/formats/usage-tap.js';
-import { modelFromEntry, type ModelConfig, type ProviderConfig } from '../../shared/models.js';
+import { parseCall, upstreamCall } from '../../proxy/wire/index.js';
+import { createUsageTap } from '../../proxy/wire/usage-tap.js';
+import { modelFromEntry, providerFromEntry, type ModelConfig, type ProviderConfig } from '../../shared/models.js';
+import type { ProviderEntry } from '../../shared/models-schema.js';
 import { chatBody } from './bodies.js';
 
 export const MODEL: ModelConfig = modelFromEntry({
@@ -16,7 +17,7 @@ export const MODEL: ModelConfig = modelFromEntry({
   output_usd_per_mtok: 15,
   max_output_tokens: 64000,
 });
-export const provider = (p: Partial<ProviderConfig>): ProviderConfig => ({ name: 'p', api_key: 'k', api_key_env: 'K', ...p });
+export const provider = (p: Omit<ProviderEntry, 'api_key_env'>): ProviderConfig => providerFromEntry('p', { api_key_env: 'K', ...p }, { K: 'k' });
 const BOTH = provider({ chat_completions_base_url: 'http://127.0.0.1:9/v1', messages_base_url: 'http://127.0.0.1:9/anthropic' });
 export const MESSAGES_ONLY = provider({ messages_base_url: 'http://127.0.0.1:9/anthropic' });
 

@@ -2,10 +2,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ProxySettings } from '../../shared/config.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import { parseCall } from '../formats/parse.js';
-import { countTokensCall, upstreamCall, type UpstreamCall } from '../formats/upstream.js';
+import { parseCall } from '../wire/parse.js';
+import { countTokensCall, upstreamCall, type UpstreamCall } from '../wire/upstream.js';
 import { answerTranslator, translateCall } from '../translate/index.js';
-import { estimateChatTokens } from '../translate/messages/count-tokens.js';
+import { PIVOT } from '../wire/registry.js';
+import { estimateChatTokens } from '../wire/messages/count-tokens.js';
 import type { CountCall, ParsedSummary, PlannedCall, PlannedCount } from './jobs.js';
 import { bufferOf, createBodyPool, type Worked } from './pool.js';
 
@@ -20,7 +21,7 @@ import { bufferOf, createBodyPool, type Worked } from './pool.js';
  */
 export interface BodyWork {
   parse(format: WireFormat, raw: Buffer, headers: IncomingHttpHeaders, purpose?: 'call' | 'count'): ParsedCall | Promise<ParsedCall>;
-  /** The provider's request (formats/upstream.ts `upstreamCall`). */
+  /** The provider's request (wire/upstream.ts `upstreamCall`). */
   plan(
     format: WireFormat,
     call: ParsedCall,
@@ -28,9 +29,9 @@ export interface BodyWork {
     provider: ProviderConfig,
     headers: IncomingHttpHeaders,
   ): UpstreamCall | Promise<UpstreamCall>;
-  /** A token count estimated here, over the call's Chat Completions translation (translate/messages/count-tokens.ts). */
+  /** A token count estimated here, over the call's Chat Completions translation (wire/messages/count-tokens.ts). */
   countLocally(format: WireFormat, call: ParsedCall, model: ModelConfig, headers: IncomingHttpHeaders): Promise<number>;
-  /** The provider's token-counting request (formats/upstream.ts `countTokensCall`). */
+  /** The provider's token-counting request (wire/upstream.ts `countTokensCall`). */
   countCall(
     format: WireFormat,
     call: ParsedCall,
@@ -92,7 +93,7 @@ function createBodyWork(options: BodyWorkOptions): BodyWork {
       });
     },
     async countLocally(format, call, model, headers) {
-      if (!call.partial) return estimateChatTokens(translateCall(format, 'chat', call, model).request);
+      if (!call.partial) return estimateChatTokens(translateCall(format, PIVOT, call, model).request);
       return resultFor(
         call,
         await pool.run({ kind: 'count', ...base(format, call, headers, 'count'), model, budgetMs: options.countBudgetMs }),

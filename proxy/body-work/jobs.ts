@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorKind } from '../../shared/errors.js';
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
-import type { UpstreamCall } from '../formats/upstream.js';
+import type { UpstreamCall } from '../wire/upstream.js';
+import { WIRE } from '../wire/registry.js';
 
 /**
  * What the main thread asks a body worker (worker.ts) and what it answers.
@@ -53,15 +54,10 @@ export type WorkAnswer =
  * checked and translated the body (answer translators read only the top
  * level: tools, stop sequences, stream options, echoed settings).
  */
-const CONVERSATION: Record<WireFormat, readonly string[]> = {
-  chat: ['messages'],
-  messages: ['messages', 'system'],
-  responses: ['input'],
-};
 
 /** The body's top level with its conversation emptied: what the main thread keeps of a large body. */
 export function skeletonOf(format: WireFormat, body: Record<string, unknown>): Record<string, unknown> {
   const top = { ...body };
-  for (const field of CONVERSATION[format]) if (Array.isArray(top[field])) top[field] = [];
+  for (const field of WIRE[format].conversationFields) if (Array.isArray(top[field])) top[field] = [];
   return top;
 }

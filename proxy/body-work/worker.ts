@@ -1,10 +1,11 @@
 import { parentPort } from 'node:worker_threads';
 import { AppError } from '../../shared/errors.js';
-import { parseCall } from '../formats/parse.js';
-import { countTokensCall, upstreamCall } from '../formats/upstream.js';
+import { parseCall } from '../wire/parse.js';
+import { countTokensCall, upstreamCall } from '../wire/upstream.js';
 import { countWithinBudget } from '../token-estimate.js';
 import { translateCall } from '../translate/index.js';
-import { chatTexts } from '../translate/messages/count-tokens.js';
+import { PIVOT } from '../wire/registry.js';
+import { chatTexts } from '../wire/messages/count-tokens.js';
 import { skeletonOf, type ParsedSummary, type PlannedCall, type PlannedCount, type WorkAnswer, type WorkJob, type WorkRequest } from './jobs.js';
 
 /**
@@ -42,7 +43,7 @@ async function run(job: WorkJob): Promise<unknown> {
       return planned;
     }
     case 'count': {
-      const { fixed, texts } = chatTexts(translateCall(job.format, 'chat', call, job.model).request);
+      const { fixed, texts } = chatTexts(translateCall(job.format, PIVOT, call, job.model).request);
       return fixed + countWithinBudget(texts, await tokenCounter(), job.budgetMs);
     }
     case 'count-call': {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AppError } from '../../shared/errors.js';
 import type { WireFormat } from '../call.js';
-import { errorBody } from '../formats/errors.js';
+import { errorBody } from '../wire/errors.js';
 
 /** A JSON answer; once the head went out (a stream broke) the connection is cut instead. */
 export function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {

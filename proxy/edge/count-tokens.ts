@@ -10,6 +10,7 @@ import { readBody } from '../request-body.js';
 import { send, sendError } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';
+import { WIRE } from '../wire/registry.js';
 
 /** Token counts per minute a key without a requests-per-minute limit may ask for. */
 export const COUNT_RPM_WITHOUT_LIMIT = 600;
@@ -49,7 +50,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   if (!up) {
     // Estimated over what a Chat provider would be sent, so what a call would refuse is refused here too.
     const tokens = await deps.bodies.countLocally(r.format, call, verdict.model, req.headers);
-    const body = r.format === 'responses' ? { object: 'response.input_tokens', input_tokens: tokens } : { input_tokens: tokens };
+    const body = WIRE[r.format].countAnswer(tokens);
     send(res, 200, JSON.stringify(body), { 'x-request-id': requestId });
     return;
   }

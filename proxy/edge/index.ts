@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, toAppError } from '../../shared/errors.js';
-import { errorBody } from '../formats/errors.js';
+import { errorBody } from '../wire/errors.js';
 import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
 import { createRequestIds, newRequestId } from '../request-id.js';
@@ -162,7 +162,7 @@ function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: 
   }
 }
 
-/** The edge: one plain request handler for both formats, one decision for both (docs/design.md). */
+/** The edge: one plain request handler for every wire format, one decision for all (docs/design.md). */
 export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   const { logger } = deps;
   const settings = deps.config.proxy;

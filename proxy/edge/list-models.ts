@@ -4,7 +4,7 @@ import { isObject } from '../../shared/json.js';
 import type { EdgeCall } from '../observe.js';
 import { allowedAliases, decideKey } from '../decide.js';
 import { listedModels, modelByName } from '../../shared/client-names.js';
-import { modelList } from '../formats/index.js';
+import { modelList } from '../wire/index.js';
 import { send } from './answer.js';
 import { lookupKey } from './steps/key.js';
 import type { EdgeDeps, Route } from './steps/step.js';

@@ -1,9 +1,10 @@
+import { WIRE_FORMATS } from '../../shared/wire-formats.js';
 import type { WireFormat } from '../call.js';
+import { PIVOT, WIRE } from '../wire/registry.js';
 import type { Route } from './steps/step.js';
 
-const PATH = /^\/([^/]+)\/(anthropic\/)?v1\/(chat\/completions|messages|messages\/count_tokens|responses|responses\/input_tokens|models|embeddings)$/;
-/** One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`). */
-const ONE_MODEL = /^\/([^/]+)\/(anthropic\/)?v1\/models\/(.+)$/;
+/** A path's workspace slug and the rest after it. */
+const SLUGGED = /^\/([^/]+)\/(.+)$/;
 /** A format's base, which clients probe with HEAD before their first call. */
 const BASE = /^\/[^/]+\/(anthropic|anthropic\/v1|v1)\/?$/;
 /**
@@ -22,36 +23,41 @@ function aliasOf(segment: string): string | undefined {
   }
 }
 
-/** Each OpenAI-side path's format and action (the Messages ones are under `/anthropic/`). */
-const OPENAI_PATHS: Record<string, { format: WireFormat; action: Route['action'] }> = {
-  'chat/completions': { format: 'chat', action: 'call' },
-  responses: { format: 'responses', action: 'call' },
-  'responses/input_tokens': { format: 'responses', action: 'count' },
-  models: { format: 'chat', action: 'models' },
-  embeddings: { format: 'chat', action: 'embed' },
-};
-const ANTHROPIC_PATHS: Record<string, { format: WireFormat; action: Route['action'] }> = {
-  messages: { format: 'messages', action: 'call' },
-  'messages/count_tokens': { format: 'messages', action: 'count' },
-  models: { format: 'messages', action: 'models' },
-};
+/** Every format's edge paths (`v1/chat/completions`, `anthropic/v1/messages`…) → format and action, from the registry. */
+const ACTIONS = new Map<string, { format: WireFormat; action: Route['action'] }>();
+/** Each base with a model list (`v1/models/`, `anthropic/v1/models/`) → the format whose one-model answer it gives. */
+const ONE_MODEL: [prefix: string, format: WireFormat][] = [];
+for (const format of WIRE_FORMATS) {
+  const { base, paths } = WIRE[format].edge;
+  for (const [path, action] of Object.entries(paths)) {
+    ACTIONS.set(`${base}/${path}`, { format, action });
+    if (action === 'models') ONE_MODEL.push([`${base}/models/`, format]);
+  }
+}
 
 /** The request's path → its format, workspace and action; undefined when no route matches. */
 export function route(path: string): Route | undefined {
-  const m = PATH.exec(path);
-  if (!m) {
-    const one = ONE_MODEL.exec(path);
-    const alias = one ? aliasOf(one[3]!) : undefined;
-    return one && alias ? { format: one[2] ? 'messages' : 'chat', slug: one[1]!, action: 'model', alias } : undefined;
+  const m = SLUGGED.exec(path);
+  if (!m) return undefined;
+  const rest = m[2]!;
+  const found = ACTIONS.get(rest);
+  if (found) return { ...found, slug: m[1]! };
+  // One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`).
+  for (const [prefix, format] of ONE_MODEL) {
+    if (rest.length > prefix.length && rest.startsWith(prefix)) {
+      const alias = aliasOf(rest.slice(prefix.length));
+      return alias ? { format, slug: m[1]!, action: 'model', alias } : undefined;
+    }
   }
-  const found = (m[2] ? ANTHROPIC_PATHS : OPENAI_PATHS)[m[3]!];
-  return found ? { ...found, slug: m[1]! } : undefined;
+  return undefined;
 }
 
-/** The format to answer an unroutable path in: its `/anthropic/` part says Messages, `/responses` the Responses API. */
+/**
+ * The format to answer an unroutable path in: the one its path marks
+ * (`/anthropic/…`, `/v1/responses`), else the pivot's (OpenAI's shape).
+ */
 export function formatOfPath(path: string): WireFormat {
-  if (path.includes('/anthropic/')) return 'messages';
-  return /\/v1\/responses(\/|$)/.test(path) ? 'responses' : 'chat';
+  return WIRE_FORMATS.find((f) => WIRE[f].edge.pathMark?.test(path)) ?? PIVOT;
 }
 
 /** A HEAD on a format's base (`/{ws}/v1`, `/{ws}/anthropic`, `/{ws}/anthropic/v1`), or a HEAD or GET of its `api/hello`: a connectivity probe. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NowMs } from '../../shared/clock.js';
-import { errorBody } from '../formats/errors.js';
+import { errorBody } from '../wire/errors.js';
 import { newRequestId } from '../request-id.js';
 import { formatOfPath } from './route.js';
 

@@ -5,7 +5,8 @@
  */
 import type { ModelConfig } from '../../shared/models.js';
 import type { ParsedCall } from '../call.js';
-import type { UpstreamCall } from '../formats/index.js';
+import type { UpstreamCall } from '../wire/index.js';
+import { WIRE } from '../wire/registry.js';
 import { costMicros, nanosPerToken } from './cost.js';
 
 /** The dearest of `models` for `input` tokens in and `output` tokens out: what one hold must cover. */
@@ -33,26 +34,8 @@ export function outputThatFits(models: readonly ModelConfig[], input: number, ch
  */
 export function lowerCeiling(up: UpstreamCall, tokens: number): string | undefined {
   const body = JSON.parse(up.body.toString('utf8')) as Record<string, unknown>;
-  switch (up.format) {
-    case 'chat':
-      // Whichever field the request names (both, when it names both); a request naming none gets the current one.
-      if (body.max_tokens !== undefined && body.max_tokens !== null) body.max_tokens = tokens;
-      if (body.max_completion_tokens !== undefined || body.max_tokens === undefined || body.max_tokens === null) {
-        body.max_completion_tokens = tokens;
-      }
-      break;
-    case 'messages': {
-      const thinking = body.thinking as { type?: unknown; budget_tokens?: unknown } | undefined;
-      if (thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number' && thinking.budget_tokens >= tokens) {
-        return `only ${tokens} output tokens fit the money left, and thinking.budget_tokens (${thinking.budget_tokens}) must be below max_tokens`;
-      }
-      body.max_tokens = tokens;
-      break;
-    }
-    case 'responses':
-      body.max_output_tokens = tokens;
-      break;
-  }
+  const refused = WIRE[up.format].lowerCeiling(body, tokens);
+  if (refused !== undefined) return refused;
   up.body = Buffer.from(JSON.stringify(body));
   return undefined;
 }

@@ -1,6 +1,7 @@
 import { femtosToMicrosCeil } from '../../shared/money-units.js';
 import type { ModelConfig } from '../../shared/models.js';
-import { priceAtRates, priceRates, type ModelPrices, type PriceRates, type UsageFormat } from '../../shared/pricing.js';
+import { priceAtRates, priceRates, type ModelPrices, type PriceRates } from '../../shared/pricing.js';
+import type { WireFormat } from '../../shared/wire-formats.js';
 import type { Usage } from '../call.js';
 
 /**
@@ -55,9 +56,9 @@ function sheetOf(model: ModelConfig): ModelPrices {
  * settled call would otherwise repeat. Keyed by the model object, so a
  * reloaded models file gets rates of its own.
  */
-const ratesByModel = new WeakMap<ModelConfig, Partial<Record<UsageFormat, PriceRates>>>();
+const ratesByModel = new WeakMap<ModelConfig, Partial<Record<WireFormat, PriceRates>>>();
 
-function ratesOf(model: ModelConfig, format: UsageFormat): PriceRates {
+function ratesOf(model: ModelConfig, format: WireFormat): PriceRates {
   let byFormat = ratesByModel.get(model);
   if (!byFormat) ratesByModel.set(model, (byFormat = {}));
   return (byFormat[format] ??= priceRates(sheetOf(model), format));
@@ -70,7 +71,7 @@ const whole = (n: number): number => (Number.isSafeInteger(n) && n > 0 ? n : Num
  * Exact cost of a call's usage (shared/pricing.ts), `format` being the one
  * the provider reported it in: the default price of cache reads depends on it.
  */
-export function callCost(model: ModelConfig, usage: Usage, format: UsageFormat): CallCost {
+export function callCost(model: ModelConfig, usage: Usage, format: WireFormat): CallCost {
   const { costFemtos, savedFemtos } = priceAtRates(
     {
       inputTokens: whole(usage.inputTokens),

@@ -1,45 +1,46 @@
 import type { ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { chainAnswers } from './chain.js';
-import { messagesTranslation } from './messages/index.js';
-import { responsesTranslation } from './responses/index.js';
+import { WIRE_FORMATS } from '../../shared/wire-formats.js';
+import { WIRE } from '../wire/registry.js';
 import type { AnswerTranslator, FormatTranslation, TranslateOptions, Translation } from './types.js';
 
 export type { AnswerTranslator, Translation } from './types.js';
 
-/** Every non-Chat format's mappings with Chat: a new format is its folder and one line here. */
-const VIA_CHAT: Record<Exclude<WireFormat, 'chat'>, FormatTranslation> = {
-  messages: messagesTranslation,
-  responses: responsesTranslation,
-};
-
 /** The provider entry's base URL for `format`, if it speaks it. */
 export function baseUrlOf(provider: ProviderConfig, format: WireFormat): string | undefined {
-  if (format === 'chat') return provider.chat_completions_base_url;
-  return format === 'messages' ? provider.messages_base_url : provider.responses_base_url;
+  return provider.endpoints[format]?.base_url;
 }
 
 /**
  * The format the provider is called in: the client's when it speaks it
- * (bytes pass unchanged), else Chat (the pivot, one hop), else the first
- * other format it speaks (two hops through Chat).
+ * (bytes pass unchanged), else the first it speaks in WIRE_FORMATS' order:
+ * Chat first (the pivot, one hop), else another (two hops through Chat).
  */
 export function upstreamFormat(provider: ProviderConfig, client: WireFormat): WireFormat {
   if (baseUrlOf(provider, client) !== undefined) return client;
-  if (baseUrlOf(provider, 'chat') !== undefined) return 'chat';
-  return client !== 'messages' && baseUrlOf(provider, 'messages') !== undefined ? 'messages' : 'responses';
+  const spoken = WIRE_FORMATS.find((f) => baseUrlOf(provider, f) !== undefined);
+  // The models file refuses a provider without an endpoint (shared/models-schema.ts).
+  if (spoken === undefined) throw new Error(`provider "${provider.name}" has no endpoint`);
+  return spoken;
+}
+
+/** A format's mappings with the pivot (none for the pivot itself). */
+function viaChat(format: WireFormat): FormatTranslation | undefined {
+  const via = WIRE[format].viaChat;
+  return via === 'pivot' ? undefined : via;
 }
 
 /**
  * What the provider at the end of the chain honours: a reasoning control
- * where the model entry says so, and web search run by the provider itself
- * on a Messages provider (Chat's `web_search_options` becomes Anthropic's
- * server web search tool there; a Chat provider has none). A Responses
- * client expects a new assistant turn after its conversation, never a
+ * where the model entry says so, and web search where the provider runs it
+ * itself (Chat's `web_search_options` becomes Anthropic's server web search
+ * tool on a Messages provider; a Chat provider has none). Some clients
+ * (Responses) expect a new assistant turn after their conversation, never a
  * continuation of the last one.
  */
 function optionsFor(model: ModelConfig, client: WireFormat, provider: WireFormat): TranslateOptions {
-  return { reasoning: model.reasoning, webSearch: provider === 'messages', newTurn: client === 'responses' };
+  return { reasoning: model.reasoning, webSearch: WIRE[provider].providerSearches, newTurn: WIRE[client].wantsNewTurn };
 }
 
 /** One call translated: the provider's request, what it dropped, and the translator of its answer back. */
@@ -67,12 +68,15 @@ export function answerTranslator(client: WireFormat, provider: WireFormat, call:
 export function translateCall(client: WireFormat, provider: WireFormat, call: ParsedCall, model: ModelConfig): TranslatedCall {
   if (client === provider) throw new Error('A client and provider of one format need no translation.');
   const options = optionsFor(model, client, provider);
-  if (client === 'chat' || provider === 'chat') {
-    const t = client === 'chat' ? VIA_CHAT[provider as Exclude<WireFormat, 'chat'>].fromChat : VIA_CHAT[client].toChat;
+  const clientSide = viaChat(client);
+  const providerSide = viaChat(provider);
+  if (!clientSide || !providerSide) {
+    // One side is the pivot: one hop.
+    const t = clientSide ? clientSide.toChat : providerSide!.fromChat;
     return { ...t.translate(call, model, options), answer: t.answer(call) };
   }
-  const toChat = VIA_CHAT[client].toChat;
-  const fromChat = VIA_CHAT[provider].fromChat;
+  const toChat = clientSide.toChat;
+  const fromChat = providerSide.fromChat;
   const first = toChat.translate(call, model, options);
   // The first hop's Chat body is the call the second hop reads (its stream and usage settings included).
   const middle: ParsedCall = { ...call, body: first.request, raw: Buffer.alloc(0), choices: 1 };

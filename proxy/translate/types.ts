@@ -119,7 +119,7 @@ export interface Translator {
 
 /**
  * A non-Chat format's two mappings with Chat Completions, the pivot every
- * translation goes through: one folder per format (translate/<format>/).
+ * translation goes through: one folder per format (wire/<format>/, its translation.ts).
  */
 export interface FormatTranslation {
   /** A Chat client's call → a provider that speaks this format (and its answers back into Chat). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { keyBudgetFields, keyMoneySchema } from './money.js';
+import { USAGE_FORMATS } from '../wire-formats.js';
 
 /** Most reports one `POST /internal/usage` may carry. */
 export const USAGE_BATCH_MAX = 1000;
@@ -34,7 +35,7 @@ export const usageReportSchema = z
     output_tokens: z.number().int().nonnegative(),
     cost_micros: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     // Optional request detail for the usage console; a proxy that does not send it is still accepted.
-    format: z.enum(['chat', 'messages', 'responses', 'embeddings']).optional(),
+    format: z.enum(USAGE_FORMATS).optional(),
     /** The HTTP status the client got; 400 and above count as errors. */
     status: z.number().int().min(100).max(599).optional(),
     /** From the proxy receiving the call to the answer's end. */

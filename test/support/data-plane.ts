@@ -150,9 +150,9 @@ export async function startTestProxy(
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
   // Each provider keeps the formats the models file gives it (some speak only one).
   for (const p of config.models.providers.values()) {
-    if (p.chat_completions_base_url !== undefined) p.chat_completions_base_url = upstream.chatCompletionsBaseUrl;
-    if (p.messages_base_url !== undefined) p.messages_base_url = upstream.messagesBaseUrl;
-    if (p.responses_base_url !== undefined) p.responses_base_url = upstream.responsesBaseUrl;
+    if (p.endpoints.chat) p.endpoints.chat.base_url = upstream.chatCompletionsBaseUrl;
+    if (p.endpoints.messages) p.endpoints.messages.base_url = upstream.messagesBaseUrl;
+    if (p.endpoints.responses) p.endpoints.responses.base_url = upstream.responsesBaseUrl;
   }
   const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });

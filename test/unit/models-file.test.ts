@@ -63,7 +63,53 @@ describe('models file', () => {
       ['r', 'two', 1],
     ]);
     expect([a.provider, a.upstream_model, a.fallbacks, a.reasoning]).to.deep.equal(['p', 'one', ['tg/b'], true]);
-    expect(catalog!.providers.get('r')!.responses_base_url).to.equal('https://api.openai.com/v1');
+    expect(catalog!.providers.get('r')!.endpoints.responses?.base_url).to.equal('https://api.openai.com/v1');
+  });
+
+  describe('provider endpoints', () => {
+    const providerOf = (entry: Json) => parseModelCatalog(file([model('tg/x')], { p: entry }), { K: 'sk' });
+
+    it('reads endpoints by format, with the auth header only where given', () => {
+      const { catalog, problems: found } = providerOf({
+        api_key_env: 'K',
+        endpoints: { messages: { base_url: 'https://a/anthropic' }, chat_completions: { base_url: 'https://a/v1', auth_header: 'api-key' } },
+      });
+      expect(found).to.deep.equal([]);
+      expect(catalog!.providers.get('p')!.endpoints).to.deep.equal({
+        chat: { base_url: 'https://a/v1', auth_header: 'api-key' },
+        messages: { base_url: 'https://a/anthropic', auth_header: undefined },
+      });
+    });
+
+    it('reads the older *_base_url / *_auth_header fields as the same map', () => {
+      const older = providerOf({
+        api_key_env: 'K',
+        chat_completions_base_url: 'https://a/v1',
+        chat_completions_auth_header: 'api-key',
+        messages_base_url: 'https://a/anthropic',
+      });
+      const newer = providerOf({
+        api_key_env: 'K',
+        endpoints: { chat_completions: { base_url: 'https://a/v1', auth_header: 'api-key' }, messages: { base_url: 'https://a/anthropic' } },
+      });
+      expect(older.catalog!.providers.get('p')).to.deep.equal(newer.catalog!.providers.get('p'));
+    });
+
+    it('refuses one format given in both spellings, an unknown format, and an auth header without its base URL', () => {
+      expect(
+        providerOf({ api_key_env: 'K', chat_completions_base_url: 'https://a/v1', endpoints: { chat_completions: { base_url: 'https://b/v1' } } })
+          .problems,
+      ).to.deep.equal([
+        'models file: provider "p": chat_completions_base_url: give either endpoints.chat_completions or chat_completions_base_url, not both',
+      ]);
+      expect(providerOf({ api_key_env: 'K', endpoints: { chat: { base_url: 'https://a/v1' } } }).problems).to.deep.equal([
+        'models file: provider "p": endpoints: Unrecognized key: "chat"',
+        'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
+      ]);
+      expect(
+        providerOf({ api_key_env: 'K', messages_base_url: 'https://a/anthropic', chat_completions_auth_header: 'api-key' }).problems,
+      ).to.deep.equal(['models file: provider "p": chat_completions_auth_header: needs chat_completions_base_url']);
+    });
   });
 
   it('keeps prices exact in micro-dollars and leaves absent ones absent', () => {
@@ -93,7 +139,7 @@ describe('models file', () => {
       expect(problems(file([model('tg/x')], { p: { ...urls, api_key_env: 'K' } }))).to.deep.equal([]);
     }
     expect(problems(file([model('tg/x')], { p: { api_key_env: 'K' } }))).to.deep.equal([
-      'models file: provider "p": a provider needs at least one of chat_completions_base_url, messages_base_url, responses_base_url',
+      'models file: provider "p": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
     ]);
   });
 
@@ -189,7 +235,7 @@ describe('models file', () => {
     );
     expect(found).to.deep.equal([
       'models file: top level: Unrecognized key: "surplus"',
-      'models file: provider "q": a provider needs at least one of chat_completions_base_url, messages_base_url, responses_base_url',
+      'models file: provider "q": a provider needs at least one endpoint: endpoints.{chat_completions,messages,responses} (or the older chat_completions_base_url, messages_base_url, responses_base_url)',
       'models file: model "other/a": alias must start with "tg/"',
       'models file: model "tg/b": input_usd_per_mtok: required (expected number)',
       'models file: model "tg/b": provider: unknown provider "ghost"',

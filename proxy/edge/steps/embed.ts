@@ -1,4 +1,4 @@
-import { embeddingsCall, parseEmbeddings } from '../../formats/embeddings.js';
+import { embeddingsCall, parseEmbeddings } from '../../wire/embeddings.js';
 import { readBody } from '../../request-body.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 

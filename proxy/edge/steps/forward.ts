@@ -1,6 +1,6 @@
 import { capOutput, lowerCeiling } from '../../money/ceiling.js';
 import { AppError } from '../../../shared/errors.js';
-import type { UpstreamCall } from '../../formats/index.js';
+import type { UpstreamCall } from '../../wire/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';

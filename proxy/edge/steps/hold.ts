@@ -1,5 +1,5 @@
 import { AppError } from '../../../shared/errors.js';
-import { outputCeiling } from '../../formats/index.js';
+import { outputCeiling } from '../../wire/index.js';
 import { lowerCeiling, outputThatFits, worstCost } from '../../money/ceiling.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';

@@ -8,6 +8,7 @@ import { ambiguousCredentials, presentedKey } from '../../headers.js';
 import type { Lookup } from '../../key-cache.js';
 import type { EdgeCall } from '../../observe.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import { WIRE } from '../../wire/registry.js';
 
 function keyOf(found: Lookup, timing: EdgeCall): ResolvedKey | null {
   timing.keyAt = performance.now();
@@ -29,7 +30,7 @@ export function lookupKey(
   timing: EdgeCall,
 ): ResolvedKey | null | Promise<ResolvedKey | null> {
   if (ambiguousCredentials(req.headers, req.rawHeaders)) return null;
-  const presented = presentedKey(req.headers, format === 'chat' ? 'authorization' : 'x-api-key');
+  const presented = presentedKey(req.headers, WIRE[format].clientKeyHeader);
   if (!presented) return null;
   const hash = sha256Hex(presented);
   timing.keyStartAt = performance.now();

@@ -1,8 +1,8 @@
 import { plainUsage, type Usage } from '../../call.js';
-import { malformedUsage } from '../../formats/usage-reader.js';
-import { outputCeiling } from '../../formats/index.js';
+import { malformedUsage } from '../../wire/usage-reader.js';
+import { outputCeiling } from '../../wire/index.js';
 import type { AbandonedEnd } from '../../abandoned.js';
-import type { UsageTap } from '../../formats/usage-tap.js';
+import type { UsageTap } from '../../wire/usage-tap.js';
 import type { Bill, CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**

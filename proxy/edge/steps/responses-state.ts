@@ -1,7 +1,8 @@
 import { AppError } from '../../../shared/errors.js';
-import type { UpstreamCall } from '../../formats/index.js';
+import type { UpstreamCall } from '../../wire/index.js';
 import { ResponseIdReader } from '../../response-ids.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import { WIRE } from '../../wire/registry.js';
 
 /** OpenAI's own answer for an id it does not have: the same whether the id is unknown or another tenant's. */
 function previousNotFound(id: string): AppError {
@@ -27,7 +28,7 @@ export function bindResponses(s: CallState, deps: EdgeDeps): StepOutcome | Promi
   const planned = withStorePolicy(s, deps, s.up!);
   if (planned instanceof AppError) return planned;
   s.up = planned;
-  if (s.route.format !== 'responses') return undefined;
+  if (!WIRE[s.route.format].keepsAnswers) return undefined;
   const id = s.call!.body.previous_response_id;
   if (typeof id !== 'string' || id === '') return undefined;
   const owner = deps.responseIds.ownerOf(id);
@@ -46,7 +47,7 @@ const STORE_OFF = Buffer.from(',"store":false');
  * On: an answer the provider may keep has its response id read and recorded.
  */
 export function withStorePolicy(s: CallState, deps: EdgeDeps, up: UpstreamCall): UpstreamCall | AppError {
-  if (up.format !== 'responses') return up;
+  if (!WIRE[up.format].keepsAnswers) return up;
   const store = s.call!.body.store;
   if (deps.config.proxy.responsesStore) {
     if (store !== false) s.responseId ??= new ResponseIdReader();

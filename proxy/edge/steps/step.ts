@@ -11,7 +11,7 @@ import type { UsageWarnings } from '../../money/usage-warnings.js';
 import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
 import type { ResolvedKey } from '../../../shared/contract/keys.js';
 import type { ParsedCall, Usage, WireFormat } from '../../call.js';
-import type { UpstreamCall } from '../../formats/index.js';
+import type { UpstreamCall } from '../../wire/index.js';
 import type { ForwardOutcome } from '../../forward.js';
 import type { KeyCache } from '../../key-cache.js';
 import type { HoldStore } from '../../money/holds.js';

@@ -35,8 +35,10 @@ type Fault = 'upstream call' | 'pool' | 'dispatch' | 'settle' | 'unreachable';
 async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   const config = testConfig({ TEST_PRIMARY_API_KEY: UPSTREAM_SECRET });
   for (const p of config.models.providers.values()) {
-    p.chat_completions_base_url = fake.chatCompletionsBaseUrl;
-    p.messages_base_url = fake.messagesBaseUrl;
+    p.endpoints = {
+      chat: { base_url: fake.chatCompletionsBaseUrl, auth_header: undefined },
+      messages: { base_url: fake.messagesBaseUrl, auth_header: undefined },
+    };
   }
   const logger = createLogger('silent', 'test-faults');
   const client = createControlPlaneClient(cp.url, cp.deps.config.dataPlaneToken);
@@ -99,7 +101,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
   const server: Server = createServer(edge.handle);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const providers = [...config.models.providers.values()];
-  const realUrls = providers.map((p) => [p.chat_completions_base_url, p.messages_base_url] as const);
+  const realUrls = providers.map((p) => [p.endpoints.chat!.base_url, p.endpoints.messages!.base_url] as const);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     live,
@@ -111,8 +113,8 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
       // An unreachable provider: the discard port, where nothing listens.
       const broken = fault === 'upstream call' ? 'not a url' : fault === 'unreachable' ? 'http://127.0.0.1:9' : undefined;
       providers.forEach((p, i) => {
-        p.chat_completions_base_url = broken ?? realUrls[i]![0];
-        p.messages_base_url = broken ?? realUrls[i]![1];
+        p.endpoints.chat!.base_url = broken ?? realUrls[i]![0];
+        p.endpoints.messages!.base_url = broken ?? realUrls[i]![1];
       });
     },
     async close() {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseCall } from '../../../proxy/formats/index.js';
+import { parseCall } from '../../../proxy/wire/index.js';
 import type { ParsedCall } from '../../../proxy/call.js';
 import { chainAnswers } from '../../../proxy/translate/chain.js';
 import { translateCall } from '../../../proxy/translate/index.js';

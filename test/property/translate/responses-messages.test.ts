@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseCall } from '../../../proxy/formats/index.js';
+import { parseCall } from '../../../proxy/wire/index.js';
 import { translateCall } from '../../../proxy/translate/index.js';
 import { effortOfBudget } from '../../../proxy/translate/reasoning.js';
 import { testConfig } from '../../support/control-plane.js';

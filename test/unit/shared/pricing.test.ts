@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { femtosToMicrosCeil, femtosToUsdText, FEMTOS_PER_MICRO } from '../../../shared/money-units.js';
-import { priceUsage, usdToMicros, type ModelPrices, type PricedUsage, type UsageFormat } from '../../../shared/pricing.js';
+import { priceUsage, usdToMicros, type ModelPrices, type PricedUsage } from '../../../shared/pricing.js';
+import { WIRE_FORMATS, type WireFormat } from '../../../shared/wire-formats.js';
 
 const none: PricedUsage = { inputTokens: 0, cacheReadTokens: 0, cacheWrite5mTokens: 0, cacheWrite1hTokens: 0, outputTokens: 0, webSearchRequests: 0 };
 const sonnet: ModelPrices = { input_usd_per_mtok: 3, output_usd_per_mtok: 15 };
@@ -91,7 +92,7 @@ describe('priceUsage: exact cost at a model’s prices', () => {
       },
       { requiredKeys: ['input_usd_per_mtok', 'output_usd_per_mtok'] },
     );
-    const formatArb = fc.constantFrom<UsageFormat>('messages', 'chat', 'responses');
+    const formatArb = fc.constantFrom<WireFormat>(...WIRE_FORMATS);
 
     it('is additive: a call split in two costs the sum of the halves, to the femtodollar', () => {
       fc.assert(

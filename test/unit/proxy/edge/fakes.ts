@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { pino } from 'pino';
 import type { ResolvedKey } from '../../../../shared/contract/keys.js';
 import type { Usage, WireFormat } from '../../../../proxy/call.js';
-import { parseCall } from '../../../../proxy/formats/index.js';
+import { parseCall } from '../../../../proxy/wire/index.js';
 import type { Lookup } from '../../../../proxy/key-cache.js';
 import type { HoldOutcome, HoldStore, MoneySnapshot } from '../../../../proxy/money/holds.js';
 import type { HeldCall, Metering } from '../../../../proxy/money/metering.js';

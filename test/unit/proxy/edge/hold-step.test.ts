@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { AppError } from '../../../../shared/errors.js';
-import { outputCeiling } from '../../../../proxy/formats/index.js';
+import { outputCeiling } from '../../../../proxy/wire/index.js';
 import { costMicros } from '../../../../proxy/money/cost.js';
 import type { HoldOutcome } from '../../../../proxy/money/holds.js';
 import { holdMoney } from '../../../../proxy/edge/steps/hold.js';

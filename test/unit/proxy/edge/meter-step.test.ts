@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { AppError } from '../../../../shared/errors.js';
-import { outputCeiling } from '../../../../proxy/formats/index.js';
-import type { UsageTap } from '../../../../proxy/formats/usage-tap.js';
+import { outputCeiling } from '../../../../proxy/wire/index.js';
+import type { UsageTap } from '../../../../proxy/wire/usage-tap.js';
 import type { ForwardOutcome } from '../../../../proxy/forward.js';
 import { meterUsage } from '../../../../proxy/edge/steps/meter.js';
 import { plainUsage } from '../../../../proxy/call.js';

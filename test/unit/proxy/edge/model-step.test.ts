@@ -15,7 +15,7 @@ describe('edge step model: the alias, the team and money left', () => {
     const { s, out } = find('tg/gpt-direct');
     expect(out).to.equal(undefined);
     expect(s.model?.upstream_model).to.equal('gpt-4o-mini');
-    expect(s.provider?.chat_completions_base_url).to.be.a('string');
+    expect(s.provider?.endpoints.chat?.base_url).to.be.a('string');
   });
 
   it('404 for an unknown alias, 403 for one the team may not use; nothing written', () => {

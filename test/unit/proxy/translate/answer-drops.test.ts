@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { parseCall } from '../../../../proxy/formats/index.js';
-import { chatToMessages } from '../../../../proxy/translate/messages/request-from-chat.js';
-import { messagesToChat } from '../../../../proxy/translate/messages/request-to-chat.js';
+import { parseCall } from '../../../../proxy/wire/index.js';
+import { chatToMessages } from '../../../../proxy/wire/messages/request-from-chat.js';
+import { messagesToChat } from '../../../../proxy/wire/messages/request-to-chat.js';
 
 /** What an answer holds that the client's format cannot carry is left out and named, for the access log. */
 

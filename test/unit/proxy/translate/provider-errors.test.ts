@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { messagesError } from '../../../../proxy/translate/messages/answer-from-chat.js';
+import { messagesError } from '../../../../proxy/wire/messages/answer-from-chat.js';
 
 /** A Chat provider's error, told to a Messages client (Claude Code) in the words its recovery matches. */
 describe('Chat provider errors → Messages client', () => {

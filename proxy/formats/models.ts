@@ -1,8 +1,0 @@
-import type { ListedModel } from '../../shared/client-names.js';
-import type { WireFormat } from '../call.js';
-import { FORMATS } from './registry.js';
-
-/** `GET …/models` in the client's format's list shape. */
-export function modelList(format: WireFormat, models: readonly ListedModel[]): string {
-  return FORMATS[format].modelList(models);
-}

@@ -1,0 +1,67 @@
+import type { JsonObject } from '../../../shared/json.js';
+import { isObject } from '../../../shared/json.js';
+import type { Usage } from '../../call.js';
+import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+
+const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
+
+const CHAT_COUNTS = ['prompt_tokens', 'completion_tokens'] as const;
+
+/**
+ * OpenAI's usage object → the neutral split. `prompt_tokens` includes the
+ * cached ones (`prompt_tokens_details.cached_tokens`), so the uncached input
+ * is the difference; `completion_tokens` includes reasoning. Undefined when
+ * the counts are malformed: the call then bills its hold.
+ */
+function chatSplit(u: JsonObject): Usage | undefined {
+  if (malformedCounts(u, CHAT_COUNTS)) return undefined;
+  const prompt = tokens(u.prompt_tokens);
+  const cached = Math.min(prompt, isObject(u.prompt_tokens_details) ? tokens(u.prompt_tokens_details.cached_tokens) : 0);
+  return {
+    inputTokens: prompt - cached,
+    cacheReadTokens: cached,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: billedCount(u.completion_tokens),
+    reasoningTokens: isObject(u.completion_tokens_details) ? tokens(u.completion_tokens_details.reasoning_tokens) : 0,
+    webSearchRequests: 0,
+  };
+}
+
+/** A Chat Completions stream: deltas counted, the usage chunk (asked for with `include_usage`) read. */
+function chatStream(): StreamUsage {
+  let usage: Usage | undefined;
+  let deltas = 0;
+  const reasons: string[] = [];
+  return {
+    event(data) {
+      if (data === '[DONE]') return;
+      // Only the usage chunk needs parsing; every other chunk is one delta.
+      if (!data.includes('"usage":{')) {
+        deltas++;
+        // Only the closing chunk of a choice names a reason: a byte search on the rest.
+        if (data.includes('"finish_reason":"')) {
+          const m = FINISH_REASON.exec(data);
+          if (m) reasons.push(m[1]!);
+        }
+        return;
+      }
+      try {
+        const u = (JSON.parse(data) as JsonObject).usage;
+        if (isObject(u)) usage = chatSplit(u);
+      } catch {
+        /* malformed chunk: ignore */
+      }
+    },
+    // Usage is final only once the chunk that closes the answer has come: it is the last chunk.
+    usage: () => usage,
+    reportedSoFar: () => usage,
+    outputSeen: () => Math.max(deltas, usage?.outputTokens ?? 0),
+    finishReasons: () => reasons,
+  };
+}
+
+export const chatUsageReader: UsageReader = {
+  fromAnswer: (u) => chatSplit(u),
+  stream: chatStream,
+};

@@ -1,0 +1,137 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+import type { Usage } from '../../call.js';
+import { billedCount, malformedCounts, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { isObject } from '../../../shared/json.js';
+import { count, parseJson, type Json } from './json.js';
+
+/** The neutral usage every format's reader answers with (proxy/call.ts). */
+export type NeutralUsage = Usage;
+
+/** Each `web_search_call` output item is one search the provider bills. */
+function webSearches(output: unknown): number {
+  if (!Array.isArray(output)) return 0;
+  let n = 0;
+  for (const item of output) if (isObject(item) && item.type === 'web_search_call') n++;
+  return n;
+}
+
+const RESPONSES_COUNTS = ['input_tokens', 'output_tokens'] as const;
+
+/**
+ * A Responses answer object (the JSON body, or the `response` of a final
+ * stream event) → its usage; undefined when it reports none or malformed counts. OpenAI's
+ * `input_tokens` includes the cached ones (`input_tokens_details.cached_tokens`);
+ * the Responses API reports no cache writes.
+ */
+export function usageFromResponse(response: unknown): NeutralUsage | undefined {
+  if (!isObject(response) || !isObject(response.usage)) return undefined;
+  const u = response.usage;
+  if (malformedCounts(u, RESPONSES_COUNTS)) return undefined;
+  const inputDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
+  const outputDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
+  const input = billedCount(u.input_tokens);
+  const cached = Math.min(count(inputDetails.cached_tokens), input);
+  return {
+    inputTokens: input - cached,
+    cacheReadTokens: cached,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: billedCount(u.output_tokens),
+    reasoningTokens: count(outputDetails.reasoning_tokens),
+    webSearchRequests: webSearches(response.output),
+  };
+}
+
+/** The stream events that end an answer; each carries the whole response, usage included. */
+export const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/** One parsed stream event → the usage it reports, if it is a final event that has one. */
+export function usageFromEvent(event: unknown): NeutralUsage | undefined {
+  if (!isObject(event) || typeof event.type !== 'string' || !FINAL_EVENTS.has(event.type)) return undefined;
+  return usageFromResponse(event.response);
+}
+
+/**
+ * Reads usage off a Responses stream on the side: fed the provider's bytes
+ * as they pass, it parses only the final event's data (found by its
+ * `event:` name, so the many delta events are never parsed).
+ */
+export class ResponsesStreamUsage {
+  private readonly parser: EventSourceParser;
+  private readonly decoder = new TextDecoder();
+  private found: NeutralUsage | undefined;
+  private final: string | undefined;
+
+  constructor() {
+    this.parser = createParser({
+      onEvent: (e) => {
+        // OpenAI names every event; the data's own `type` is read only for a nameless one.
+        if (e.event !== undefined && !FINAL_EVENTS.has(e.event)) return;
+        const data = parseJson(e.data);
+        const usage = usageFromEvent(data);
+        if (usage) {
+          this.found = usage;
+          this.final = (data as Json).type as string;
+        }
+      },
+    });
+  }
+
+  feed(chunk: Buffer): void {
+    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
+  }
+
+  usage(): NeutralUsage | undefined {
+    return this.found;
+  }
+
+  /** Which final event carried the usage (`response.completed`, …), undefined before it came. */
+  finalEvent(): string | undefined {
+    return this.final;
+  }
+}
+
+/** The status of an answer that ended, for traces: `completed`, `incomplete` or `failed`. */
+const STATUS = /"status":"([a-z_]+)"/;
+
+/**
+ * A Responses stream for the usage tap: text and argument deltas counted
+ * (for a stream cut short), usage read off the final event, the only one
+ * parsed; it carries the whole response, `web_search_call` items included.
+ */
+function responsesStream(): StreamUsage {
+  let usage: NeutralUsage | undefined;
+  let deltas = 0;
+  const reasons: string[] = [];
+  return {
+    event(data, name) {
+      // OpenAI names every event; a nameless one is told by its data.
+      const type = name ?? /"type":"([a-z_.]+)"/.exec(data)?.[1];
+      if (type === undefined) return;
+      if (type.endsWith('.delta')) {
+        deltas++;
+        return;
+      }
+      if (!FINAL_EVENTS.has(type)) return;
+      const event = parseJson(data);
+      const response = isObject(event) ? event.response : undefined;
+      const status = isObject(response) && typeof response.status === 'string' ? response.status : STATUS.exec(data)?.[1];
+      if (status) reasons.push(status);
+      usage = usageFromResponse(response) ?? usage;
+    },
+    usage: () => usage,
+    reportedSoFar: () => usage,
+    outputSeen: () => Math.max(deltas, usage?.outputTokens ?? 0),
+    finishReasons: () => reasons,
+  };
+}
+
+/** How the Responses format reports usage, for the usage tap (wire/registry.ts). */
+export const responsesUsageReader: UsageReader = {
+  fromAnswer(u, bytes, answer) {
+    // Searches are items of `output`, outside `usage`: the whole answer is parsed only when it has one.
+    const whole = bytes.includes('web_search_call') ? answer() : undefined;
+    return usageFromResponse({ usage: u, output: whole?.output });
+  },
+  stream: responsesStream,
+};
