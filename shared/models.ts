@@ -32,11 +32,29 @@ export interface ProviderEndpoint {
 }
 
 /** A provider entry with its endpoints read into one map by wire format, whichever spelling the file used. */
-export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers'> & {
+export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers' | 'azure_ad' | 'authority_url'> & {
   name: string;
   api_key: string | undefined;
   endpoints: Partial<Record<WireFormat, ProviderEndpoint>>;
+  /** Set on a Vertex AI provider: its calls go to rawPredict paths under its Messages endpoint, with Google tokens. */
+  vertex: { project: string; location: string } | undefined;
 };
+
+/** Vertex AI's host for a location (`global` has no regional prefix). */
+function vertexHost(location: string): string {
+  return location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`;
+}
+
+/** A Vertex provider's one endpoint: Anthropic's models under its project and location. */
+function vertexEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
+  const host = (entry.endpoint_url ?? vertexHost(entry.location!)).replace(/\/+$/, '');
+  return {
+    messages: {
+      base_url: `${host}/v1/projects/${entry.project!}/locations/${entry.location!}/publishers/anthropic/models`,
+      auth_header: 'authorization',
+    },
+  };
+}
 
 /** `endpoints.<name>` or the older `<name>_base_url` + `<name>_auth_header`, by wire format. */
 export function providerEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
@@ -58,8 +76,11 @@ export function providerFromEntry(name: string, entry: ProviderEntry, env: NodeJ
     name,
     api_key_env: entry.api_key_env,
     extra_headers: entry.extra_headers,
-    api_key: env[entry.api_key_env],
-    endpoints: providerEndpoints(entry),
+    api_key: entry.api_key_env === undefined ? undefined : env[entry.api_key_env],
+    endpoints: entry.kind === 'vertex' ? vertexEndpoints(entry) : providerEndpoints(entry),
+    vertex: entry.kind === 'vertex' ? { project: entry.project!, location: entry.location! } : undefined,
+    azure_ad: entry.azure_ad,
+    authority_url: entry.authority_url,
   };
 }
 
@@ -260,11 +281,11 @@ function trailingComma(text: string): number | undefined {
  */
 export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
   return [...catalog.providers.values()]
-    .filter((p) => !p.api_key)
+    .filter((p) => p.api_key_env !== undefined && !p.api_key)
     .map((p) => {
       const aliases = [...catalog.models.values()].filter((m) => m.deployments.some((d) => d.provider === p.name)).map((m) => m.alias);
       return (
-        `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
+        `warning: ${p.api_key_env!} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
         `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
       );
     });

@@ -54,18 +54,13 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
     send(res, 200, JSON.stringify(body), { 'x-request-id': requestId });
     return;
   }
+  const secret = await deps.upstreamAuth.secretFor(verdict.provider);
   const outcome = await forward(
     {
       pool: deps.pool(up.origin),
       origin: up.origin,
       path: up.path,
-      headers: upstreamHeaders(
-        req.headers,
-        { header: up.authHeader, secret: verdict.provider.api_key ?? '' },
-        up.body.length,
-        up.extraHeaders,
-        up.format,
-      ),
+      headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders, up.format),
       body: up.body,
       format: up.format,
       dropUsageChunk: false,

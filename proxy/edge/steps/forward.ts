@@ -17,16 +17,22 @@ function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall): Record
   return extra;
 }
 
+/** The provider's key or cloud token; a cloud token that cannot be had fails this attempt with a 503 naming the provider. */
+async function secretOf(deps: EdgeDeps, d: DeploymentRef): Promise<string | AppError> {
+  try {
+    return await deps.upstreamAuth.secretFor(d.provider);
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
 /** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
-function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
+async function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
-  const headers = upstreamHeaders(
-    s.req.headers,
-    { header: up.authHeader, secret: d.provider.api_key ?? '' },
-    up.body.length,
-    up.extraHeaders,
-    up.format,
-  );
+  const secret = await secretOf(deps, d);
+  if (secret instanceof AppError) return { kind: 'failed', error: secret };
+  const headers = upstreamHeaders(s.req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders, up.format);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
   // A stream that another deployment could serve waits no longer than the time-to-first-byte limit for its head.

@@ -1,3 +1,4 @@
+import type { UpstreamAuth } from '../../upstream-auth/index.js';
 import type { AbandonedReads } from '../../abandoned.js';
 import type { ResponseIdReader, ResponseIds } from '../../response-ids.js';
 import type { BodyWork } from '../../body-work/index.js';
@@ -42,6 +43,8 @@ export interface EdgeDeps {
   responseIds: ResponseIds;
   /** Missing or malformed usage, warned once per provider per episode (proxy/money/usage-warnings.ts). */
   usageWarnings: UsageWarnings;
+  /** The key or cloud token each provider call carries (proxy/upstream-auth/). */
+  upstreamAuth: UpstreamAuth;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */

@@ -1,0 +1,38 @@
+import type { Logger } from '../../shared/logger.js';
+import type { ProviderConfig } from '../../shared/models.js';
+import type { BearerTokenSource } from './bearer-token.js';
+import { createEntraToken } from './entra.js';
+import { createGoogleToken } from './google.js';
+
+/** What goes in a provider call's auth header: the provider's key, or its cloud's current token. */
+export interface UpstreamAuth {
+  /** The key (at once) or a token (minted, cached, refreshed); a token that cannot be had is a 503 AppError naming the provider. */
+  secretFor(provider: ProviderConfig): string | Promise<string>;
+}
+
+/**
+ * One token source per cloud-signed provider, made on its first call (so a
+ * provider never called never loads its cloud's library), kept for the
+ * proxy's life.
+ */
+export function createUpstreamAuth(env: NodeJS.ProcessEnv, log: Logger): UpstreamAuth {
+  const sources = new Map<string, BearerTokenSource>();
+  function sourceOf(p: ProviderConfig): BearerTokenSource | undefined {
+    if (p.vertex === undefined && p.azure_ad === undefined) return undefined;
+    let source = sources.get(p.name);
+    if (source === undefined) {
+      source =
+        p.vertex !== undefined
+          ? createGoogleToken({ provider: p.name, env, log })
+          : createEntraToken({ provider: p.name, settings: { ...p.azure_ad!, authority_url: p.authority_url }, env, log });
+      sources.set(p.name, source);
+    }
+    return source;
+  }
+  return {
+    secretFor(p) {
+      const source = sourceOf(p);
+      return source === undefined ? (p.api_key ?? '') : source.token();
+    },
+  };
+}
