@@ -1,3 +1,4 @@
+import { messagesFromVertex } from '../wire/vertex/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../shared/errors.js';
 import type { ResolvedKey } from '../../shared/contract/keys.js';
@@ -43,7 +44,8 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   if (!k.ok) throw k.error;
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
-  const call = await deps.bodies.parse(r.format, raw, req.headers, 'count');
+  const body = r.vertex ? messagesFromVertex(raw, r.vertex, req.headers) : raw;
+  const call = await deps.bodies.parse(r.format, body, req.headers, 'count');
   const verdict = decideModel(k.key, call.alias, deps.config.models, deps.now());
   if (!verdict.ok) throw verdict.error;
   const up = await deps.bodies.countCall(r.format, call, verdict.model, verdict.provider, req.headers);

@@ -1,4 +1,5 @@
 import { takeBody } from '../../request-body.js';
+import { messagesFromVertex } from '../../wire/vertex/client.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 
 /**
@@ -11,7 +12,8 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
     takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
       if (err) return reject(err);
       try {
-        const parsed = deps.bodies.parse(s.route.format, raw!, s.req.headers);
+        const body = s.route.vertex ? messagesFromVertex(raw!, s.route.vertex, s.req.headers) : raw!;
+        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers);
         if (!(parsed instanceof Promise)) {
           s.call = parsed;
           return resolve(undefined);

@@ -1,4 +1,5 @@
 import type { UpstreamAuth } from '../../upstream-auth/index.js';
+import type { VertexRoute } from '../../wire/vertex/client.js';
 import type { AbandonedReads } from '../../abandoned.js';
 import type { ResponseIdReader, ResponseIds } from '../../response-ids.js';
 import type { BodyWork } from '../../body-work/index.js';
@@ -54,6 +55,8 @@ export interface Route {
   action: 'call' | 'models' | 'model' | 'count' | 'embed';
   /** The alias of a one-model path (`models/{alias}`), unescaped. */
   alias?: string;
+  /** A Vertex rawPredict path (Claude Code's Vertex mode): its body is read as the Messages call it stands for. */
+  vertex?: VertexRoute;
 }
 
 /**

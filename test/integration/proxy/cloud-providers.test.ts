@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { startFakeEntra, type FakeEntra } from '../../support/fake-clouds/entra.
 import { startFakeGoogleToken, type FakeGoogleToken } from '../../support/fake-clouds/google-token.js';
 import { startFakeVertex, VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../support/fake-clouds/vertex.js';
 import { describeEachStore } from '../../support/stores.js';
+import { gatewayKeyAuthClient } from '../../support/vertex-sdk-auth.js';
 
 const PRICES = { input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 4096 };
 
@@ -122,6 +124,34 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     const message = await client.messages.stream({ model: 'tg/sonnet', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
     expect(message.content[0]?.type).to.equal('text');
     expect(vertex.calls.at(-1)).to.include({ method: 'streamRawPredict' });
+  });
+
+  it("serves @anthropic-ai/vertex-sdk, unchanged, on the workspace's Vertex route: create, stream and countTokens, billed on the key", async () => {
+    const client = new AnthropicVertex({
+      baseURL: `${proxy.url}/${key.slug}/vertex/v1`,
+      projectId: 'client-project',
+      region: 'europe-west1',
+      authClient: gatewayKeyAuthClient(key.secret),
+      maxRetries: 0,
+    });
+    const before = await settled(proxy, cp, key);
+    const calls = vertex.calls.length;
+    upstream.enqueue({ kind: 'ok', inputTokens: 10, outputTokens: 5 }, { kind: 'ok', inputTokens: 10, outputTokens: 5 });
+    const messages = [{ role: 'user' as const, content: 'hi' }];
+    const created = await client.messages.create({ model: 'tg/sonnet', max_tokens: 64, messages });
+    expect(created.content[0]?.type).to.equal('text');
+    const streamed = await client.messages.stream({ model: 'tg/sonnet', max_tokens: 64, messages }).finalMessage();
+    expect(streamed.usage.output_tokens).to.equal(5);
+    const counted = await client.messages.countTokens({ model: 'tg/sonnet', messages });
+    expect(counted.input_tokens).to.be.a('number');
+    // The provider's project and location, not the client's, and the provider's model name.
+    expect(vertex.calls.slice(calls).map((c) => `${c.project}/${c.location}/${c.model}:${c.method}`)).to.deep.equal([
+      'test-project/us-east5/claude-sonnet-4-5@20250929:rawPredict',
+      'test-project/us-east5/claude-sonnet-4-5@20250929:streamRawPredict',
+      'test-project/us-east5/count-tokens:rawPredict',
+    ]);
+    // Two calls of 10 in and 5 out at $3 and $15 per million.
+    expect((await settled(proxy, cp, key)).spend - before.spend).to.be.closeTo((2 * (10 * 3 + 5 * 15)) / 1e6, 1e-12);
   });
 
   it('answers 503 in the client format naming the provider and the unset variable, not billed, when its credentials are missing', async () => {

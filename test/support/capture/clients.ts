@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { gatewayKeyAuthClient } from '../vertex-sdk-auth.js';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
 import { generateText, streamText } from 'ai';
@@ -134,23 +134,6 @@ export function runClaudeVertex(root: string, base: string, tmp: string, prompt:
     work,
     120_000,
   );
-}
-
-type VertexAuthClient = NonNullable<NonNullable<ConstructorParameters<typeof AnthropicVertex>[0]>['authClient']>;
-
-/**
- * The vertex SDK's `AuthClient` for a gateway: the gateway key as a Google
- * access token that never expires, so the SDK sends `Authorization: Bearer
- * <key>` and looks for no Google credentials. It is built from the SDK's own
- * copy of google-auth-library (another major than the proxy's), whose class
- * the SDK's types name.
- */
-export function gatewayKeyAuthClient(key: string): VertexAuthClient {
-  const fromSdk = createRequire(createRequire(import.meta.url).resolve('@anthropic-ai/vertex-sdk'));
-  const { OAuth2Client } = fromSdk('google-auth-library') as { OAuth2Client: new () => VertexAuthClient };
-  const client = new OAuth2Client();
-  client.setCredentials({ access_token: key, expiry_date: Date.now() + 365 * 86_400_000 });
-  return client;
 }
 
 /** `@anthropic-ai/vertex-sdk` at the server's Vertex route with the gateway key as its bearer token: create, stream, countTokens. */
