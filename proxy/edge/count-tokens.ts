@@ -1,3 +1,5 @@
+import { signsIn } from '../upstream-auth/index.js';
+import { headersForVertex } from '../wire/vertex/betas.js';
 import { messagesFromVertex } from '../wire/vertex/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../shared/errors.js';
@@ -62,7 +64,13 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
       pool: deps.pool(up.origin),
       origin: up.origin,
       path: up.path,
-      headers: upstreamHeaders(req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders, up.format),
+      headers: upstreamHeaders(
+        verdict.provider.vertex === undefined ? req.headers : headersForVertex(req.headers).headers,
+        { header: up.authHeader, secret, rotating: signsIn(verdict.provider) },
+        up.body.length,
+        up.extraHeaders,
+        up.format,
+      ),
       body: up.body,
       format: up.format,
       dropUsageChunk: false,

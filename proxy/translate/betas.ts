@@ -22,9 +22,13 @@ export function anthropicBetas(header: string | readonly string[] | undefined): 
  * as it does); `chat` and `responses` are reached by translation (a Responses
  * provider through Chat). Bedrock and Vertex, when they come, are kinds here
  * with their own column: they refuse some betas (400 mid-session) and rename
- * others, which is what `rename` is for.
+ * others, which is what `rename` is for. `vertex` is Google Vertex AI serving
+ * Anthropic's models: betas in the header as on Anthropic, but only those
+ * Vertex takes (the ones Claude Code's own Vertex mode sends, and the
+ * features Vertex documents); any other is refused there with a 400, so it is
+ * dropped and named.
  */
-export type BetaProviderKind = 'anthropic' | 'chat' | 'responses';
+export type BetaProviderKind = 'anthropic' | 'chat' | 'responses' | 'vertex';
 
 /** What a provider kind does with a beta: sent as it is, sent under another name, kept only with reasoning, or dropped and named. */
 type BetaVerdict = 'pass' | { rename: string } | 'with-reasoning' | 'drop';
@@ -46,19 +50,27 @@ interface BetaEntry {
  */
 export const BETAS: Readonly<Record<string, BetaEntry>> = {
   // A client's name for itself: nothing in the body.
-  'claude-code-20250219': { fields: [], kinds: { chat: 'pass', responses: 'pass' } },
+  'claude-code-20250219': { fields: [], kinds: { chat: 'pass', responses: 'pass', vertex: 'pass' } },
   // Chat streams tool arguments as they come anyway.
-  'fine-grained-tool-streaming-2025-05-14': { fields: ['tools[].eager_input_streaming'], kinds: { chat: 'pass', responses: 'pass' } },
+  'fine-grained-tool-streaming-2025-05-14': { fields: ['tools[].eager_input_streaming'], kinds: { chat: 'pass', responses: 'pass', vertex: 'pass' } },
   // System turns mid-conversation become system messages in place.
   'mid-conversation-system-2026-04-07': { fields: ['messages[].role: system'], kinds: { chat: 'pass', responses: 'pass' } },
   // Structured output becomes `response_format`.
   'structured-outputs-2025-11-13': { fields: ['output_format', 'output_config.format'], kinds: { chat: 'pass', responses: 'pass' } },
   // Kept only when the call's reasoning control reaches the provider (`reasoning_effort`).
-  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
+  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning', vertex: 'pass' } },
   'effort-2025-11-24': { fields: ['output_config.effort'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
   // Named so the table says where they go: no translation carries them.
-  'context-management-2025-06-27': { fields: ['context_management'], kinds: {} },
-  'context-1m-2025-08-07': { fields: [], kinds: {} },
+  'context-management-2025-06-27': { fields: ['context_management'], kinds: { vertex: 'pass' } },
+  'context-1m-2025-08-07': { fields: [], kinds: { vertex: 'pass' } },
+  // Server tools Vertex runs; tool search goes by its older name there.
+  'web-search-2025-03-05': { fields: ['tools[].type: web_search_*'], kinds: { vertex: 'pass' } },
+  'tool-search-tool-2025-10-19': { fields: ['tools[].type: tool_search_tool_*'], kinds: { vertex: 'pass' } },
+  'advanced-tool-use-2025-11-20': {
+    fields: ['tools[].type: tool_search_tool_*', 'tools[].defer_loading'],
+    kinds: { vertex: { rename: 'tool-search-tool-2025-10-19' } },
+  },
+  'thinking-token-count-2026-05-13': { fields: [], kinds: { vertex: 'pass' } },
   'token-efficient-tools-2025-02-19': { fields: [], kinds: {} },
   'files-api-2025-04-14': { fields: ['content[].source.file_id'], kinds: {} },
 };

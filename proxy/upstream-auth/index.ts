@@ -10,6 +10,11 @@ export interface UpstreamAuth {
   secretFor(provider: ProviderConfig): string | Promise<string>;
 }
 
+/** A provider that signs in to its cloud: its calls carry a token that changes, never the same secret for long. */
+export function signsIn(p: ProviderConfig): boolean {
+  return p.vertex !== undefined || p.azure_ad !== undefined;
+}
+
 /**
  * One token source per cloud-signed provider, made on its first call (so a
  * provider never called never loads its cloud's library), kept for the
@@ -18,7 +23,7 @@ export interface UpstreamAuth {
 export function createUpstreamAuth(env: NodeJS.ProcessEnv, log: Logger): UpstreamAuth {
   const sources = new Map<string, BearerTokenSource>();
   function sourceOf(p: ProviderConfig): BearerTokenSource | undefined {
-    if (p.vertex === undefined && p.azure_ad === undefined) return undefined;
+    if (!signsIn(p)) return undefined;
     let source = sources.get(p.name);
     if (source === undefined) {
       source =

@@ -4,6 +4,8 @@ import type { UpstreamCall } from '../../wire/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
+import { signsIn } from '../../upstream-auth/index.js';
+import { headersForVertex } from '../../wire/vertex/betas.js';
 import { sessionOf } from '../../routing/affinity.js';
 import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/deployments.js';
 import { routeCall } from '../../routing/route-call.js';
@@ -32,7 +34,14 @@ async function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: Deploymen
   const settings = deps.config.proxy;
   const secret = await secretOf(deps, d);
   if (secret instanceof AppError) return { kind: 'failed', error: secret };
-  const headers = upstreamHeaders(s.req.headers, { header: up.authHeader, secret }, up.body.length, up.extraHeaders, up.format);
+  let client = s.req.headers;
+  if (d.provider.vertex !== undefined) {
+    const vertex = headersForVertex(client);
+    client = vertex.headers;
+    if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
+  }
+  const auth = { header: up.authHeader, secret, rotating: signsIn(d.provider) };
+  const headers = upstreamHeaders(client, auth, up.body.length, up.extraHeaders, up.format);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
   // A stream that another deployment could serve waits no longer than the time-to-first-byte limit for its head.

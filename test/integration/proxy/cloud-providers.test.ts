@@ -119,6 +119,23 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(after.spend - before.spend).to.be.closeTo(0.00165, 1e-12);
   });
 
+  it("sends Vertex only the betas it takes, in the header, renaming tool search to Vertex's name and naming the rest as dropped", async () => {
+    const res = await fetch(`${proxy.url}/${key.slug}/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': key.secret,
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'claude-code-20250219,advanced-tool-use-2025-11-20, files-api-2025-04-14',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ model: 'tg/sonnet', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    await res.arrayBuffer();
+    expect(res.status).to.equal(200);
+    expect(vertex.calls.at(-1)!.headers['anthropic-beta']).to.equal('claude-code-20250219,tool-search-tool-2025-10-19');
+    expect(res.headers.get('x-tollgate-dropped')).to.equal('anthropic-beta:files-api-2025-04-14');
+  });
+
   it('streams from Vertex through streamRawPredict', async () => {
     const client = new Anthropic({ baseURL: `${proxy.url}/${key.slug}/anthropic`, apiKey: key.secret, maxRetries: 0 });
     const message = await client.messages.stream({ model: 'tg/sonnet', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] }).finalMessage();
