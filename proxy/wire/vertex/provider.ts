@@ -1,5 +1,4 @@
 import type { ModelConfig, ProviderConfig } from '../../../shared/models.js';
-import type { UpstreamCall } from '../upstream.js';
 
 /** The body version Vertex AI takes for Anthropic's models, in place of the `anthropic-version` header. */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -11,7 +10,7 @@ export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
  * body the call would send Anthropic; the provider's Messages endpoint is
  * the project's `…/publishers/anthropic/models` (shared/models.ts).
  */
-export function toVertexCall<T extends Pick<UpstreamCall, 'origin' | 'path' | 'body'>>(
+export function toVertexCall<T extends { origin: string; path: string; body: Buffer }>(
   up: T,
   request: Record<string, unknown>,
   model: ModelConfig,
