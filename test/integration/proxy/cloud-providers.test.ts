@@ -1,24 +1,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import tls from 'node:tls';
 import OpenAI from 'openai';
-import { startProxy, type RunningProxy } from '../../../proxy/runtime.js';
-import { createLogger } from '../../../shared/logger.js';
-import { startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
-import { moneyOf, seedKey, type SeededKey } from '../../support/data-plane.js';
-import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
-import { startFakeAzureOpenAi, type FakeAzureOpenAi } from '../../support/fake-clouds/azure-openai.js';
-import { startFakeEntra, type FakeEntra } from '../../support/fake-clouds/entra.js';
-import { startFakeGoogleToken, type FakeGoogleToken } from '../../support/fake-clouds/google-token.js';
-import { startFakeVertex, VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../support/fake-clouds/vertex.js';
+import type { RunningProxy } from '../../../proxy/runtime.js';
+import type { TestControlPlane } from '../../support/control-plane.js';
+import { moneyOf, type SeededKey } from '../../support/data-plane.js';
+import type { FakeUpstream } from '../../support/fake-upstream/index.js';
+import type { FakeAzureOpenAi } from '../../support/fake-clouds/azure-openai.js';
+import { startCloudPlane, type CloudPlane } from '../../support/fake-clouds/cloud-plane.js';
+import type { FakeEntra } from '../../support/fake-clouds/entra.js';
+import { VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../support/fake-clouds/vertex.js';
 import { describeEachStore } from '../../support/stores.js';
 import { gatewayKeyAuthClient } from '../../support/vertex-sdk-auth.js';
-
-const PRICES = { input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_tokens: 4096 };
 
 /**
  * Providers that sign in to their cloud: a Vertex AI provider (Google tokens
@@ -28,78 +21,22 @@ const PRICES = { input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_toke
  * price sheet.
  */
 describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers', (store) => {
-  let dir: string;
+  let plane: CloudPlane;
   let upstream: FakeUpstream;
-  let google: FakeGoogleToken;
   let vertex: FakeVertex;
   let entra: FakeEntra;
   let azure: FakeAzureOpenAi;
   let cp: TestControlPlane;
   let proxy: RunningProxy;
   let key: SeededKey;
-  let trusted: string[];
 
   before(async function () {
     this.timeout(60_000);
-    trusted = tls.getCACertificates('default');
-    dir = mkdtempSync(join(tmpdir(), 'tollgate-clouds-'));
-    upstream = await startFakeUpstream();
-    google = await startFakeGoogleToken();
-    vertex = await startFakeVertex({ tokens: google.tokens, upstream });
-    entra = await startFakeEntra();
-    tls.setDefaultCACertificates([...trusted, entra.cert]);
-    azure = await startFakeAzureOpenAi({ tokens: entra.tokens, upstream });
-    const modelsFile = join(dir, 'models.json');
-    writeFileSync(
-      modelsFile,
-      JSON.stringify({
-        alias_prefix: 'tg',
-        providers: {
-          vertex: { kind: 'vertex', project: 'test-project', location: 'us-east5', endpoint_url: vertex.url },
-          azure: {
-            endpoints: { chat_completions: { base_url: azure.baseUrl, auth_header: 'authorization' } },
-            azure_ad: { tenant_id_env: 'AOAI_TENANT', client_id_env: 'AOAI_CLIENT', client_secret_env: 'AOAI_SECRET' },
-            authority_url: entra.authorityUrl,
-          },
-          'azure-unset': {
-            endpoints: { chat_completions: { base_url: azure.baseUrl, auth_header: 'authorization' } },
-            azure_ad: { tenant_id_env: 'AOAI_TENANT_UNSET', client_id_env: 'AOAI_CLIENT', client_secret_env: 'AOAI_SECRET' },
-            authority_url: entra.authorityUrl,
-          },
-        },
-        models: [
-          { alias: 'tg/sonnet', provider: 'vertex', upstream_model: 'claude-sonnet-4-5@20250929', ...PRICES },
-          { alias: 'tg/gpt', provider: 'azure', upstream_model: 'gpt-4o', ...PRICES },
-          { alias: 'tg/gpt-unset', provider: 'azure-unset', upstream_model: 'gpt-4o', ...PRICES },
-        ],
-      }),
-    );
-    const env = {
-      MODELS_FILE: modelsFile,
-      GOOGLE_APPLICATION_CREDENTIALS: google.writeKeyFile(dir),
-      AOAI_TENANT: entra.tenantId,
-      AOAI_CLIENT: entra.clientId,
-      AOAI_SECRET: entra.clientSecret,
-    };
-    cp = await startTestControlPlane(store.db, { env: { MODELS_FILE: modelsFile } });
-    key = await seedKey(cp.deps, { models: ['tg/sonnet', 'tg/gpt', 'tg/gpt-unset'], balanceUsd: 100 });
-    const config = testConfig({ ...env, PROXY_DATA_DIR: join(dir, 'proxy'), PROXY_HOLD_FENCE_MS: '200' });
-    config.dataPlaneToken = cp.deps.config.dataPlaneToken;
-    // The proxy reads its cloud credentials from its environment, as in production.
-    Object.assign(process.env, env);
-    proxy = await startProxy(config, createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy'), {
-      port: 0,
-      host: '127.0.0.1',
-      controlPlaneUrl: cp.url,
-    });
+    plane = await startCloudPlane(store);
+    ({ upstream, vertex, entra, azure, cp, proxy, key } = plane);
   });
   after(async () => {
-    await proxy?.close();
-    await cp?.close();
-    await Promise.all([upstream.close(), google.close(), vertex.close(), entra.close(), azure.close()]);
-    tls.setDefaultCACertificates(trusted);
-    for (const name of ['GOOGLE_APPLICATION_CREDENTIALS', 'AOAI_TENANT', 'AOAI_CLIENT', 'AOAI_SECRET', 'MODELS_FILE']) delete process.env[name];
-    rmSync(dir, { recursive: true, force: true });
+    await plane?.close();
   });
 
   it('sends a Messages call to Vertex with a Google token, the model in the path and the version in the body, billed at the sheet', async () => {
