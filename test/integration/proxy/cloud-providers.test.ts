@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import OpenAI from 'openai';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import type { TestControlPlane } from '../../support/control-plane.js';
-import { moneyOf, type SeededKey } from '../../support/data-plane.js';
+import { moneyOf, seedAnotherKey, type SeededKey } from '../../support/data-plane.js';
 import type { FakeUpstream } from '../../support/fake-upstream/index.js';
 import type { FakeAzureOpenAi } from '../../support/fake-clouds/azure-openai.js';
 import { startCloudPlane, type CloudPlane } from '../../support/fake-clouds/cloud-plane.js';
@@ -39,10 +39,10 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     await plane?.close();
   });
 
-  it('sends a Messages call to Vertex with a Google token, the model in the path and the version in the body, billed at the sheet', async () => {
-    const before = await moneyOf(cp.deps, key);
+  it('sends a Messages call to Vertex with a Google token, the model in the path and the version in the body, billed exactly at the sheet', async () => {
+    const fresh = await seedAnotherKey(cp.deps, key);
     upstream.enqueue({ kind: 'ok', inputTokens: 100, outputTokens: 20, cacheReadTokens: 1000, cacheWrite5mTokens: 200 });
-    const client = new Anthropic({ baseURL: `${proxy.url}/${key.slug}/anthropic`, apiKey: key.secret, maxRetries: 0 });
+    const client = new Anthropic({ baseURL: `${proxy.url}/${fresh.slug}/anthropic`, apiKey: fresh.secret, maxRetries: 0 });
     const answer = await client.messages.create({ model: 'tg/sonnet', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     expect(answer.usage.cache_read_input_tokens).to.equal(1000);
     const call = vertex.calls.at(-1)!;
@@ -50,10 +50,10 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(call.body.anthropic_version).to.equal(VERTEX_ANTHROPIC_VERSION);
     expect(call.body).not.to.have.property('model');
     expect(vertex.refusedTokens).to.deep.equal([]);
-    await proxy.drain();
-    const after = await waitForSpend(cp, key, before.spend);
-    // 100 × $3 + 20 × $15 + 1000 × $0.30 (cache read) + 200 × $3.75 (5-minute write), per million.
-    expect(after.spend - before.spend).to.be.closeTo(0.00165, 1e-12);
+    // 100 × $3 + 20 × $15 + 1000 × $0.30 (cache read, a tenth of input) + 200 × $3.75 (5-minute write), per million.
+    expect(await usageRows(proxy, cp, fresh)).to.deep.equal([
+      { amount: '0.001650000000000', input_tokens: 100, output_tokens: 20, cache_read_tokens: 1000, cache_write_tokens: 200 },
+    ]);
   });
 
   it("sends Vertex only the betas it takes, in the header, renaming tool search to Vertex's name and naming the rest as dropped", async () => {
@@ -141,16 +141,6 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
   });
 });
 
-/** The key's spend once the proxy's settlement has reached the control plane. */
-async function waitForSpend(cp: TestControlPlane, key: SeededKey, before: number): Promise<{ spend: number }> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const money = await moneyOf(cp.deps, key);
-    if (money.spend !== before || Date.now() > deadline) return money;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** The key's money once every report this proxy took has settled and the spend stopped moving. */
 async function settled(proxy: RunningProxy, cp: TestControlPlane, key: SeededKey): Promise<{ spend: number }> {
   await proxy.drain();
@@ -162,4 +152,22 @@ async function settled(proxy: RunningProxy, cp: TestControlPlane, key: SeededKey
     last = now;
   }
   return last;
+}
+
+interface UsageRow {
+  amount: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+/** The key's usage ledger rows, the amount as the ledger's exact text, once the proxy's reports have settled. */
+async function usageRows(proxy: RunningProxy, cp: TestControlPlane, key: SeededKey): Promise<UsageRow[]> {
+  await settled(proxy, cp, key);
+  return cp.deps.db.query<UsageRow>(
+    `SELECT abs(amount_usd)::text AS amount, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+       FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`,
+    [key.keyId],
+  );
 }
