@@ -81,14 +81,14 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
   });
 
   it("serves @anthropic-ai/vertex-sdk, unchanged, on the workspace's Vertex route: create, stream and countTokens, billed on the key", async () => {
+    const fresh = await seedAnotherKey(cp.deps, key);
     const client = new AnthropicVertex({
-      baseURL: `${proxy.url}/${key.slug}/vertex/v1`,
+      baseURL: `${proxy.url}/${fresh.slug}/vertex/v1`,
       projectId: 'client-project',
       region: 'europe-west1',
-      authClient: gatewayKeyAuthClient(key.secret),
+      authClient: gatewayKeyAuthClient(fresh.secret),
       maxRetries: 0,
     });
-    const before = await settled(proxy, cp, key);
     const calls = vertex.calls.length;
     upstream.enqueue({ kind: 'ok', inputTokens: 10, outputTokens: 5 }, { kind: 'ok', inputTokens: 10, outputTokens: 5 });
     const messages = [{ role: 'user' as const, content: 'hi' }];
@@ -104,8 +104,9 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
       'test-project/us-east5/claude-sonnet-4-5@20250929:streamRawPredict',
       'test-project/us-east5/count-tokens:rawPredict',
     ]);
-    // Two calls of 10 in and 5 out at $3 and $15 per million.
-    expect((await settled(proxy, cp, key)).spend - before.spend).to.be.closeTo((2 * (10 * 3 + 5 * 15)) / 1e6, 1e-12);
+    // Two calls of 10 in and 5 out at $3 and $15 per million; the count is not billed.
+    const row = { amount: '0.000105000000000', input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0 };
+    expect(await usageRows(proxy, cp, fresh)).to.deep.equal([row, row]);
   });
 
   it('answers 503 in the client format naming the provider and the unset variable, not billed, when its credentials are missing', async () => {
