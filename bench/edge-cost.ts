@@ -204,6 +204,7 @@ async function edgeOf(dir: string, modelsFile: string, outbox: string): Promise<
     },
     // The fake answers always carry usage; a base build without this field ignores it.
     usageWarnings: { missing: () => undefined, reported: () => undefined },
+    upstreamAuth: { secretFor: (p) => p.api_key ?? '' },
     pool: () => pool,
     observe: b.observe.createEdgeObserver({ metrics, accessLog: cfg.ops.accessLog ? log.child({ access: true }) : undefined }),
     now: Date.now,

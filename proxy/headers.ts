@@ -22,7 +22,8 @@ const PASSED = [...new Set([...GENERAL, ...WIRE_FORMATS.flatMap((f) => WIRE[f].o
 /** What reaches a provider of each format: the general headers and its own, made once. */
 const PASSED_TO = Object.fromEntries(WIRE_FORMATS.map((f) => [f, [...GENERAL, ...WIRE[f].ownHeaders]])) as Record<WireFormat, string[]>;
 
-type UpstreamAuth = { header: AuthHeader; secret: string };
+/** `rotating`: a cloud token, good for an hour or less, so its headers are built per call rather than kept per secret (they would pile up). */
+type UpstreamAuth = { header: AuthHeader; secret: string; rotating?: boolean };
 
 /**
  * The part of the provider's headers that is the same on every call, as
@@ -36,6 +37,7 @@ const fixedWithoutExtra: FixedByAuth = new Map();
 const fixedByExtra = new WeakMap<Record<string, string>, FixedByAuth>();
 
 function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefined): string[] {
+  if (auth.rotating) return buildFixed(auth, extra);
   let byAuth = fixedWithoutExtra;
   if (extra) {
     let forExtra = fixedByExtra.get(extra);
@@ -45,13 +47,15 @@ function fixedHeaders(auth: UpstreamAuth, extra: Record<string, string> | undefi
   let bySecret = byAuth.get(auth.header);
   if (!bySecret) byAuth.set(auth.header, (bySecret = new Map<string, string[]>()));
   let fixed = bySecret.get(auth.secret);
-  if (!fixed) {
-    fixed = ['content-type', 'application/json', 'accept-encoding', 'identity'];
-    // The operator's headers for this provider; the body's framing and the credential below always win.
-    if (extra) for (const name in extra) if (!(name in FIXED)) fixed.push(name, extra[name]!);
-    fixed.push(auth.header, auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret);
-    bySecret.set(auth.secret, fixed);
-  }
+  if (!fixed) bySecret.set(auth.secret, (fixed = buildFixed(auth, extra)));
+  return fixed;
+}
+
+function buildFixed(auth: UpstreamAuth, extra: Record<string, string> | undefined): string[] {
+  const fixed = ['content-type', 'application/json', 'accept-encoding', 'identity'];
+  // The operator's headers for this provider; the body's framing and the credential below always win.
+  if (extra) for (const name in extra) if (!(name in FIXED)) fixed.push(name, extra[name]!);
+  fixed.push(auth.header, auth.header === 'authorization' ? `Bearer ${auth.secret}` : auth.secret);
   return fixed;
 }
 

@@ -1,3 +1,4 @@
+import { createUpstreamAuth } from './upstream-auth/index.js';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createUsageWarnings } from './money/usage-warnings.js';
 import { createServer } from '../shared/node-http.js';
@@ -127,6 +128,7 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     responseIds,
     usageWarnings: createUsageWarnings(logger),
     authorizers: createUpstreamAuthorizers(logger, now),
+    upstreamAuth: createUpstreamAuth(process.env, logger),
   };
   const edge = createEdgeHandler(edgeDeps);
   const reports = startDeploymentReports(cp.reportDeployments, routing.health, config.models, DEPLOYMENT_REPORT_EVERY_MS, logger);

@@ -39,33 +39,85 @@ const olderEndpointFields = Object.fromEntries(
 ) as Record<`${WireFormatConfigName}_base_url`, z.ZodOptional<typeof baseUrl>> &
   Record<`${WireFormatConfigName}_auth_header`, z.ZodOptional<typeof authHeaderSchema>>;
 
+/** Names of environment variables, never their values: the models file holds no secret. */
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name');
+
+/**
+ * A provider that signs in to its cloud instead of sending a key:
+ * - `kind: "vertex"` with `project` and `location`: Google Vertex AI,
+ *   Anthropic's models at its rawPredict paths, OAuth tokens from Application
+ *   Default Credentials; `endpoint_url` replaces
+ *   `https://{location}-aiplatform.googleapis.com`;
+ * - `azure_ad`: Azure OpenAI with Entra ID tokens (client secret,
+ *   certificate or workload identity), `authority_url` replacing the login host.
+ */
+const cloudFields = {
+  /** Unset for a provider reached by base URL and key; `bedrock`: Amazon Bedrock (docs/clouds/bedrock.md); `vertex`: Google Vertex AI (docs/clouds/vertex.md). */
+  kind: z.enum(['bedrock', 'vertex']).optional(),
+  /** A Bedrock provider's region: its host and what its requests are signed for. */
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1')
+    .optional(),
+  project: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{4,61}[a-z0-9]$/, 'a Google Cloud project id')
+    .optional(),
+  location: z
+    .string()
+    .regex(/^[a-z0-9-]+$/, 'a Google Cloud location, e.g. us-east5 or global')
+    .optional(),
+  endpoint_url: baseUrl.optional(),
+  azure_ad: z.object({ tenant_id_env: envName, client_id_env: envName, client_secret_env: envName.optional() }).strict().optional(),
+  authority_url: z.url({ protocol: /^https$/ }).optional(),
+};
+
+/** What a provider's way of signing in asks of the rest of its entry. */
+function cloudProblems(p: {
+  kind?: 'bedrock' | 'vertex' | undefined;
+  project?: string | undefined;
+  location?: string | undefined;
+  endpoint_url?: string | undefined;
+  azure_ad?: object | undefined;
+  authority_url?: string | undefined;
+  api_key_env?: string | undefined;
+}): { path: string; message: string }[] {
+  const problems: { path: string; message: string }[] = [];
+  if (p.kind === 'vertex') {
+    if (p.project === undefined) problems.push({ path: 'project', message: 'a vertex provider needs project' });
+    if (p.location === undefined) problems.push({ path: 'location', message: 'a vertex provider needs location' });
+    if (p.api_key_env !== undefined)
+      problems.push({ path: 'api_key_env', message: 'a vertex provider signs in with Application Default Credentials, not a key' });
+    if (p.azure_ad !== undefined) problems.push({ path: 'azure_ad', message: 'a vertex provider cannot use azure_ad' });
+  } else {
+    for (const field of ['project', 'location', 'endpoint_url'] as const) {
+      if (p[field] !== undefined)
+        problems.push({ path: field, message: `${field} is for "kind": "vertex"${field === 'endpoint_url' ? ' or "bedrock"' : ''}` });
+    }
+    if (p.azure_ad !== undefined && p.api_key_env !== undefined)
+      problems.push({ path: 'azure_ad', message: 'give azure_ad or api_key_env, not both' });
+    if (p.azure_ad === undefined && p.api_key_env === undefined)
+      problems.push({ path: 'api_key_env', message: 'a provider needs api_key_env (or azure_ad, or "kind": "vertex")' });
+  }
+  if (p.authority_url !== undefined && p.azure_ad === undefined) problems.push({ path: 'authority_url', message: 'authority_url is for azure_ad' });
+  return problems;
+}
+
 export const providerSchema = z
   .object({
     /** Where it serves each format it speaks; a call in a format it lacks is translated. */
     endpoints: endpointsSchema.optional(),
     ...olderEndpointFields,
-    /** Unset for a provider reached by base URL and key; `bedrock`: Amazon Bedrock, its endpoint and credentials the cloud's (docs/clouds/bedrock.md). */
-    kind: z.literal('bedrock').optional(),
-    /** A Bedrock provider's region: its host and what its requests are signed for. */
-    region: z
-      .string()
-      .regex(/^[a-z]{2}(-[a-z]+)+-\d+$/, 'an AWS region such as us-east-1')
-      .optional(),
-    /** Another host for a cloud provider (a VPC endpoint, a test's fake). */
-    endpoint_url: baseUrl.optional(),
-    /** The variable holding the provider's key; for Bedrock, an API key sent instead of signing. */
+    /** The variable holding the provider's key; a provider signing in to its cloud (`kind`, `azure_ad`) has none. */
     api_key_env: z.string().min(1).optional(),
+    ...cloudFields,
     /** Sent to the provider on every call (e.g. an API version a gateway in front of it wants). */
     extra_headers: z.record(z.string().regex(/^[a-z0-9-]+$/, 'lowercase header names'), z.string()).optional(),
   })
   .strict()
   .superRefine((p, ctx) => {
     if (p.kind === 'bedrock') return bedrockIssues(p, ctx);
-    for (const field of ['region', 'endpoint_url'] as const) {
-      if (p[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'only for a cloud provider ("kind": "bedrock")' });
-    }
-    if (p.api_key_env === undefined)
-      ctx.addIssue({ code: 'custom', path: ['api_key_env'], message: 'required: the variable holding the provider key' });
+    if (p.region !== undefined) ctx.addIssue({ code: 'custom', path: ['region'], message: 'region is for "kind": "bedrock"' });
     const olderNames = p as Record<string, unknown>;
     for (const name of WIRE_FORMAT_CONFIG_NAMES) {
       const older = [`${name}_base_url`, `${name}_auth_header`].filter((f) => olderNames[f] !== undefined);
@@ -79,7 +131,12 @@ export const providerSchema = z
         ctx.addIssue({ code: 'custom', path: [`${name}_auth_header`], message: `needs ${name}_base_url` });
       }
     }
-    if (!WIRE_FORMAT_CONFIG_NAMES.some((name) => p.endpoints?.[name] !== undefined || olderNames[`${name}_base_url`] !== undefined)) {
+    for (const problem of cloudProblems(p)) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
+    // A vertex provider's endpoint is its project's, made from project and location (shared/models.ts).
+    if (
+      p.kind !== 'vertex' &&
+      !WIRE_FORMAT_CONFIG_NAMES.some((name) => p.endpoints?.[name] !== undefined || olderNames[`${name}_base_url`] !== undefined)
+    ) {
       ctx.addIssue({
         code: 'custom',
         message: `a provider needs at least one endpoint: endpoints.{${WIRE_FORMAT_CONFIG_NAMES.join(',')}} (or the older ${WIRE_FORMAT_CONFIG_NAMES.map((n) => `${n}_base_url`).join(', ')})`,

@@ -33,13 +33,31 @@ export interface ProviderEndpoint {
 }
 
 /** A provider entry with its endpoints read into one map by wire format, whichever spelling the file used. */
-export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers'> & {
+export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers' | 'azure_ad' | 'authority_url'> & {
   name: string;
   api_key: string | undefined;
   endpoints: Partial<Record<WireFormat, ProviderEndpoint>>;
   /** Set for Amazon Bedrock: Claude through InvokeModel at `endpoints.messages` (the region's host), signed for `region` unless `api_key` is set. */
   bedrock?: { region: string };
+  /** Set on a Vertex AI provider: its calls go to rawPredict paths under its Messages endpoint, with Google tokens. */
+  vertex: { project: string; location: string } | undefined;
 };
+
+/** Vertex AI's host for a location (`global` has no regional prefix). */
+function vertexHost(location: string): string {
+  return location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`;
+}
+
+/** A Vertex provider's one endpoint: Anthropic's models under its project and location. */
+function vertexEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
+  const host = (entry.endpoint_url ?? vertexHost(entry.location!)).replace(/\/+$/, '');
+  return {
+    messages: {
+      base_url: `${host}/v1/projects/${entry.project!}/locations/${entry.location!}/publishers/anthropic/models`,
+      auth_header: 'authorization',
+    },
+  };
+}
 
 /** `endpoints.<name>` or the older `<name>_base_url` + `<name>_auth_header`, by wire format. */
 export function providerEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
@@ -58,7 +76,15 @@ export function providerEndpoints(entry: ProviderEntry): Partial<Record<WireForm
 /** A parsed provider entry as the proxy reads it. */
 export function providerFromEntry(name: string, entry: ProviderEntry, env: NodeJS.ProcessEnv): ProviderConfig {
   const api_key = entry.api_key_env === undefined ? undefined : env[entry.api_key_env];
-  const common = { name, api_key_env: entry.api_key_env, extra_headers: entry.extra_headers, api_key };
+  const common = {
+    name,
+    api_key_env: entry.api_key_env,
+    extra_headers: entry.extra_headers,
+    api_key,
+    vertex: entry.kind === 'vertex' ? { project: entry.project!, location: entry.location! } : undefined,
+    azure_ad: entry.azure_ad,
+    authority_url: entry.authority_url,
+  };
   if (entry.kind === 'bedrock') {
     const region = entry.region!;
     return {
@@ -67,7 +93,7 @@ export function providerFromEntry(name: string, entry: ProviderEntry, env: NodeJ
       bedrock: { region },
     };
   }
-  return { ...common, endpoints: providerEndpoints(entry) };
+  return { ...common, endpoints: entry.kind === 'vertex' ? vertexEndpoints(entry) : providerEndpoints(entry) };
 }
 
 /** One place a model is served. `weight` is set on all deployments of a model or on none. */
@@ -268,12 +294,12 @@ function trailingComma(text: string): number | undefined {
 export function unsetProviderKeyWarnings(catalog: ModelCatalog): string[] {
   return (
     [...catalog.providers.values()]
-      // A Bedrock provider without an API key signs with the cloud's credentials instead.
-      .filter((p) => !p.api_key && p.api_key_env !== undefined)
+      // A cloud provider without an API key signs in with the cloud's credentials instead.
+      .filter((p) => p.api_key_env !== undefined && !p.api_key)
       .map((p) => {
         const aliases = [...catalog.models.values()].filter((m) => m.deployments.some((d) => d.provider === p.name)).map((m) => m.alias);
         return (
-          `warning: ${p.api_key_env} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
+          `warning: ${p.api_key_env!} is not set: provider "${p.name}" (${aliases.join(', ') || 'no models'}) gets calls without a provider key. ` +
           `A real provider refuses them with 401 (the provider's refusal, not Tollgate's); the stand-in from \`npm run fake-upstream\` accepts them.`
         );
       })

@@ -1,3 +1,6 @@
+import { signsIn } from '../upstream-auth/index.js';
+import { headersForVertex } from '../wire/vertex/betas.js';
+import { messagesFromVertex } from '../wire/vertex/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../shared/errors.js';
 import type { ResolvedKey } from '../../shared/contract/keys.js';
@@ -44,7 +47,8 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   if (!k.ok) throw k.error;
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
-  const call = await deps.bodies.parse(r.format, raw, req.headers, 'count', callTarget(r));
+  const body = r.vertex ? messagesFromVertex(raw, r.vertex, req.headers) : raw;
+  const call = await deps.bodies.parse(r.format, body, req.headers, 'count', callTarget(r));
   const verdict = decideModel(k.key, call.alias, deps.config.models, deps.now());
   if (!verdict.ok) throw verdict.error;
   const up = await deps.bodies.countCall(r.format, call, verdict.model, verdict.provider, req.headers);
@@ -55,14 +59,15 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
     send(res, 200, JSON.stringify(body), { 'x-request-id': requestId });
     return;
   }
+  const secret = await deps.upstreamAuth.secretFor(verdict.provider);
   const outcome = await forward(
     {
       pool: deps.pool(up.origin),
       origin: up.origin,
       path: up.path,
       headers: upstreamHeaders(
-        req.headers,
-        { header: up.authHeader, secret: verdict.provider.api_key ?? '' },
+        verdict.provider.vertex === undefined ? req.headers : headersForVertex(req.headers).headers,
+        { header: up.authHeader, secret, rotating: signsIn(verdict.provider) },
         up.body.length,
         up.extraHeaders,
         up.format,

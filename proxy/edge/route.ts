@@ -2,6 +2,7 @@ import { WIRE_FORMATS } from '../../shared/wire-formats.js';
 import type { WireFormat } from '../call.js';
 import { PIVOT, WIRE } from '../wire/registry.js';
 import type { Route } from './steps/step.js';
+import { vertexRoute } from '../wire/vertex/client.js';
 
 /** A path's workspace slug and the rest after it. */
 const SLUGGED = /^\/([^/]+)\/(.+)$/;
@@ -60,6 +61,8 @@ export function route(path: string, query = ''): Route | undefined {
     const target = WIRE[format].modelInPath!.route(rest, query);
     if (target) return { format, slug: m[1]!, ...target };
   }
+  const vertex = vertexRoute(rest);
+  if (vertex) return { format: 'messages', action: vertex.action, slug: m[1]!, vertex };
   // One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`).
   for (const [prefix, format] of ONE_MODEL) {
     if (rest.length > prefix.length && rest.startsWith(prefix)) {

@@ -23,10 +23,13 @@ export function anthropicBetas(header: string | readonly string[] | undefined): 
  * provider through Chat). `bedrock` is Claude on Amazon Bedrock: the betas go
  * in the body (`anthropic_beta`), and one it does not know is refused with a
  * 400 (mid-session), so only those it takes are sent (the set Claude Code
- * itself sends in Bedrock mode, and the long-standing ones). Vertex, when it
- * comes, is a kind here too, with `rename` for betas it names otherwise.
+ * itself sends in Bedrock mode, and the long-standing ones). `vertex` is
+ * Google Vertex AI serving Anthropic's models: betas in the header as on
+ * Anthropic, but only those Vertex takes (the ones Claude Code's own Vertex
+ * mode sends, and the features Vertex documents), one renamed; any other is
+ * refused there with a 400, so it is dropped and named.
  */
-export type BetaProviderKind = 'anthropic' | 'chat' | 'responses' | 'bedrock';
+export type BetaProviderKind = 'anthropic' | 'chat' | 'responses' | 'bedrock' | 'vertex';
 
 /** What a provider kind does with a beta: sent as it is, sent under another name, kept only with reasoning, or dropped and named. */
 type BetaVerdict = 'pass' | { rename: string } | 'with-reasoning' | 'drop';
@@ -48,23 +51,35 @@ interface BetaEntry {
  */
 export const BETAS: Readonly<Record<string, BetaEntry>> = {
   // A client's name for itself: nothing in the body.
-  'claude-code-20250219': { fields: [], kinds: { chat: 'pass', responses: 'pass' } },
+  'claude-code-20250219': { fields: [], kinds: { chat: 'pass', responses: 'pass', vertex: 'pass' } },
   // Chat streams tool arguments as they come anyway.
-  'fine-grained-tool-streaming-2025-05-14': { fields: ['tools[].eager_input_streaming'], kinds: { chat: 'pass', responses: 'pass' } },
+  'fine-grained-tool-streaming-2025-05-14': { fields: ['tools[].eager_input_streaming'], kinds: { chat: 'pass', responses: 'pass', vertex: 'pass' } },
   // System turns mid-conversation become system messages in place.
   'mid-conversation-system-2026-04-07': { fields: ['messages[].role: system'], kinds: { chat: 'pass', responses: 'pass' } },
   // Structured output becomes `response_format`.
   'structured-outputs-2025-11-13': { fields: ['output_format', 'output_config.format'], kinds: { chat: 'pass', responses: 'pass' } },
   // Kept only when the call's reasoning control reaches the provider (`reasoning_effort`).
-  'interleaved-thinking-2025-05-14': { fields: ['thinking'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning', bedrock: 'pass' } },
+  'interleaved-thinking-2025-05-14': {
+    fields: ['thinking'],
+    kinds: { chat: 'with-reasoning', responses: 'with-reasoning', bedrock: 'pass', vertex: 'pass' },
+  },
   'effort-2025-11-24': { fields: ['output_config.effort'], kinds: { chat: 'with-reasoning', responses: 'with-reasoning' } },
   // Named so the table says where they go: no translation carries them.
-  'context-management-2025-06-27': { fields: ['context_management'], kinds: { bedrock: 'pass' } },
-  'context-1m-2025-08-07': { fields: [], kinds: { bedrock: 'pass' } },
+  'context-management-2025-06-27': { fields: ['context_management'], kinds: { bedrock: 'pass', vertex: 'pass' } },
+  'context-1m-2025-08-07': { fields: [], kinds: { bedrock: 'pass', vertex: 'pass' } },
   'token-efficient-tools-2025-02-19': { fields: [], kinds: { bedrock: 'pass' } },
-  // Taken by Bedrock (Claude Code sends them there in its body); nothing a translation carries.
-  'tool-search-tool-2025-10-19': { fields: ['tools[].defer_loading'], kinds: { bedrock: 'pass' } },
-  'thinking-token-count-2026-05-13': { fields: [], kinds: { bedrock: 'pass' } },
+  // Server tools Vertex runs; Bedrock takes tool search too (Claude Code sends it there in its body).
+  'web-search-2025-03-05': { fields: ['tools[].type: web_search_*'], kinds: { vertex: 'pass' } },
+  'tool-search-tool-2025-10-19': {
+    fields: ['tools[].type: tool_search_tool_*', 'tools[].defer_loading'],
+    kinds: { bedrock: 'pass', vertex: 'pass' },
+  },
+  // Tool search goes by its older name on Vertex.
+  'advanced-tool-use-2025-11-20': {
+    fields: ['tools[].type: tool_search_tool_*', 'tools[].defer_loading'],
+    kinds: { vertex: { rename: 'tool-search-tool-2025-10-19' } },
+  },
+  'thinking-token-count-2026-05-13': { fields: [], kinds: { bedrock: 'pass', vertex: 'pass' } },
   'computer-use-2025-01-24': { fields: ['tools[].type: computer_*'], kinds: { bedrock: 'pass' } },
   'files-api-2025-04-14': { fields: ['content[].source.file_id'], kinds: {} },
 };

@@ -1,3 +1,4 @@
+import { toVertexCall } from './vertex/provider.js';
 import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { baseUrlOf, translateCall, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
@@ -164,7 +165,7 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     extraHeaders = headersForTranslated(provider, target);
   }
   const url = endpointOf(baseUrlOf(provider, target)!, target, model, call.stream, 'call', WIRE[target].provider.callPath);
-  return {
+  const up: UpstreamCall = {
     origin: url.origin,
     path: url.target,
     body,
@@ -175,6 +176,8 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     extraHeaders,
     dropped,
   };
+  // Vertex speaks Messages only, so `target` is Messages here: the body is re-read for its rawPredict shape.
+  return provider.vertex === undefined ? up : toVertexCall(up, JSON.parse(body.toString('utf8')) as Record<string, unknown>, model, provider, 'call');
 }
 
 /**
@@ -193,12 +196,14 @@ export function countTokensCall(
   const countPath = WIRE[format].provider.countPath;
   if (base === undefined || countPath === undefined) return undefined;
   const url = endpointOf(base, format, model, false, 'count', countPath);
-  return {
+  const request = { ...call.body, model: model.upstream_model };
+  const up = {
     origin: url.origin,
     path: url.target,
-    body: WIRE[format].modelInPath ? call.raw : Buffer.from(JSON.stringify({ ...call.body, model: model.upstream_model })),
+    body: WIRE[format].modelInPath ? call.raw : Buffer.from(JSON.stringify(request)),
     authHeader: authHeaderOf(provider, format),
     format,
     extraHeaders: provider.extra_headers,
   };
+  return provider.vertex === undefined ? up : toVertexCall(up, request, model, provider, 'count');
 }

@@ -7,7 +7,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeWorkDir, runAgents, runAiSdkAnthropic, runAiSdkOpenAI, runClaude, runCodex, runOpenAISdk, type RunResult } from './capture/clients.js';
+import {
+  claudeWorkDir,
+  runAgents,
+  runAiSdkAnthropic,
+  runAiSdkOpenAI,
+  runClaude,
+  runClaudeVertex,
+  runCodex,
+  runOpenAISdk,
+  runVertexSdk,
+  type RunResult,
+} from './capture/clients.js';
 import { geminiWorkDir, runGeminiCli, runGenai } from './capture/gemini-clients.js';
 import { scrubCaptured } from './capture/scrub.js';
 import { startCaptureServer, type CaptureServer } from './capture/server.js';
@@ -36,6 +47,16 @@ const clients: Client[] = [
     s.tool = { name: 'Read', input: { file_path: join(claudeWorkDir(tmp), 'hello.txt') } };
     return runClaude(root, s.url, tmp, 'read hello.txt');
   }),
+  entry(
+    'claude-code-vertex',
+    '@anthropic-ai/claude-code',
+    'claude -p "read hello.txt" with CLAUDE_CODE_USE_VERTEX, _SKIP_VERTEX_AUTH, ANTHROPIC_VERTEX_BASE_URL',
+    async (s, tmp) => {
+      s.tool = { name: 'Read', input: { file_path: join(claudeWorkDir(tmp), 'hello.txt') } };
+      return runClaudeVertex(root, s.url, tmp, 'read hello.txt');
+    },
+  ),
+  entry('vertex-sdk', '@anthropic-ai/vertex-sdk', 'AnthropicVertex({baseURL, accessToken}): create, stream, countTokens', (s) => runVertexSdk(s.url)),
   entry('agents-sdk', '@openai/agents', 'run(new Agent({instructions, tools}), "say hi"), then streamed', (s) => runAgents(s.url)),
   entry('ai-sdk-openai', '@ai-sdk/openai', 'createOpenAI({baseURL: …/v1})(model): generateText, streamText', (s) => runAiSdkOpenAI(s.url)),
   entry('ai-sdk-anthropic', '@ai-sdk/anthropic', 'createAnthropic({baseURL: …/anthropic/v1}): generateText, streamText', (s) =>

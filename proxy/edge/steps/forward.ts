@@ -4,6 +4,8 @@ import type { UpstreamCall } from '../../wire/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
+import { signsIn } from '../../upstream-auth/index.js';
+import { headersForVertex } from '../../wire/vertex/betas.js';
 import { sessionOf } from '../../routing/affinity.js';
 import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/deployments.js';
 import { routeCall } from '../../routing/route-call.js';
@@ -43,6 +45,16 @@ async function cloudAttempt(
   }
 }
 
+/** The provider's key or cloud token; a cloud token that cannot be had fails this attempt with a 503 naming the provider. */
+async function secretOf(deps: EdgeDeps, d: DeploymentRef): Promise<string | AppError> {
+  try {
+    return await deps.upstreamAuth.secretFor(d.provider);
+  } catch (err) {
+    if (err instanceof AppError) return err;
+    throw err;
+  }
+}
+
 /** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
 async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
@@ -54,7 +66,16 @@ async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: Depl
     if (attempt instanceof AppError) return { kind: 'failed', error: attempt };
     ({ up, headers } = attempt);
   } else {
-    headers = upstreamHeaders(s.req.headers, { header: up.authHeader, secret: d.provider.api_key ?? '' }, up.body.length, up.extraHeaders, up.format);
+    const secret = signsIn(d.provider) ? await secretOf(deps, d) : (d.provider.api_key ?? '');
+    if (secret instanceof AppError) return { kind: 'failed', error: secret };
+    let client = s.req.headers;
+    if (d.provider.vertex !== undefined) {
+      const vertex = headersForVertex(client);
+      client = vertex.headers;
+      if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
+    }
+    const auth = { header: up.authHeader, secret, rotating: signsIn(d.provider) };
+    headers = upstreamHeaders(client, auth, up.body.length, up.extraHeaders, up.format);
   }
   const answer = clientStream(s, up);
   // The one observation inside a step: the trace context must ride on the provider request's headers.

@@ -1,6 +1,7 @@
 import { takeBody } from '../../request-body.js';
 import type { CallTarget } from '../../wire/parse.js';
 import { messagesFromInvoke } from '../../wire/bedrock/client.js';
+import { messagesFromVertex } from '../../wire/vertex/client.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
 
@@ -22,9 +23,11 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
       try {
         const body = s.route.bedrock
           ? messagesFromInvoke(raw!, s.route.alias!, s.route.bedrock.stream, s.req.headers)
-          : s.route.action === 'compact'
-            ? asCompactionCall(raw!)
-            : raw!;
+          : s.route.vertex
+            ? messagesFromVertex(raw!, s.route.vertex, s.req.headers)
+            : s.route.action === 'compact'
+              ? asCompactionCall(raw!)
+              : raw!;
         const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, 'call', callTarget(s.route));
         if (!(parsed instanceof Promise)) {
           s.call = parsed;

@@ -1,3 +1,5 @@
+import type { UpstreamAuth } from '../../upstream-auth/index.js';
+import type { VertexRoute } from '../../wire/vertex/client.js';
 import type { AbandonedReads } from '../../abandoned.js';
 import type { ResponseIdReader, ResponseIds } from '../../response-ids.js';
 import type { BodyWork } from '../../body-work/index.js';
@@ -45,6 +47,8 @@ export interface EdgeDeps {
   usageWarnings: UsageWarnings;
   /** A cloud provider's credentials for each attempt (proxy/upstream-auth/). */
   authorizers: UpstreamAuthorizers;
+  /** The key or cloud token each provider call carries (proxy/upstream-auth/). */
+  upstreamAuth: UpstreamAuth;
 }
 
 /** A routed request: which format, which workspace, which of the three things it asks. */
@@ -59,6 +63,8 @@ export interface Route {
   sse?: boolean;
   /** Claude Code's Bedrock mode (`bedrock/model/{id}/invoke…`): a Messages call whose answer goes back as Bedrock sends it. */
   bedrock?: { stream: boolean };
+  /** A Vertex rawPredict path (Claude Code's Vertex mode): its body is read as the Messages call it stands for. */
+  vertex?: VertexRoute;
 }
 
 /**

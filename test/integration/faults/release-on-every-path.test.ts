@@ -1,3 +1,4 @@
+import { createUpstreamAuth } from '../../../proxy/upstream-auth/index.js';
 import { createUsageWarnings } from '../../../proxy/money/usage-warnings.js';
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -74,6 +75,7 @@ async function startFaultyEdge(cp: TestControlPlane, fake: FakeUpstream) {
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),
     responseIds: createLocalResponseIds(100, 60_000),
     usageWarnings: createUsageWarnings(logger),
+    upstreamAuth: createUpstreamAuth({}, logger),
     keys: createKeyCache(client, config.proxy, logger),
     limits,
     holds,

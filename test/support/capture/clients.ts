@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
+import { gatewayKeyAuthClient } from '../vertex-sdk-auth.js';
 import { createOpenAI } from '@ai-sdk/openai';
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool } from '@openai/agents';
 import { generateText, streamText } from 'ai';
@@ -102,6 +104,50 @@ export function runClaude(root: string, base: string, tmp: string, prompt: strin
     work,
     120_000,
   );
+}
+
+/**
+ * `claude -p` in its Vertex AI mode pointed at the server's Vertex route:
+ * `CLAUDE_CODE_USE_VERTEX`, the base URL, skip-auth (so no Google
+ * credentials are looked for) and the gateway key as `ANTHROPIC_AUTH_TOKEN`.
+ */
+export function runClaudeVertex(root: string, base: string, tmp: string, prompt: string): Promise<RunResult> {
+  const work = claudeWorkDir(tmp);
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(work, 'hello.txt'), 'hello\n');
+  return runProcess(
+    join(root, 'node_modules/.bin/claude'),
+    ['-p', prompt],
+    {
+      HOME: tmp,
+      CLAUDE_CODE_USE_VERTEX: '1',
+      CLAUDE_CODE_SKIP_VERTEX_AUTH: '1',
+      ANTHROPIC_VERTEX_BASE_URL: `${base}/${WORKSPACE}/vertex/v1`,
+      ANTHROPIC_VERTEX_PROJECT_ID: 'capture-project',
+      CLOUD_ML_REGION: 'us-east5',
+      ANTHROPIC_AUTH_TOKEN: KEY,
+      ANTHROPIC_MODEL: MODEL,
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      DISABLE_AUTOUPDATER: '1',
+    },
+    work,
+    120_000,
+  );
+}
+
+/** `@anthropic-ai/vertex-sdk` at the server's Vertex route with the gateway key as its bearer token: create, stream, countTokens. */
+export async function runVertexSdk(base: string): Promise<void> {
+  const client = new AnthropicVertex({
+    baseURL: `${base}/${WORKSPACE}/vertex/v1`,
+    projectId: 'capture-project',
+    region: 'us-east5',
+    authClient: gatewayKeyAuthClient(KEY),
+  });
+  const messages = [{ role: 'user' as const, content: PROMPT }];
+  await client.messages.create({ model: MODEL, max_tokens: 64, messages });
+  await client.messages.stream({ model: MODEL, max_tokens: 64, messages }).finalMessage();
+  await client.messages.countTokens({ model: MODEL, messages });
 }
 
 /** The Agents SDK's default model through `run(agent, …)`, with one function tool offered. */

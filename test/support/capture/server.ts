@@ -81,6 +81,10 @@ function answerFor(method: string, path: string, query: Record<string, string>, 
   if (method === 'POST' && path.endsWith('/responses')) return responsesAnswer(fields);
   if (method === 'POST' && path.endsWith('/messages/count_tokens')) return { status: 200, type: 'application/json', body: '{"input_tokens":10}' };
   if (method === 'POST' && path.endsWith('/messages')) return messagesAnswer(fields, tool);
+  // Vertex AI's Anthropic paths: the count first, as `count-tokens:rawPredict` also ends in `:rawPredict`.
+  if (method === 'POST' && path.endsWith('/count-tokens:rawPredict')) return { status: 200, type: 'application/json', body: '{"input_tokens":10}' };
+  if (method === 'POST' && /:(stream)?rawPredict$/i.test(path))
+    return messagesAnswer({ model: path.replace(/^.*\/models\/|:.*$/g, ''), ...fields }, tool);
   if (method === 'POST' && path.endsWith('/chat/completions')) return chatAnswer(fields);
   if (method === 'GET' && path.endsWith('/models')) return modelsAnswer();
   return notFound(`${method} ${path}`);

@@ -3,6 +3,7 @@
  * with headers, deps whose parts record what a step asked of them, and a
  * call state as the steps before the one under test would have left it.
  */
+import { createUpstreamAuth } from '../../../../proxy/upstream-auth/index.js';
 import { createUsageWarnings } from '../../../../proxy/money/usage-warnings.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
@@ -102,6 +103,7 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
     logger,
     authorizers: { of: () => undefined },
     usageWarnings: createUsageWarnings(logger),
+    upstreamAuth: createUpstreamAuth({}, logger),
     routing: createRouting(config.proxy, undefined, undefined, Date.now, logger),
     bodies: bodyWorkOf(config.proxy),
     abandoned: createAbandonedReads(config.proxy.abandonedReadsMax, config.proxy.abandonedReadMs),

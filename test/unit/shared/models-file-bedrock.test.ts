@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseModelCatalog } from '../../shared/models.js';
+import { parseModelCatalog } from '../../../shared/models.js';
 
 type Json = Record<string, unknown>;
 const model = (provider: string): Json => ({
