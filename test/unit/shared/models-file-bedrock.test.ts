@@ -47,7 +47,7 @@ describe('models file: an Amazon Bedrock provider', () => {
     expect(text).to.include('provider "b": region: required for "kind": "bedrock"');
     expect(text).to.include('provider "b": messages_base_url: a Bedrock provider is reached at its region (or endpoint_url), not by base URLs');
     expect(text).to.include('provider "c": region: an AWS region such as us-east-1');
-    expect(text).to.include('provider "d": region: only for a cloud provider');
-    expect(text).to.include('provider "d": api_key_env: required');
+    expect(text).to.include('provider "d": region: region is for "kind": "bedrock"');
+    expect(text).to.include('provider "d": api_key_env: a provider needs api_key_env');
   });
 });
