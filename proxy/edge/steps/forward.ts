@@ -102,6 +102,7 @@ async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: Depl
       responseId: s.responseId,
       bedrockClient: s.route.bedrock !== undefined,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
+      converse: d.provider.bedrock && up.format === 'chat' ? d.model.upstream_model : undefined,
     },
     s.res,
   );
