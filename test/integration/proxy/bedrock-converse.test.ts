@@ -9,16 +9,9 @@ import { startFakeBedrock, type FakeBedrock } from '../../support/fake-bedrock/i
 import { TEST_MODELS_FILE } from '../../support/control-plane.js';
 import { seedAnotherKey, seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { describeEachStore } from '../../support/stores.js';
+import { isolateAwsEnvironment } from '../../support/aws-environment.js';
 
 const NOVA_ID = 'amazon.nova-pro-v1:0';
-const AWS_VARIABLES = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_PROFILE',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-];
 
 /** tg/nova's prices in picodollars per token (0.8, 3.2, 0.2 and 1 USD per million), set in the test's models file. */
 const PRICE = { input: 800_000n, output: 3_200_000n, read: 200_000n, write: 1_000_000n };
@@ -45,7 +38,7 @@ const WEATHER_TOOL = {
  */
 describeEachStore('proxy: a Bedrock provider serving a model through Converse', (store) => {
   const identity = { accessKeyId: 'AKIDTOLLGATE', secretAccessKey: 'tollgate/proxy+secret' };
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnvironment: (() => void) | undefined;
   let dp: DataPlane;
   let fake: FakeBedrock;
   let proxy: RunningProxy;
@@ -54,16 +47,8 @@ describeEachStore('proxy: a Bedrock provider serving a model through Converse', 
 
   before(async function () {
     this.timeout(30_000);
-    for (const name of [...AWS_VARIABLES, 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_EC2_METADATA_DISABLED'])
-      saved[name] = process.env[name];
-    for (const name of AWS_VARIABLES) delete process.env[name];
-    Object.assign(process.env, {
-      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials',
-      AWS_CONFIG_FILE: '/nonexistent/config',
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_ACCESS_KEY_ID: identity.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: identity.secretAccessKey,
-    });
+    restoreEnvironment = isolateAwsEnvironment();
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: identity.accessKeyId, AWS_SECRET_ACCESS_KEY: identity.secretAccessKey });
     fake = await startFakeBedrock({ region: 'us-east-1', identities: [identity] });
     dp = await startDataPlane(store);
     base = await seedKey(dp.cp.deps, { models: ['tg/nova'] });
@@ -88,10 +73,7 @@ describeEachStore('proxy: a Bedrock provider serving a model through Converse', 
     await dp?.close();
     await fake?.close();
     rmSync(dir, { recursive: true, force: true });
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnvironment?.();
   });
 
   /** The key's usage rows: the amount as the ledger's text, then input, output, cache reads, cache writes. */
