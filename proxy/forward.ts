@@ -295,7 +295,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (!c.aborted) c.abort(err);
   }
 
-  /** Bedrock's error, whole, answered as a Messages error (in the client's format when the call was translated). */
+  /** Bedrock's error, whole, answered as a Messages (or, through Converse, Chat) error, in the client's format when the call was translated. */
   private answerBedrockError(e: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] }): void {
     const { req, res } = this;
     const errorType = e.headers['x-amzn-errortype'];
@@ -304,6 +304,7 @@ class Relay implements Dispatcher.DispatchHandler {
       e.status,
       typeof errorType === 'string' ? errorType : undefined,
       Buffer.concat(e.chunks),
+      req.converse !== undefined,
     );
     const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
     res.writeHead(mapped.status, downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders));

@@ -9,6 +9,8 @@ import { startFakeBedrock, type FakeBedrock } from '../../support/fake-bedrock/i
 import { TEST_MODELS_FILE } from '../../support/control-plane.js';
 import { seedAnotherKey, seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { describeEachStore } from '../../support/stores.js';
+import { edgeCall, errorType, modelBody } from '../../support/edge-calls.js';
+import type { WireFormat } from '../../../proxy/call.js';
 import { isolateAwsEnvironment } from '../../support/aws-environment.js';
 
 const NOVA_ID = 'amazon.nova-pro-v1:0';
@@ -199,4 +201,17 @@ describeEachStore('proxy: a Bedrock provider serving a model through Converse', 
       expect(await ledgerRows(key.keyId)).to.deep.equal([expectedRow(converseInput(sent.body as Record<string, unknown>), 5, 100, 60)]);
     });
   }
+
+  it('answers a ThrottlingException from Converse as a 429 rate-limit error in each client’s format', async () => {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    for (const format of ['chat', 'messages', 'responses'] as WireFormat[]) {
+      fake.enqueue({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' });
+      const answer = await edgeCall(proxy.url, format, key.slug, key.secret, modelBody(format, { model: 'tg/nova' }));
+      expect(answer.status, answer.text).to.equal(429);
+      expect(errorType(format, answer), answer.text).to.equal('rate_limit_error');
+      expect(answer.text).to.include('Too many requests, please wait');
+      // OpenAI's shape for the OpenAI formats: no Messages `"type": "error"` wrapper.
+      if (format !== 'messages') expect(JSON.parse(answer.text)).not.to.have.property('type');
+    }
+  });
 });
