@@ -18,6 +18,7 @@ import {
   type InvokeStreamDecoder,
   type InvokeStreamEncoder,
 } from './wire/bedrock/invoke-stream.js';
+import { createConverseJsonDecoder, createConverseStreamDecoder, type ConverseDecoder } from './wire/bedrock/converse-answer.js';
 
 export type ForwardOutcome =
   /** Nothing reached the client yet: the caller answers with this error. */
@@ -69,6 +70,8 @@ export interface ForwardRequest {
   bedrockClient?: boolean;
   /** Set when the provider is Bedrock (its name): its error answers are rewritten as Messages errors (wire/bedrock/errors.ts). */
   bedrockProvider?: string;
+  /** Set when a Bedrock provider serves the call through Converse (the upstream model): its answers are read as Chat's. */
+  converse?: string;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -104,8 +107,8 @@ class Relay implements Dispatcher.DispatchHandler {
   private eventStream = false;
   private tap: UsageTap | undefined;
   private filter: UsageChunkFilter | undefined;
-  /** Set for Bedrock's binary event stream: read as the Messages stream it carries, before anything else sees it. */
-  private bedrock: InvokeStreamDecoder | undefined;
+  /** Set for Bedrock's binary event stream (read as the Messages or Chat stream it carries) and a whole Converse answer (read as Chat's), before anything else sees it. */
+  private bedrock: InvokeStreamDecoder | ConverseDecoder | undefined;
   /** Set for a client of Bedrock's path: the Messages stream it gets, framed as Bedrock frames it. */
   private encoder: InvokeStreamEncoder | undefined;
   /** A Bedrock error answer being read whole, to be answered in the Messages shape at its end. */
@@ -193,11 +196,12 @@ class Relay implements Dispatcher.DispatchHandler {
     // Kept for routing: a provider's own 429/503 still says how long to leave it alone.
     if (status === 429 || status === 503) this.retryAfter = retryAfterMs(headers['retry-after'], Date.now());
     const type = headers['content-type'];
-    if (!this.errorAnswer && typeof type === 'string' && type.includes(EVENT_STREAM_CONTENT_TYPE)) {
-      this.bedrock = createInvokeStreamDecoder();
+    const binary = !this.errorAnswer && typeof type === 'string' && type.includes(EVENT_STREAM_CONTENT_TYPE);
+    if (binary) {
+      this.bedrock = req.converse === undefined ? createInvokeStreamDecoder() : createConverseStreamDecoder(req.converse);
       headers = { ...headers, 'content-type': 'text/event-stream; charset=utf-8' };
-    }
-    this.eventStream = this.bedrock !== undefined || (typeof type === 'string' && type.includes('text/event-stream'));
+    } else if (!this.errorAnswer && req.converse !== undefined) this.bedrock = createConverseJsonDecoder(req.converse);
+    this.eventStream = binary || (typeof type === 'string' && type.includes('text/event-stream'));
     if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
     if (req.bedrockClient && this.eventStream && !this.errorAnswer) this.encoder = createInvokeStreamEncoder();
     if (this.reading) return;
@@ -291,7 +295,7 @@ class Relay implements Dispatcher.DispatchHandler {
     if (!c.aborted) c.abort(err);
   }
 
-  /** Bedrock's error, whole, answered as a Messages error (in the client's format when the call was translated). */
+  /** Bedrock's error, whole, answered as a Messages (or, through Converse, Chat) error, in the client's format when the call was translated. */
   private answerBedrockError(e: { headers: IncomingHttpHeaders; status: number; chunks: Buffer[] }): void {
     const { req, res } = this;
     const errorType = e.headers['x-amzn-errortype'];
@@ -300,6 +304,7 @@ class Relay implements Dispatcher.DispatchHandler {
       e.status,
       typeof errorType === 'string' ? errorType : undefined,
       Buffer.concat(e.chunks),
+      req.converse !== undefined,
     );
     const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
     res.writeHead(mapped.status, downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders));
@@ -336,11 +341,17 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onResponseEnd(c: Dispatcher.DispatchController): void {
     if (this.settled) return;
+    let rest: string | void;
     try {
-      this.bedrock?.end();
+      rest = this.bedrock?.end();
     } catch (err) {
       this.broken(c, err as Error);
       return;
+    }
+    // A whole Converse answer is all held until its end.
+    if (rest) {
+      if (this.reading) this.sideRead(Buffer.from(rest));
+      else this.relay(c, Buffer.from(rest));
     }
     if (this.reading) {
       this.readEnded(this.errorAnswer ? 'error' : 'complete');

@@ -1,4 +1,5 @@
 import { toVertexCall } from './vertex/provider.js';
+import { providerForModel } from './bedrock/converse-model.js';
 import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { baseUrlOf, translateCall, upstreamFormat, type AnswerTranslator } from '../translate/index.js';
@@ -140,7 +141,8 @@ function endpointOf(base: string, format: WireFormat, model: ModelConfig, stream
  * model (and, for a streamed Chat Completions call, a request for the usage
  * chunk) when the provider speaks the client's format; translated otherwise.
  */
-export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, provider: ProviderConfig): UpstreamCall {
+export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, entry: ProviderConfig): UpstreamCall {
+  const provider = providerForModel(entry, model);
   const target = upstreamFormat(provider, format);
   let body: Buffer;
   let dropUsageChunk = false;
@@ -190,8 +192,9 @@ export function countTokensCall(
   format: WireFormat,
   call: ParsedCall,
   model: ModelConfig,
-  provider: ProviderConfig,
+  entry: ProviderConfig,
 ): Omit<UpstreamCall, 'dropUsageChunk' | 'translate' | 'dropped'> | undefined {
+  const provider = providerForModel(entry, model);
   const base = baseUrlOf(provider, format);
   const countPath = WIRE[format].provider.countPath;
   if (base === undefined || countPath === undefined) return undefined;

@@ -11,6 +11,7 @@ import { chainOf, isRouted, primaryOf, type DeploymentRef } from '../../routing/
 import { routeCall } from '../../routing/route-call.js';
 import { withStorePolicy } from './responses-state.js';
 import { bedrockAttempt } from '../../wire/bedrock/attempt.js';
+import { isConverseModel } from '../../wire/bedrock/converse-model.js';
 import type { UpstreamAuthorizer } from '../../upstream-auth/index.js';
 import type { CallState, EdgeDeps, StepOutcome } from './step.js';
 import { WIRE } from '../../wire/registry.js';
@@ -102,6 +103,7 @@ async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: Depl
       responseId: s.responseId,
       bedrockClient: s.route.bedrock !== undefined,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
+      converse: isConverseModel(d.provider, d.model) ? d.model.upstream_model : undefined,
     },
     s.res,
   );

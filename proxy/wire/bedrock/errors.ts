@@ -2,7 +2,8 @@ import { isObject } from '../../../shared/json.js';
 
 /**
  * Bedrock's error answers (`{"message"}` with the type in
- * `x-amzn-errortype`) as the Messages error the rest of the proxy speaks,
+ * `x-amzn-errortype`) as the Messages error the rest of the proxy speaks
+ * (the Chat error for a model called through Converse),
  * so each client gets it in its own format. A refusal of the provider's
  * own credentials or signature is the operator's problem, not the
  * caller's: a 503 naming the provider and what Bedrock refused — a clock
@@ -41,6 +42,7 @@ export function messagesErrorFromBedrock(
   status: number,
   errorType: string | undefined,
   body: Buffer,
+  converse = false,
 ): { status: number; body: Buffer } {
   const type = (errorType ?? '').split(':')[0]!;
   const said = messageOf(body);
@@ -53,5 +55,9 @@ export function messagesErrorFromBedrock(
     const known = BY_TYPE[type];
     out = { status, type: known?.type ?? 'api_error', message: `Bedrock: ${type || `HTTP ${status}`}${said ? `: ${said}` : ''}` };
   }
-  return { status: out.status, body: Buffer.from(JSON.stringify({ type: 'error', error: { type: out.type, message: out.message } })) };
+  // A Converse call's answer is read as Chat's (converse-answer.ts): so is its error, in OpenAI's shape.
+  const error = converse
+    ? { error: { message: out.message, type: out.type, code: null } }
+    : { type: 'error', error: { type: out.type, message: out.message } };
+  return { status: out.status, body: Buffer.from(JSON.stringify(error)) };
 }

@@ -11,16 +11,21 @@ const CHAT_COUNTS = ['prompt_tokens', 'completion_tokens'] as const;
  * OpenAI's usage object → the neutral split. `prompt_tokens` includes the
  * cached ones (`prompt_tokens_details.cached_tokens`), so the uncached input
  * is the difference; `completion_tokens` includes reasoning. Undefined when
- * the counts are malformed: the call then bills its hold.
+ * the counts are malformed: the call then bills its hold. Cache writes
+ * (`prompt_tokens_details.cache_write_tokens`, as Bedrock's Converse answers
+ * are read: wire/bedrock/converse-answer.ts) are in `prompt_tokens` too,
+ * billed at the 5-minute write price.
  */
 function chatSplit(u: JsonObject): Usage | undefined {
   if (malformedCounts(u, CHAT_COUNTS)) return undefined;
   const prompt = tokens(u.prompt_tokens);
-  const cached = Math.min(prompt, isObject(u.prompt_tokens_details) ? tokens(u.prompt_tokens_details.cached_tokens) : 0);
+  const details = isObject(u.prompt_tokens_details) ? u.prompt_tokens_details : {};
+  const cached = Math.min(prompt, tokens(details.cached_tokens));
+  const written = Math.min(prompt - cached, tokens(details.cache_write_tokens));
   return {
-    inputTokens: prompt - cached,
+    inputTokens: prompt - cached - written,
     cacheReadTokens: cached,
-    cacheWrite5mTokens: 0,
+    cacheWrite5mTokens: written,
     cacheWrite1hTokens: 0,
     outputTokens: billedCount(u.completion_tokens),
     reasoningTokens: isObject(u.completion_tokens_details) ? tokens(u.completion_tokens_details.reasoning_tokens) : 0,

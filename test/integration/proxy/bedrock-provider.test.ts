@@ -10,17 +10,10 @@ import { TEST_MODELS_FILE } from '../../support/control-plane.js';
 import { seedAnotherKey, seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { edgeCall, errorType, modelBody, sseData } from '../../support/edge-calls.js';
 import { describeEachStore } from '../../support/stores.js';
+import { isolateAwsEnvironment } from '../../support/aws-environment.js';
 
 const SONNET_ID = 'anthropic.claude-sonnet-4-5-20250929-v1:0';
 const HAIKU_ID = 'anthropic.claude-haiku-4-5-20251001-v1:0';
-const AWS_VARIABLES = [
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_PROFILE',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-];
 
 /** tg/sonnet's prices in picodollars per token (3 and 15 USD per million; Messages-format cache defaults). */
 const PRICE = { input: 3_000_000n, output: 15_000_000n, read: 300_000n, write5m: 3_750_000n, write1h: 6_000_000n };
@@ -38,7 +31,7 @@ function usdText(pico: bigint): string {
  */
 describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
   const identity = { accessKeyId: 'AKIDTOLLGATE', secretAccessKey: 'tollgate/proxy+secret' };
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnvironment: (() => void) | undefined;
   let dp: DataPlane;
   let fake: FakeBedrock;
   let proxy: RunningProxy;
@@ -49,14 +42,7 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
 
   before(async function () {
     this.timeout(30_000);
-    for (const name of [...AWS_VARIABLES, 'AWS_SHARED_CREDENTIALS_FILE', 'AWS_CONFIG_FILE', 'AWS_EC2_METADATA_DISABLED'])
-      saved[name] = process.env[name];
-    for (const name of AWS_VARIABLES) delete process.env[name];
-    Object.assign(process.env, {
-      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials',
-      AWS_CONFIG_FILE: '/nonexistent/config',
-      AWS_EC2_METADATA_DISABLED: 'true',
-    });
+    restoreEnvironment = isolateAwsEnvironment();
     fake = await startFakeBedrock({
       region: 'us-east-1',
       identities: [identity],
@@ -81,10 +67,7 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
     await dp?.close();
     await fake?.close();
     rmSync(dir, { recursive: true, force: true });
-    for (const [name, value] of Object.entries(saved)) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    restoreEnvironment?.();
   });
 
   /** The key's usage rows: the amount as the ledger's text, then input, output, cache reads, all writes, 1-hour writes. */

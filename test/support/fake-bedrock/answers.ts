@@ -93,7 +93,9 @@ function converseInputTokens(body: Record<string, unknown>): number {
 export interface ConverseAnswer {
   text: string;
   pieces: string[];
-  stopReason: 'end_turn' | 'max_tokens';
+  /** Set when tools were offered and the last turn holds no tool result: the first tool is called. */
+  toolUse?: { toolUseId: string; name: string; input: Record<string, unknown> };
+  stopReason: 'end_turn' | 'max_tokens' | 'tool_use';
   usage: Record<string, number>;
 }
 
@@ -106,12 +108,25 @@ export function converseAnswer(body: Record<string, unknown>, usage: FakeBedrock
   const counts: Record<string, number> = { inputTokens, outputTokens: plan.tokens, totalTokens: inputTokens + plan.tokens + read + write };
   if (read || write) Object.assign(counts, { cacheReadInputTokens: read, cacheWriteInputTokens: write });
   const pieces = Array.from({ length: plan.tokens }, (_, i) => tokenPiece(i + 1));
-  return { text: tokenText(plan.tokens), pieces, stopReason: plan.capped ? 'max_tokens' : 'end_turn', usage: counts };
+  const answer: ConverseAnswer = { text: tokenText(plan.tokens), pieces, stopReason: plan.capped ? 'max_tokens' : 'end_turn', usage: counts };
+  const tool = offeredTool(body);
+  if (tool) Object.assign(answer, { toolUse: { toolUseId: 'tooluse_fake1', name: tool, input: { city: 'Paris' } }, stopReason: 'tool_use' });
+  return answer;
+}
+
+/** The first offered tool's name, unless the conversation's last turn already answers a tool call. */
+function offeredTool(body: Record<string, unknown>): string | undefined {
+  const tools = isObject(body.toolConfig) && Array.isArray(body.toolConfig.tools) ? body.toolConfig.tools : [];
+  const first: unknown = tools[0];
+  const name = isObject(first) && isObject(first.toolSpec) ? first.toolSpec.name : undefined;
+  const last: unknown = Array.isArray(body.messages) ? body.messages.at(-1) : undefined;
+  const answered = isObject(last) && Array.isArray(last.content) && last.content.some((b) => isObject(b) && b.toolResult !== undefined);
+  return typeof name === 'string' && !answered ? name : undefined;
 }
 
 export function converseJson(a: ConverseAnswer): string {
   return JSON.stringify({
-    output: { message: { role: 'assistant', content: [{ text: a.text }] } },
+    output: { message: { role: 'assistant', content: [{ text: a.text }, ...(a.toolUse ? [{ toolUse: a.toolUse }] : [])] } },
     stopReason: a.stopReason,
     usage: a.usage,
     metrics: { latencyMs: 5 },
@@ -126,6 +141,13 @@ export function converseStreamMessages(writer: EventStreamWriter, a: ConverseAns
     event('messageStart', { role: 'assistant' }),
     ...a.pieces.map((text) => event('contentBlockDelta', { contentBlockIndex: 0, delta: { text } })),
     event('contentBlockStop', { contentBlockIndex: 0 }),
+    ...(a.toolUse
+      ? [
+          event('contentBlockStart', { contentBlockIndex: 1, start: { toolUse: { toolUseId: a.toolUse.toolUseId, name: a.toolUse.name } } }),
+          event('contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: JSON.stringify(a.toolUse.input) } } }),
+          event('contentBlockStop', { contentBlockIndex: 1 }),
+        ]
+      : []),
     event('messageStop', { stopReason: a.stopReason }),
     event('metadata', { usage: a.usage, metrics: { latencyMs: 5 } }),
   ];

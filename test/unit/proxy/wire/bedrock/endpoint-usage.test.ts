@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { bedrockOrigin } from '../../../../../shared/bedrock-endpoint.js';
 import { bedrockPath } from '../../../../../proxy/wire/bedrock/endpoint.js';
-import { converseUsage } from '../../../../../proxy/wire/bedrock/converse-usage.js';
+import { chatUsageOf } from '../../../../../proxy/wire/bedrock/converse-answer.js';
+import { chatUsageReader } from '../../../../../proxy/wire/chat/usage.js';
+import type { JsonObject } from '../../../../../shared/json.js';
+
+/** Converse's usage as the proxy bills it: made Chat's (converse-answer.ts), read by the Chat reader. */
+const converseUsage = (u: JsonObject) => chatUsageReader.fromAnswer(chatUsageOf(u), Buffer.alloc(0), () => undefined);
 
 describe('Bedrock endpoints', () => {
   it("goes to the region's public host unless the provider or the environment names another", () => {
