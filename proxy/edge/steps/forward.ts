@@ -46,38 +46,64 @@ async function cloudAttempt(
   }
 }
 
-/** The provider's key or cloud token; a cloud token that cannot be had fails this attempt with a 503 naming the provider. */
-async function secretOf(deps: EdgeDeps, d: DeploymentRef): Promise<string | AppError> {
+/** A provider that signs in to its cloud (Vertex, Azure with Entra ID): its current token in the auth header, Vertex's betas filtered. */
+async function tokenAttempt(
+  s: CallState,
+  deps: EdgeDeps,
+  up: UpstreamCall,
+  d: DeploymentRef,
+): Promise<{ up: UpstreamCall; headers: string[] } | AppError> {
+  let secret: string;
   try {
-    return await deps.upstreamAuth.secretFor(d.provider);
+    secret = await deps.upstreamAuth.secretFor(d.provider);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;
   }
+  let client = s.req.headers;
+  if (d.provider.vertex !== undefined) {
+    const vertex = headersForVertex(client);
+    client = vertex.headers;
+    if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
+  }
+  return { up, headers: upstreamHeaders(client, { header: up.authHeader, secret, rotating: true }, up.body.length, up.extraHeaders, up.format) };
 }
 
-/** One attempt on one deployment: its provider's request sent, its answer relayed (translated when the formats differ). */
-async function send(s: CallState, deps: EdgeDeps, planned: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
-  const settings = deps.config.proxy;
-  let up = planned;
-  let headers: string[];
+/** An attempt whose credentials must be had first (a cloud provider): authorized, then relayed; a 503 when they cannot be. */
+async function sendAuthorized(
+  s: CallState,
+  deps: EdgeDeps,
+  planned: UpstreamCall,
+  d: DeploymentRef,
+  failover: boolean,
+  authorizer: UpstreamAuthorizer | undefined,
+): Promise<ForwardOutcome> {
+  const attempt = authorizer ? await cloudAttempt(s, planned, d, authorizer) : await tokenAttempt(s, deps, planned, d);
+  if (attempt instanceof AppError) return { kind: 'failed', error: attempt };
+  return relay(s, deps, attempt.up, attempt.headers, d, failover);
+}
+
+/**
+ * One attempt on one deployment: its provider's request sent, its answer
+ * relayed (translated when the formats differ). A provider with a static key
+ * goes straight through, without waiting a turn for credentials.
+ */
+function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const authorizer = deps.authorizers.of(d.provider);
-  if (authorizer) {
-    const attempt = await cloudAttempt(s, planned, d, authorizer);
-    if (attempt instanceof AppError) return { kind: 'failed', error: attempt };
-    ({ up, headers } = attempt);
-  } else {
-    const secret = signsIn(d.provider) ? await secretOf(deps, d) : (d.provider.api_key ?? '');
-    if (secret instanceof AppError) return { kind: 'failed', error: secret };
-    let client = s.req.headers;
-    if (d.provider.vertex !== undefined) {
-      const vertex = headersForVertex(client);
-      client = vertex.headers;
-      if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
-    }
-    const auth = { header: up.authHeader, secret, rotating: signsIn(d.provider) };
-    headers = upstreamHeaders(client, auth, up.body.length, up.extraHeaders, up.format);
-  }
+  if (authorizer || signsIn(d.provider)) return sendAuthorized(s, deps, up, d, failover, authorizer);
+  const headers = upstreamHeaders(
+    s.req.headers,
+    { header: up.authHeader, secret: d.provider.api_key ?? '' },
+    up.body.length,
+    up.extraHeaders,
+    up.format,
+  );
+  return relay(s, deps, up, headers, d, failover);
+}
+
+/** The request sent with its headers, and its answer relayed to the client. */
+function relay(s: CallState, deps: EdgeDeps, up: UpstreamCall, headers: string[], d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
+  const settings = deps.config.proxy;
   const answer = clientStream(s, up);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
