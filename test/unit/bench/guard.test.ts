@@ -4,9 +4,11 @@ import {
   GUARD_RATIOS,
   guardFailed,
   guardBaselineSchema,
-  guardMedians,
+  guardRatios,
+  guardScore,
   guardSpread,
   judgeGuard,
+  judgeScore,
   type GuardBaseline,
   type GuardRatio,
   type GuardRound,
@@ -18,16 +20,17 @@ function round(floorChat: number, floorMessages: number, tollgate: Partial<Recor
   return { floor: { chat: floorChat, messages: floorMessages }, tollgate: { ...each(200), ...tollgate } };
 }
 
-const baseline: GuardBaseline = { why: 'test', ratios: each(2), tolerance: each(0.1) };
+const baseline: GuardBaseline = { why: 'test', ratios: each(2), tolerance: each(0.1), combined: { ratio: 2, tolerance: 0.1 } };
+const judged = (m: Record<GuardRatio, number>) => guardFailed(judgeGuard(m, baseline), judgeScore(guardScore(m), baseline));
 
 describe('bench guard', () => {
-  it('takes each ratio within its round, against the floor of the client format, then the median over rounds', () => {
-    const m = guardMedians([
-      round(100, 50, { chat: 200, messages: 100, 'messages translated': 150, 'tree chat': 400 }),
-      // A slow round: floor and Tollgate both doubled, so its ratios are unchanged.
+  it('sets the least CPU per call Tollgate reached against the least the floor reached, per client format', () => {
+    const m = guardRatios([
+      round(100, 50, { chat: 220, messages: 100, 'messages translated': 150, 'tree chat': 400 }),
+      // A loaded round: everything costlier, floor included; it sets no minimum.
       round(200, 100, { chat: 400, messages: 200, 'messages translated': 300, 'tree chat': 800 }),
-      // An outlier round whose Tollgate alone ran slow: the median ignores it.
-      round(100, 50, { chat: 900, messages: 900, 'messages translated': 900, 'tree chat': 900 }),
+      // Tollgate's quietest Chat round need not be the floor's.
+      round(110, 60, { chat: 200, messages: 900, 'messages translated': 900, 'tree chat': 900 }),
     ]);
     expect(m.chat).to.equal(2);
     expect(m.messages).to.equal(2);
@@ -35,18 +38,13 @@ describe('bench guard', () => {
     expect(m['tree chat']).to.equal(4);
   });
 
-  it('averages the middle two rounds of an even count', () => {
-    const m = guardMedians([
-      round(100, 100, { chat: 100 }),
-      round(100, 100, { chat: 200 }),
-      round(100, 100, { chat: 300 }),
-      round(100, 100, { chat: 900 }),
-    ]);
-    expect(m.chat).to.equal(2.5);
+  it('scores the proxy as the geometric mean of its four ratios, leaving the tree out', () => {
+    const score = guardScore({ chat: 1, messages: 4, 'chat translated': 2, 'messages translated': 2, 'tree chat': 1000 });
+    expect(score).to.be.closeTo(2, 1e-12);
   });
 
   it('refuses to judge a run that measured nothing', () => {
-    expect(() => guardMedians([])).to.throw(/no rounds/);
+    expect(() => guardRatios([])).to.throw(/no rounds/);
   });
 
   it('passes a ratio at its limit and fails one beyond it, naming which', () => {
@@ -65,24 +63,35 @@ describe('bench guard', () => {
   it('catches a 15 % regression when the spread is below it', () => {
     const verdicts = judgeGuard(each(2 * 1.15), baseline);
     expect(verdicts.every((v) => v.exceeded)).to.equal(true);
-    expect(guardFailed(verdicts)).to.equal(true);
+    expect(judged(each(2 * 1.15))).to.equal(true);
   });
 
   it('fails a run when two ratios exceed their limits, not when one alone does (load on one measurement)', () => {
-    expect(guardFailed(judgeGuard({ ...each(2), chat: 2.3 }, baseline))).to.equal(false);
+    expect(judged({ ...each(2), chat: 2.3 })).to.equal(false);
     // A slip in the Messages path shows passed through and translated.
-    expect(guardFailed(judgeGuard({ ...each(2), messages: 2.3, 'messages translated': 2.3 }, baseline))).to.equal(true);
+    expect(judged({ ...each(2), messages: 2.3, 'messages translated': 2.3 })).to.equal(true);
+  });
+
+  it('fails a run whose combined score is over even when no single ratio is', () => {
+    // Each ratio 9 % up, within its 10 %; the score's own tolerance is narrower.
+    const narrow: GuardBaseline = { ...baseline, combined: { ratio: 2, tolerance: 0.05 } };
+    const m = each(2 * 1.09);
+    expect(judgeGuard(m, narrow).some((v) => v.exceeded)).to.equal(false);
+    expect(guardFailed(judgeGuard(m, narrow), judgeScore(guardScore(m), narrow))).to.equal(true);
   });
 
   it('fails a run with a ratio it could not compute, even alone', () => {
-    expect(guardFailed(judgeGuard({ ...each(2), 'tree chat': NaN }, baseline))).to.equal(true);
+    expect(judged({ ...each(2), 'tree chat': NaN })).to.equal(true);
   });
 
-  it('measures the spread as (max − min) ÷ median over runs', () => {
-    const [chat] = guardSpread([each(2), each(2.2), each(1.9)]);
-    expect(chat).to.include({ ratio: 'chat', min: 1.9, median: 2, max: 2.2 });
-    expect(chat!.spread).to.be.closeTo(0.15, 1e-12);
-    expect(() => guardSpread([each(2)])).to.throw(/two runs/);
+  it('measures the spread as (max − min) ÷ median over runs, recomputed from their rounds', () => {
+    const run = (chat: number) => [round(100, 100, { ...each(200), chat })];
+    const spreads = guardSpread([run(200), run(220), run(190)]);
+    const chat = spreads.find((s) => s.ratio === 'chat')!;
+    expect(chat).to.include({ min: 1.9, median: 2, max: 2.2 });
+    expect(chat.spread).to.be.closeTo(0.15, 1e-12);
+    expect(spreads.map((s) => s.ratio)).to.include('combined');
+    expect(() => guardSpread([run(200)])).to.throw(/two runs/);
   });
 
   it('keeps a committed baseline that the guard can read', () => {
