@@ -25,6 +25,10 @@ export interface Row {
 /** An action's steps, in order: what the runner walks. */
 export type Steps = readonly (readonly [name: string, step: Step])[];
 
+/**
+ * A row of the table. The compiler holds `step` to the stage `reads` names;
+ * `writes` is the step's own word for what it sets, which stepsOf trusts.
+ */
 export function row<S extends Stage>(name: string, reads: S, step: Step<At<S>>, writes: readonly Field[], on: readonly Action[]): Row {
   // The one place a step's stage is widened to the run-time object: stepsOf checks, once, that the rows before it wrote what it reads.
   return { name, reads, step: step as Step, writes, on };
