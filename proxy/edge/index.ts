@@ -5,60 +5,15 @@ import { errorBody } from '../wire/errors.js';
 import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
 import { createRequestIds, newRequestId } from '../request-id.js';
+import { stepsByAction, type Steps } from './actions.js';
 import { send, sendError } from './answer.js';
-import { countTokens } from './count-tokens.js';
-import { listModels, oneModel } from './list-models.js';
 import { observeStep } from './observe-steps.js';
 import { countRefusal } from './refusal.js';
 import { formatOfPath, isBaseProbe, route } from './route.js';
-import { planUpstream } from './steps/access.js';
-import { parseEmbeddingsBody, planEmbeddings } from './steps/embed.js';
-import { forwardCall } from './steps/forward.js';
-import { holdMoney } from './steps/hold.js';
-import { bindResponses } from './steps/responses-state.js';
-import { checkKey } from './steps/key.js';
-import { takeLimits } from './steps/limits.js';
-import { meterUsage } from './steps/meter.js';
-import { findModel } from './steps/model.js';
-import { parseBody } from './steps/parse.js';
-import { settleCall } from './steps/settle.js';
 import { unroutedCall } from './unrouted.js';
-import { newCallState, type CallState, type EdgeDeps, type Route, type Step, type StepOutcome } from './steps/step.js';
+import { newCallState, type Action, type CallState, type EdgeDeps, type Route, type StepOutcome } from './steps/step.js';
 
 export type { EdgeDeps } from './steps/step.js';
-
-/**
- * A model call, in order. Until the hold, a step may refuse the call (the
- * client is answered with its error, nothing is owed); from the hold on the
- * money is owed and is settled or released on every path.
- */
-type Steps = readonly (readonly [name: string, step: Step])[];
-
-const ADMISSION: Steps = [
-  ['key', checkKey], // 401; the key before the body
-  ['parse', parseBody], // 413, 400
-  ['model', findModel], // 404, 403, 402 (decide.ts)
-  ['access', planUpstream], // 400: what the provider's format cannot express
-  ['responses', bindResponses], // 404: another workspace's previous_response_id; 400: store refused
-  ['limits', takeLimits], // 429
-  ['hold', holdMoney], // 503 (outbox full, hold store down), 402
-];
-/** An embeddings call: its own body and provider endpoint, then the same limits, hold and billing as a model call. */
-const EMBED_ADMISSION: Steps = [
-  ['key', checkKey],
-  ['parse', parseEmbeddingsBody],
-  ['model', findModel],
-  ['access', planEmbeddings], // 400: a Messages-only provider has no embeddings
-  ['limits', takeLimits],
-  ['hold', holdMoney],
-];
-const SETTLEMENT: Steps = [
-  ['forward', forwardCall],
-  ['meter', meterUsage],
-  ['settle', settleCall],
-];
-const MODEL_CALL: Steps = [...ADMISSION, ...SETTLEMENT];
-const EMBED_CALL: Steps = [...EMBED_ADMISSION, ...SETTLEMENT];
 
 /** The edge as runtime.ts drives it. */
 export interface EdgeHandler {
@@ -100,16 +55,16 @@ function runSteps(steps: Steps, i: number, s: CallState, deps: EdgeDeps): Promis
 }
 
 /**
- * A model call, admission then settlement in one run of steps; undefined
+ * A routed request, its action's steps in one run (actions.ts); undefined
  * when it finished without waiting. From the hold on the money is owed: a
  * failure of the proxy's own after it (nothing was billed) hands the hold
  * back, on every path, a throw included.
  */
-function modelCall(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> | undefined {
+function runAction(deps: EdgeDeps, steps: Steps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> | undefined {
   const s = newCallState(req, res, r, obs);
   let rest: Promise<void> | undefined;
   try {
-    rest = runSteps(r.action === 'embed' ? EMBED_CALL : MODEL_CALL, 0, s, deps);
+    rest = runSteps(steps, 0, s, deps);
   } catch (err) {
     countRefusal(s, deps, err);
     throw err;
@@ -147,27 +102,12 @@ function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, req
   return false;
 }
 
-/** The handler of a routed request's action: undefined when it finished without waiting (a throw is its refusal). */
-function dispatch(deps: EdgeDeps, req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall): Promise<void> | undefined {
-  switch (r.action) {
-    case 'models':
-      return listModels(deps, req, res, r, obs);
-    case 'model':
-      return oneModel(deps, req, res, r, obs);
-    case 'count':
-      return countTokens(deps, req, res, r, obs);
-    case 'embed':
-    case 'call':
-    case 'compact':
-      return modelCall(deps, req, res, r, obs);
-  }
-}
-
 /** The edge: one plain request handler for every wire format, one decision for all (docs/design.md). */
 export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   const { logger } = deps;
   const settings = deps.config.proxy;
   const requestIds = createRequestIds();
+  const steps: Record<Action, Steps> = stepsByAction();
 
   // Calls in flight, so shutdown can wait for them and for the settlements they queue.
   let active = 0;
@@ -235,7 +175,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
     active++;
     let pending: Promise<void> | undefined;
     try {
-      pending = dispatch(deps, req, res, r, obs);
+      pending = runAction(deps, steps[r.action], req, res, r, obs);
     } catch (thrown) {
       // Refused before waiting on anything (a bad key): answered once the parser has handed over
       // what it read with the head, as when every call was async, so a small body that came whole

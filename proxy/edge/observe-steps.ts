@@ -2,9 +2,9 @@ import { safeDroppedName } from '../dropped.js';
 import type { CallState } from './steps/step.js';
 
 /**
- * The one place a call's steps are observed: after each step the edge
- * copies what it decided onto the call's observation (metrics, access log,
- * trace). Steps themselves only stamp timings inside the work they time
+ * The one place a request's steps are observed, whatever its action: after
+ * each step the edge copies what it decided onto the request's observation
+ * (metrics, access log, trace), a refused step's included. Steps themselves only stamp timings inside the work they time
  * (the key lookup, the upstream relay).
  */
 export function observeStep(step: string, s: CallState): void {
@@ -22,29 +22,33 @@ export function observeStep(step: string, s: CallState): void {
     case 'limits':
     case 'hold':
       if (s.detail) obs.detail = s.detail;
-      if (s.held) {
+      // The hold is taken on a planned call: its provider request is there.
+      if (s.held && s.up) {
         obs.outputLimit = s.outputLimit;
         obs.admittedAt = performance.now();
-        obs.translated = s.up!.translate !== undefined;
-        obs.upstreamFormat = s.up!.format;
-        obs.dropped = s.up!.dropped;
+        obs.translated = s.up.translate !== undefined;
+        obs.upstreamFormat = s.up.format;
+        obs.dropped = s.up.dropped;
       }
       return;
-    case 'forward':
+    case 'forward': {
       obs.upstreamEndAt = performance.now();
-      obs.outcome = s.outcome!.kind;
+      const { outcome, up } = s;
+      if (!outcome || !up) return;
+      obs.outcome = outcome.kind;
       obs.deployment = s.served?.id;
       obs.attempts = s.attempts;
-      if (s.outcome!.kind === 'failed') obs.error = s.outcome!.error;
+      if (outcome.kind === 'failed') obs.error = outcome.error;
       // What the provider's answer held that the client's format cannot carry: known only now, so the log has it, not the header.
-      if (s.up!.translate) {
-        const fromAnswer = s.up!.translate.dropped();
+      if (up.translate) {
+        const fromAnswer = up.translate.dropped();
         if (fromAnswer.length) obs.dropped = [...new Set([...obs.dropped, ...fromAnswer.map(safeDroppedName)])];
       }
       return;
+    }
     case 'meter':
-      if (s.bill!.status === 499) obs.clientClosed = true;
-      if (obs.span && s.outcome!.kind === 'complete') obs.finishReasons = s.outcome!.tap.finishReasons();
+      if (s.bill?.status === 499) obs.clientClosed = true;
+      if (obs.span && s.outcome?.kind === 'complete') obs.finishReasons = s.outcome.tap.finishReasons();
       return;
     case 'settle':
       if (s.bill?.kind === 'settle') {

@@ -13,7 +13,7 @@ import { withStorePolicy } from './responses-state.js';
 import { bedrockAttempt } from '../../wire/bedrock/attempt.js';
 import { isConverseModel } from '../../wire/bedrock/converse-model.js';
 import type { UpstreamAuthorizer } from '../../upstream-auth/index.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { CallState, EdgeDeps, Held, Keyed, Parsed, StepOutcome } from './step.js';
 import { WIRE } from '../../wire/registry.js';
 
 /** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
@@ -33,13 +33,13 @@ function clientStream(s: CallState, up: UpstreamCall): { translate: UpstreamCall
 
 /** A cloud provider's attempt (Bedrock): its own request and headers, authorized anew; a 503 when its credentials are missing. */
 async function cloudAttempt(
-  s: CallState,
+  s: Parsed,
   up: UpstreamCall,
   d: DeploymentRef,
   authorizer: UpstreamAuthorizer,
 ): Promise<{ up: UpstreamCall; headers: string[] } | AppError> {
   try {
-    return await bedrockAttempt(up, d.model.upstream_model, s.call!.stream, s.req.headers, authorizer);
+    return await bedrockAttempt(up, d.model.upstream_model, s.call.stream, s.req.headers, authorizer);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;
@@ -71,7 +71,7 @@ async function tokenAttempt(
 
 /** An attempt whose credentials must be had first (a cloud provider): authorized, then relayed; a 503 when they cannot be. */
 async function sendAuthorized(
-  s: CallState,
+  s: Parsed,
   deps: EdgeDeps,
   planned: UpstreamCall,
   d: DeploymentRef,
@@ -88,7 +88,7 @@ async function sendAuthorized(
  * relayed (translated when the formats differ). A provider with a static key
  * goes straight through, without waiting a turn for credentials.
  */
-function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
+function send(s: Parsed, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const authorizer = deps.authorizers.of(d.provider);
   if (authorizer || signsIn(d.provider)) return sendAuthorized(s, deps, up, d, failover, authorizer);
   const headers = upstreamHeaders(
@@ -102,14 +102,14 @@ function send(s: CallState, deps: EdgeDeps, up: UpstreamCall, d: DeploymentRef, 
 }
 
 /** The request sent with its headers, and its answer relayed to the client. */
-function relay(s: CallState, deps: EdgeDeps, up: UpstreamCall, headers: string[], d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
+function relay(s: Parsed, deps: EdgeDeps, up: UpstreamCall, headers: string[], d: DeploymentRef, failover: boolean): Promise<ForwardOutcome> {
   const settings = deps.config.proxy;
   const answer = clientStream(s, up);
   // The one observation inside a step: the trace context must ride on the provider request's headers.
   deps.observe.upstream(s.obs, headers);
   // A stream that another deployment could serve waits no longer than the time-to-first-byte limit for its head.
   const headersTimeoutMs =
-    failover && s.call!.stream ? Math.min(settings.upstreamTtfbMs, settings.upstreamHeadersTimeoutMs) : settings.upstreamHeadersTimeoutMs;
+    failover && s.call.stream ? Math.min(settings.upstreamTtfbMs, settings.upstreamHeadersTimeoutMs) : settings.upstreamHeadersTimeoutMs;
   return forward(
     {
       pool: deps.pool(up.origin),
@@ -136,13 +136,13 @@ function relay(s: CallState, deps: EdgeDeps, up: UpstreamCall, headers: string[]
 }
 
 /** The request for another deployment than the one the access step planned for, in its provider's format (a large body's in a worker). */
-async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
-  if (d.model === s.model && d.provider === s.provider) return s.up!;
+async function planFor(s: Held, deps: EdgeDeps, d: DeploymentRef): Promise<UpstreamCall | AppError> {
+  if (d.model === s.model && d.provider === s.provider) return s.up;
   try {
     const up = withStorePolicy(
       s,
       deps,
-      capOutput(await deps.bodies.plan(s.route.format, s.call!, d.model, d.provider, s.req.headers), s.call!, d.model),
+      capOutput(await deps.bodies.plan(s.route.format, s.call, d.model, d.provider, s.req.headers), s.call, d.model),
     );
     // A lowered ceiling (the hold step) goes out on every deployment, in its provider's field.
     if (s.outputLimit !== undefined && !(up instanceof AppError)) {
@@ -161,24 +161,24 @@ async function planFor(s: CallState, deps: EdgeDeps, d: DeploymentRef): Promise<
  * several deployments or fallbacks goes through routing (proxy/routing/):
  * balanced, pinned to its session, failed over before the first byte.
  */
-export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
+export async function forwardCall(s: Held, deps: EdgeDeps): Promise<StepOutcome> {
   const catalog = deps.config.models;
-  const model = s.model!;
+  const model = s.model;
   if (!isRouted(model)) {
     const primary = primaryOf(model, catalog);
-    s.outcome = await send(s, deps, s.up!, primary, false);
+    s.outcome = await send(s, deps, s.up, primary, false);
     s.served = s.outcome.kind === 'failed' ? undefined : primary;
     s.attempts = 1;
-    s.held!.deployment = s.served?.id;
+    s.held.deployment = s.served?.id;
     recordResponse(s, deps);
     return undefined;
   }
   const routed = await routeCall(
     {
       catalog,
-      chain: s.chain ?? chainOf(model, catalog, s.key!.models),
-      session: sessionOf(s.req.headers, s.call!, s.key!.workspace_id),
-      stream: s.call!.stream,
+      chain: s.chain ?? chainOf(model, catalog, s.key.models),
+      session: sessionOf(s.req.headers, s.call, s.key.workspace_id),
+      stream: s.call.stream,
       clientGone: () => s.res.destroyed,
     },
     deps.routing,
@@ -191,14 +191,14 @@ export async function forwardCall(s: CallState, deps: EdgeDeps): Promise<StepOut
   s.served = routed.served;
   s.attempts = routed.attempts;
   // A fallback is billed at its own prices; the hold was sized for the dearest alias of the chain.
-  if (routed.served) s.held!.model = routed.served.model;
-  s.held!.deployment = routed.served?.id;
+  if (routed.served) s.held.model = routed.served.model;
+  s.held.deployment = routed.served?.id;
   recordResponse(s, deps);
   return undefined;
 }
 
 /** A response the provider may keep is this workspace's to continue (responses-state.ts). */
-function recordResponse(s: CallState, deps: EdgeDeps): void {
+function recordResponse(s: Keyed, deps: EdgeDeps): void {
   const id = s.responseId?.responseId();
-  if (id !== undefined) deps.responseIds.record(id, s.key!.workspace_id);
+  if (id !== undefined) deps.responseIds.record(id, s.key.workspace_id);
 }

@@ -6,7 +6,7 @@ import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
 import { chainOf } from '../../routing/deployments.js';
 import { RAISE_BUDGET } from '../../decide.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { CallState, EdgeDeps, Planned, StepOutcome } from './step.js';
 
 function refused(s: CallState, reason: 'balance' | 'budget', why?: string): AppError {
   s.detail = reason;
@@ -22,13 +22,13 @@ function refused(s: CallState, reason: 'balance' | 'budget', why?: string): AppE
 }
 
 /** Only `lowered` micro-dollars were held: the call goes out with the output that fits, and holds exactly what that costs. */
-function lowered(s: CallState, deps: EdgeDeps, granted: number): StepOutcome | Promise<StepOutcome> {
-  const models = s.chain ?? [s.model!];
-  const call = s.call!;
+function lowered(s: Planned, deps: EdgeDeps, granted: number): StepOutcome | Promise<StepOutcome> {
+  const models = s.chain ?? [s.model];
+  const call = s.call;
   const tokens = outputThatFits(models, s.inputEstimate, call.choices, granted);
-  const why = lowerCeiling(s.up!, tokens);
-  const reason = s.key!.key_remaining_micros !== null ? 'budget' : 'balance';
-  const ids = { workspaceId: s.key!.workspace_id, keyId: s.key!.id };
+  const why = lowerCeiling(s.up, tokens);
+  const reason = s.key.key_remaining_micros !== null ? 'budget' : 'balance';
+  const ids = { workspaceId: s.key.workspace_id, keyId: s.key.id };
   if (why) {
     const released = deps.holds.release(s.requestId, ids);
     return released instanceof Promise ? released.then(() => refused(s, reason, why)) : refused(s, reason, why);
@@ -41,20 +41,20 @@ function lowered(s: CallState, deps: EdgeDeps, granted: number): StepOutcome | P
   return resized instanceof Promise ? resized.then(() => admit(s, deps, exact)) : admit(s, deps, exact);
 }
 
-function heldOrRefused(s: CallState, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome | Promise<StepOutcome> {
+function heldOrRefused(s: Planned, deps: EdgeDeps, held: HoldOutcome, holdMicros: number): StepOutcome | Promise<StepOutcome> {
   if (!held.ok) return refused(s, held.reason);
   if (held.lowered !== undefined) return lowered(s, deps, held.lowered);
   return admit(s, deps, holdMicros);
 }
 
-function admit(s: CallState, deps: EdgeDeps, holdMicros: number): StepOutcome {
-  const key = s.key!;
+function admit(s: Planned, deps: EdgeDeps, holdMicros: number): StepOutcome {
+  const key = s.key;
   s.held = {
     requestId: s.requestId,
     keyId: key.id,
     workspaceId: key.workspace_id,
     tpm: key.tpm,
-    model: s.model!,
+    model: s.model,
     holdMicros,
     inputEstimate: s.inputEstimate,
     tokensTaken: key.tpm === null ? 0 : Math.min(s.inputEstimate, key.tpm),
@@ -79,7 +79,7 @@ function storeDown(s: CallState, deps: EdgeDeps, err: unknown): never {
  * workspace and the key. Refused while usage cannot be recorded (the outbox
  * is full). In process the hold is decided at once; only Redis is awaited.
  */
-export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
+export function holdMoney(s: Planned, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
   if (deps.metering.full()) {
     deps.logger.error(
       { requestId: s.requestId },
@@ -89,12 +89,12 @@ export function holdMoney(s: CallState, deps: EdgeDeps): StepOutcome | Promise<S
       headers: { ...s.limitHeaders, 'retry-after': '5' },
     });
   }
-  const key = s.key!;
-  const model = s.model!;
+  const key = s.key;
+  const model = s.model;
   // One hold for the whole call: sized for the dearest alias that may end up serving it.
   if (model.fallbacks.length) s.chain = chainOf(model, deps.config.models, key.models);
   const models = s.chain ?? [model];
-  const call = s.call!;
+  const call = s.call;
   const holdMicros = worstCost(models, s.inputEstimate, (m) => outputCeiling(call, m));
   // The least the call may be lowered to: the configured minimum, or its own ceiling when that is smaller.
   s.outputFloor = Math.min(deps.config.proxy.minOutputTokens, call.maxTokens ?? Infinity, model.max_output_tokens);

@@ -2,7 +2,7 @@ import { AppError } from '../../../shared/errors.js';
 import { estimateInputTokens } from '../../money/cost.js';
 import { refersToInput } from '../../money/referenced-input.js';
 import { rateLimitHeaders, type LimitOutcome } from '../../rate-limits.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { CallState, EdgeDeps, Modelled, StepOutcome } from './step.js';
 import { DEFAULT_MAX_INPUT_TOKENS } from '../../../shared/models.js';
 
 function admitted(s: CallState, limit: LimitOutcome): StepOutcome {
@@ -19,9 +19,9 @@ function admitted(s: CallState, limit: LimitOutcome): StepOutcome {
 }
 
 /** Step `limits` (429): the key's requests and tokens per minute. In process they answer at once; only Redis-backed limits are awaited. */
-export function takeLimits(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
-  const key = s.key!;
-  const call = s.call!;
+export function takeLimits(s: Modelled, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
+  const key = s.key;
+  const call = s.call;
   s.inputEstimate = estimateInputTokens(call.raw.length);
   if (s.route.action !== 'embed' && refersToInput(call)) {
     if (!deps.config.proxy.referencedInput) {
@@ -31,7 +31,7 @@ export function takeLimits(s: CallState, deps: EdgeDeps): StepOutcome | Promise<
       );
     }
     // What the provider will bill is unknown: the hold (and the tokens per minute) assume the model's whole context window.
-    s.inputEstimate = Math.max(s.inputEstimate, s.model!.max_input_tokens ?? DEFAULT_MAX_INPUT_TOKENS);
+    s.inputEstimate = Math.max(s.inputEstimate, s.model.max_input_tokens ?? DEFAULT_MAX_INPUT_TOKENS);
   }
   const limit = deps.limits.admit(key.id, key.rpm, key.tpm, s.inputEstimate);
   return limit instanceof Promise ? limit.then((l) => admitted(s, l)) : admitted(s, limit);

@@ -3,7 +3,7 @@ import { malformedUsage } from '../../wire/usage-reader.js';
 import { outputCeiling } from '../../wire/index.js';
 import type { AbandonedEnd } from '../../abandoned.js';
 import type { UsageTap } from '../../wire/usage-tap.js';
-import type { Bill, CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { Bill, CallState, EdgeDeps, Forwarded, Planned, StepOutcome } from './step.js';
 
 /**
  * Step `meter`: what the answer is billed, by how it ended. A failed or
@@ -14,8 +14,8 @@ import type { Bill, CallState, EdgeDeps, StepOutcome } from './step.js';
  * logs it; 502 when the provider broke off mid-answer); an abandoned one
  * (the client left, the answer was read on) what the provider reported.
  */
-export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
-  const outcome = s.outcome!;
+export function meterUsage(s: Forwarded, deps: EdgeDeps): StepOutcome {
+  const outcome = s.outcome;
   switch (outcome.kind) {
     case 'retry': // routing ends on one only when the client left; nothing was billed
       s.bill = { kind: 'release', status: 503 };
@@ -28,7 +28,7 @@ export function meterUsage(s: CallState, deps: EdgeDeps): StepOutcome {
       return undefined;
     case 'complete': {
       const usage = reported(s, deps, outcome.tap);
-      s.bill = usage ? { kind: 'settle', usage, format: s.up!.format, status: undefined } : billTheHold(s, undefined);
+      s.bill = usage ? { kind: 'settle', usage, format: s.up.format, status: undefined } : billTheHold(s, undefined);
       return undefined;
     }
     case 'abandoned':
@@ -58,16 +58,16 @@ function reported(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined): Usag
 }
 
 /** Everything the call was allowed: the input estimate and the output ceiling (what was held). */
-function billTheHold(s: CallState, status: number | undefined): Bill {
-  return { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call!, s.model!)), format: s.up!.format, status };
+function billTheHold(s: Planned, status: number | undefined): Bill {
+  return { kind: 'settle', usage: plainUsage(s.inputEstimate, outputCeiling(s.call, s.model)), format: s.up.format, status };
 }
 
 /** What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen. */
-function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number): Bill {
+function billWhatWasSeen(s: Planned, tap: UsageTap | undefined, status: number): Bill {
   const soFar = tap?.reportedSoFar();
   // A malformed prompt split is no split: the input estimate is billed instead.
   const reported = soFar && !malformedUsage({ ...soFar, outputTokens: 0 }) ? soFar : plainUsage(s.inputEstimate, 0);
-  return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up!.format, status };
+  return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up.format, status };
 }
 
 /**
@@ -78,11 +78,11 @@ function billWhatWasSeen(s: CallState, tap: UsageTap | undefined, status: number
  * not read to its end (over the proxy's limit of such reads, or past their
  * time), the hold, since what the provider will bill is unknown.
  */
-function abandonedBill(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined, ended: AbandonedEnd): Bill {
+function abandonedBill(s: Planned, deps: EdgeDeps, tap: UsageTap | undefined, ended: AbandonedEnd): Bill {
   switch (ended) {
     case 'complete': {
       const usage = reported(s, deps, tap);
-      return usage ? { kind: 'settle', usage, format: s.up!.format, status: 499 } : billTheHold(s, 499);
+      return usage ? { kind: 'settle', usage, format: s.up.format, status: 499 } : billTheHold(s, 499);
     }
     case 'error':
       return { kind: 'release', status: 499 };

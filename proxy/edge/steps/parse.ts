@@ -11,7 +11,7 @@ export function callTarget(r: Route): CallTarget | undefined {
 }
 
 /**
- * Step `parse` (413, 400): the body read and checked by its format's rules.
+ * Step `parse` (413, 400): the body of a call or a token count read and checked by its format's rules.
  * One promise for the body's arrival; a body small enough to parse on the
  * event loop is parsed in the body's last event, without another. A
  * `responses/compact` body becomes the compaction call it asks for first.
@@ -28,7 +28,9 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
             : s.route.action === 'compact'
               ? asCompactionCall(raw!)
               : raw!;
-        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, 'call', callTarget(s.route));
+        // A token count's body is a call's without what only generation needs (`max_tokens`).
+        const purpose = s.route.action === 'count' ? 'count' : 'call';
+        const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, purpose, callTarget(s.route));
         if (!(parsed instanceof Promise)) {
           s.call = parsed;
           return resolve(undefined);

@@ -1,7 +1,7 @@
 import { AppError } from '../../../shared/errors.js';
 import type { UpstreamCall } from '../../wire/index.js';
 import { ResponseIdReader } from '../../response-ids.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { EdgeDeps, Keyed, Parsed, Planned, StepOutcome } from './step.js';
 import { WIRE } from '../../wire/registry.js';
 
 /** OpenAI's own answer for an id it does not have: the same whether the id is unknown or another tenant's. */
@@ -10,8 +10,8 @@ function previousNotFound(id: string): AppError {
   return new AppError('not_found', `Previous response with id '${shown}' not found.`, { code: 'previous_response_not_found' });
 }
 
-function decide(s: CallState, id: string, owner: string | undefined): StepOutcome {
-  return owner === s.key!.workspace_id ? undefined : previousNotFound(id);
+function decide(s: Keyed, id: string, owner: string | undefined): StepOutcome {
+  return owner === s.key.workspace_id ? undefined : previousNotFound(id);
 }
 
 /**
@@ -24,12 +24,12 @@ function decide(s: CallState, id: string, owner: string | undefined): StepOutcom
  * property read here; one with it, one map lookup (and a Redis GET when
  * another proxy issued the id).
  */
-export function bindResponses(s: CallState, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
-  const planned = withStorePolicy(s, deps, s.up!);
+export function bindResponses(s: Planned, deps: EdgeDeps): StepOutcome | Promise<StepOutcome> {
+  const planned = withStorePolicy(s, deps, s.up);
   if (planned instanceof AppError) return planned;
   s.up = planned;
   if (!WIRE[s.route.format].keepsAnswers) return undefined;
-  const id = s.call!.body.previous_response_id;
+  const id = s.call.body.previous_response_id;
   if (typeof id !== 'string' || id === '') return undefined;
   const owner = deps.responseIds.ownerOf(id);
   return owner instanceof Promise ? owner.then((o) => decide(s, id, o)) : decide(s, id, owner);
@@ -46,9 +46,9 @@ const STORE_OFF = Buffer.from(',"store":false');
  * is to keep it; after a `null` the later key is the one JSON parsers keep).
  * On: an answer the provider may keep has its response id read and recorded.
  */
-export function withStorePolicy(s: CallState, deps: EdgeDeps, up: UpstreamCall): UpstreamCall | AppError {
+export function withStorePolicy(s: Parsed, deps: EdgeDeps, up: UpstreamCall): UpstreamCall | AppError {
   if (!WIRE[up.format].keepsAnswers) return up;
-  const store = s.call!.body.store;
+  const store = s.call.body.store;
   if (deps.config.proxy.responsesStore) {
     if (store !== false) s.responseId ??= new ResponseIdReader();
     return up;

@@ -1,5 +1,5 @@
 import { sendError } from '../answer.js';
-import type { CallState, EdgeDeps, StepOutcome } from './step.js';
+import type { EdgeDeps, Metered, StepOutcome } from './step.js';
 
 /**
  * Step `settle`: the bill handed to metering (docs/design.md, money), which
@@ -7,13 +7,13 @@ import type { CallState, EdgeDeps, StepOutcome } from './step.js';
  * it. A provider that could not be reached is answered here, after its hold
  * went back, with the limit headers the call earned.
  */
-export function settleCall(s: CallState, deps: EdgeDeps): StepOutcome {
-  const bill = s.bill!;
-  const held = s.held!;
+export function settleCall(s: Metered, deps: EdgeDeps): StepOutcome {
+  const bill = s.bill;
+  const held = s.held;
   if (bill.kind === 'release') {
     deps.metering.release(held, bill.status);
     s.accounted = true;
-    const outcome = s.outcome!;
+    const outcome = s.outcome;
     if (outcome.kind === 'failed') {
       deps.logger.warn({ requestId: s.requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
       sendError(s.res, s.route.format, outcome.error, s.limitHeaders);

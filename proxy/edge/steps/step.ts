@@ -24,6 +24,9 @@ import type { DeploymentRef } from '../../routing/deployments.js';
 import type { Routing } from '../../routing/route-call.js';
 import type { UpstreamAuthorizers } from '../../upstream-auth/index.js';
 
+/** What a request asks: a model call (a Responses compaction is one), embeddings, a token count, the model list or one model. */
+export type Action = 'call' | 'compact' | 'embed' | 'count' | 'models' | 'model';
+
 /** What the edge is built from (runtime.ts wires them). */
 export interface EdgeDeps {
   config: Config;
@@ -51,11 +54,11 @@ export interface EdgeDeps {
   upstreamAuth: UpstreamAuth;
 }
 
-/** A routed request: which format, which workspace, which of the three things it asks. */
+/** A routed request: which format, which workspace, and which action it asks (its steps: edge/actions.ts). */
 export interface Route {
   format: WireFormat;
   slug: string;
-  action: 'call' | 'compact' | 'models' | 'model' | 'count' | 'embed';
+  action: Action;
   /** The alias of a one-model path (`models/{alias}`), unescaped; of a call whose path names it (Gemini's); on a Bedrock path, its model id's alias. */
   alias?: string;
   /** A call whose path says it streams (`:streamGenerateContent`), and whether as SSE (`?alt=sse`) or one JSON array. */
@@ -74,9 +77,11 @@ export interface Route {
 export type Bill = { kind: 'settle'; usage: Usage; format: WireFormat; status: number | undefined } | { kind: 'release'; status: number };
 
 /**
- * One model call as it goes down the steps. Each step reads what the steps
- * before it wrote and writes its own result; a field is set once its step
- * has run (the order in edge/index.ts guarantees it is there when read).
+ * One request as it goes down its action's steps (edge/actions.ts): one
+ * object at run time. Each step reads what the steps before it wrote and
+ * writes its own result; which fields a step may read is its stage's type
+ * (`Keyed`, `Parsed`…), and the table checks, once, that each action's
+ * steps before it write them.
  */
 export interface CallState {
   readonly req: IncomingMessage;
@@ -96,7 +101,7 @@ export interface CallState {
   inputEstimate: number;
   /** The rate-limit headers (and the request id) every answer after the limits step carries. */
   limitHeaders: Record<string, string>;
-  /** Which limit refused the call (`requests`/`tokens`, `balance`/`budget`). */
+  /** Which limit refused the call (`requests`/`tokens`, `balance`/`budget`, a token count's `count`). */
   detail: string | undefined;
   held: HeldCall | undefined;
   /** The least output the call may be lowered to when the money does not cover its worst case (set by the hold step). */
@@ -151,8 +156,45 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
 /** A step's outcome: `undefined` to go on to the next step, or the refusal the client is answered with. */
 export type StepOutcome = AppError | undefined;
 
+/** The fields of the call state a step writes once (undefined until then), which later steps read. */
+export type Field = 'key' | 'call' | 'model' | 'provider' | 'up' | 'held' | 'outcome' | 'bill';
+
+/** The call state once the fields `F` are written: the same object, narrowed by type alone. */
+export type Has<F extends Field> = CallState & { [K in F]: NonNullable<CallState[K]> };
+
+/** What each stage of a call has written, in the order a model call's steps write it. */
+export const STAGES = {
+  request: [],
+  keyed: ['key'],
+  parsed: ['key', 'call'],
+  modelled: ['key', 'call', 'model', 'provider'],
+  planned: ['key', 'call', 'model', 'provider', 'up'],
+  held: ['key', 'call', 'model', 'provider', 'up', 'held'],
+  forwarded: ['key', 'call', 'model', 'provider', 'up', 'held', 'outcome'],
+  metered: ['key', 'call', 'model', 'provider', 'up', 'held', 'outcome', 'bill'],
+} as const satisfies Record<string, readonly Field[]>;
+
+export type Stage = keyof typeof STAGES;
+/** The call state at a stage. */
+export type At<S extends Stage> = Has<(typeof STAGES)[S][number]>;
+/** The key admitted. */
+export type Keyed = At<'keyed'>;
+/** The body read and checked. */
+export type Parsed = At<'parsed'>;
+/** The alias found, with its provider. */
+export type Modelled = At<'modelled'>;
+/** The provider's request built. */
+export type Planned = At<'planned'>;
+/** The money held: owed from here on. */
+export type Held = At<'held'>;
+/** The provider's answer relayed, however it ended. */
+export type Forwarded = At<'forwarded'>;
+/** What the answer is billed decided. */
+export type Metered = At<'metered'>;
+
 /**
- * One step of a call. It answers at once when it can (no promise, the usual
- * case on the hot path) and with a promise only when it must wait.
+ * One step of a request, given the stage it reads. It answers at once when
+ * it can (no promise, the usual case on the hot path) and with a promise
+ * only when it must wait.
  */
-export type Step = (s: CallState, deps: EdgeDeps) => StepOutcome | Promise<StepOutcome>;
+export type Step<S extends CallState = CallState> = (s: S, deps: EdgeDeps) => StepOutcome | Promise<StepOutcome>;

@@ -10,7 +10,7 @@ describe("edge step access: the provider's request, in the provider's format", (
     expect(planUpstream(s, deps)).to.equal(undefined);
     expect(s.up?.format).to.equal('chat');
     expect(s.up?.translate).to.equal(undefined);
-    expect(JSON.parse(s.up!.body.toString()).model).to.equal('gpt-4o-mini');
+    expect(JSON.parse(String(s.up?.body)).model).to.equal('gpt-4o-mini');
   });
 
   it('a Chat call to a Messages-only provider is translated, and its answer will be too', () => {

@@ -21,7 +21,7 @@ import { createRouting } from '../../../../proxy/routing/index.js';
 import { bodyWorkOf } from '../../../../proxy/body-work/index.js';
 import { createAbandonedReads } from '../../../../proxy/abandoned.js';
 import { createLocalResponseIds } from '../../../../proxy/response-ids.js';
-import { newCallState, type CallState, type EdgeDeps } from '../../../../proxy/edge/steps/step.js';
+import { newCallState, type EdgeDeps, type Modelled, type Parsed, type Planned } from '../../../../proxy/edge/steps/step.js';
 import { testConfig } from '../../../support/control-plane.js';
 import { resolvedKey as baseKey } from '../../../support/keys.js';
 
@@ -138,22 +138,37 @@ export function fakeDeps(answers: FakeAnswers = {}): { deps: EdgeDeps; asked: As
   return { deps, asked };
 }
 
-/** A call state as the admission steps before `step` would leave it (the body parsed, the model found). */
-export function stateAfter(
-  deps: EdgeDeps,
-  opts: { format?: WireFormat; body?: Record<string, unknown>; key?: ResolvedKey; headers?: Record<string, string> } = {},
-): CallState {
+type StateOptions = { format?: WireFormat; body?: Record<string, unknown>; key?: ResolvedKey; headers?: Record<string, string> };
+
+/** A call state as the key and parse steps would leave it: the key admitted, the body parsed. */
+export function parsedState(opts: StateOptions = {}): Parsed {
   const format = opts.format ?? 'chat';
   const headers = opts.headers ?? (format === 'messages' ? { 'anthropic-version': '2023-06-01' } : {});
   const req = fakeRequest(headers);
-  const s = newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, fakeTiming());
   const body = opts.body ?? { model: 'tg/sonnet', messages: [{ role: 'user', content: 'hi' }], max_tokens: 100 };
-  s.call = parseCall(format, Buffer.from(JSON.stringify(body)), headers);
-  s.key = opts.key ?? resolvedKey();
-  const model = deps.config.models.models.get(s.call.alias);
-  if (model) {
-    s.model = model;
-    s.provider = deps.config.models.providers.get(model.provider);
-  }
-  return s;
+  return {
+    ...newCallState(req, {} as ServerResponse, { format, slug: 'acme', action: 'call' }, fakeTiming()),
+    key: opts.key ?? resolvedKey(),
+    call: parseCall(format, Buffer.from(JSON.stringify(body)), headers),
+  };
 }
+
+/** A call state as the admission steps before the access step would leave it (the body parsed, the model found). */
+export function stateAfter(deps: EdgeDeps, opts: StateOptions = {}): Modelled {
+  const s = parsedState(opts);
+  const model = deps.config.models.models.get(s.call.alias);
+  const provider = model && deps.config.models.providers.get(model.provider);
+  if (!model || !provider) throw new Error(`the fixtures have no model ${s.call.alias}`);
+  return { ...s, model, provider };
+}
+
+/** A call state with its provider's request planned, as the access step leaves it. */
+export function plannedState(deps: EdgeDeps, opts: StateOptions = {}): Planned {
+  const s = stateAfter(deps, opts);
+  const up = deps.bodies.plan(s.route.format, s.call, s.model, s.provider, s.req.headers);
+  if (up instanceof Promise) throw new Error('a fake call is small enough to plan at once');
+  return { ...s, up };
+}
+
+/** A hold as far as the steps after the hold step read one. */
+export const fakeHeld = (): HeldCall => ({ requestId: 'req-1' }) as HeldCall;

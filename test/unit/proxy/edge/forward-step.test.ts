@@ -4,9 +4,8 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { forwardCall } from '../../../../proxy/edge/steps/forward.js';
-import { planUpstream } from '../../../../proxy/edge/steps/access.js';
-import type { CallState, EdgeDeps } from '../../../../proxy/edge/steps/step.js';
-import { fakeDeps, stateAfter } from './fakes.js';
+import type { CallState, EdgeDeps, Held } from '../../../../proxy/edge/steps/step.js';
+import { fakeHeld, fakeDeps, plannedState } from './fakes.js';
 
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -65,10 +64,15 @@ describe("edge step forward: the provider's request sent, its answer relayed", (
       observe: { ...deps.observe, upstream: (_call, headers) => void (traced.push([...headers]), headers.push('traceparent', '00-abc-def-01')) },
     };
     const edge = createServer((req, res) => {
-      const s = { ...stateAfter(withPool, { body: { model: 'tg/gpt-direct', messages: [] } }), req, res };
-      expect(planUpstream(s, withPool)).to.equal(undefined);
-      s.up = { ...s.up!, origin: upstream, path };
-      s.limitHeaders = { 'x-request-id': 'req-1' };
+      const planned = plannedState(withPool, { body: { model: 'tg/gpt-direct', messages: [] } });
+      const s: Held = {
+        ...planned,
+        req,
+        res,
+        up: { ...planned.up, origin: upstream, path },
+        held: fakeHeld(),
+        limitHeaders: { 'x-request-id': 'req-1' },
+      };
       state = s;
       void forwardCall(s, withPool);
     });

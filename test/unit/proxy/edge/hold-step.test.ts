@@ -4,11 +4,11 @@ import { outputCeiling } from '../../../../proxy/wire/index.js';
 import { costMicros } from '../../../../proxy/money/cost.js';
 import type { HoldOutcome } from '../../../../proxy/money/holds.js';
 import { holdMoney } from '../../../../proxy/edge/steps/hold.js';
-import { fakeDeps, resolvedKey, stateAfter, type FakeAnswers } from './fakes.js';
+import { fakeDeps, plannedState, resolvedKey, type FakeAnswers } from './fakes.js';
 
 function hold(answers: FakeAnswers = {}, key = resolvedKey()) {
   const { deps, asked } = fakeDeps(answers);
-  const s = stateAfter(deps, { key });
+  const s = plannedState(deps, { key });
   s.inputEstimate = 40;
   s.limitHeaders = { 'x-request-id': 'req-1' };
   return { s, asked, run: () => holdMoney(s, deps) };
@@ -25,7 +25,7 @@ describe("edge step hold: the call's worst-case cost reserved", () => {
   it('holds the worst-case cost on the key snapshot, writes the held call and tells metering it is owed', () => {
     const { s, asked, run } = hold({}, resolvedKey({ tpm: 25, key_remaining_micros: 500_000 }));
     expect(run()).to.equal(undefined);
-    const amount = costMicros(s.model!, 40, outputCeiling(s.call!, s.model!));
+    const amount = costMicros(s.model, 40, outputCeiling(s.call, s.model));
     expect(asked.holds).to.have.length(1);
     expect(asked.holds[0]).to.deep.include({ requestId: 'req-1', amount });
     expect(asked.holds[0]!.snapshot).to.deep.include({ workspaceId: 'w1', keyId: 'k1', balanceMicros: 10_000_000, keyRemainingMicros: 500_000 });

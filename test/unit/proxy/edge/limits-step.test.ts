@@ -23,7 +23,7 @@ describe("edge step limits: the key's requests and tokens per minute", () => {
   it('takes one request and the estimated input tokens from the key, and answers at once in process', () => {
     const { s, asked, out } = take({ ok: true, requests: { limit: 10, remaining: 9, resetMs: 60_000 } });
     expect(out).to.equal(undefined);
-    expect(s.inputEstimate).to.equal(estimateInputTokens(s.call!.raw.length));
+    expect(s.inputEstimate).to.equal(estimateInputTokens(s.call.raw.length));
     expect(asked.limits).to.deep.equal([{ keyId: 'k1', rpm: 10, tpm: 1000, tokens: s.inputEstimate }]);
     expect(s.limitHeaders).to.include({ 'x-request-id': 'req-1', 'x-ratelimit-limit-requests': '10', 'x-ratelimit-remaining-requests': '9' });
   });

@@ -4,8 +4,9 @@ import { outputCeiling } from '../../../../proxy/wire/index.js';
 import type { UsageTap } from '../../../../proxy/wire/usage-tap.js';
 import type { ForwardOutcome } from '../../../../proxy/forward.js';
 import { meterUsage } from '../../../../proxy/edge/steps/meter.js';
+import type { Forwarded } from '../../../../proxy/edge/steps/step.js';
 import { plainUsage } from '../../../../proxy/call.js';
-import { fakeDeps, stateAfter } from './fakes.js';
+import { fakeHeld, fakeDeps, plannedState } from './fakes.js';
 
 function tap(usage: { inputTokens: number; outputTokens: number } | undefined, input?: number, seen = 0): UsageTap {
   return {
@@ -27,10 +28,8 @@ const settled = (input: number, output: number, status: number | undefined) => (
 
 function meter(outcome: ForwardOutcome) {
   const { deps, asked } = fakeDeps();
-  const s = stateAfter(deps);
-  s.inputEstimate = 30;
-  s.up = { ...s.up!, format: 'chat' };
-  s.outcome = outcome;
+  const planned = plannedState(deps);
+  const s: Forwarded = { ...planned, inputEstimate: 30, up: { ...planned.up, format: 'chat' }, held: fakeHeld(), outcome };
   expect(meterUsage(s, deps)).to.equal(undefined);
   return { s, asked };
 }
@@ -53,7 +52,7 @@ describe('edge step meter: what the answer is billed, by how it ended', () => {
 
   it('bills a complete answer without usage everything it was allowed (the estimate and the output ceiling), and warns', () => {
     const { s, asked } = meter({ kind: 'complete', tap: tap(undefined) });
-    expect(s.bill).to.deep.equal(settled(30, outputCeiling(s.call!, s.model!), undefined));
+    expect(s.bill).to.deep.equal(settled(30, outputCeiling(s.call, s.model), undefined));
     expect(asked.warnings).to.have.length(1);
   });
 
@@ -82,7 +81,7 @@ describe('edge step meter: what the answer is billed, by how it ended', () => {
         [undefined, 'over_limit'],
       ] as const) {
         const { s } = meter({ kind: 'abandoned', tap: t, ended });
-        expect(s.bill, ended).to.deep.equal(settled(30, outputCeiling(s.call!, s.model!), 499));
+        expect(s.bill, ended).to.deep.equal(settled(30, outputCeiling(s.call, s.model), 499));
       }
     });
 

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import { findModel } from '../../../../proxy/edge/steps/model.js';
-import { fakeDeps, resolvedKey, stateAfter } from './fakes.js';
+import { fakeDeps, parsedState, resolvedKey } from './fakes.js';
 
 function find(alias: string, key = resolvedKey()) {
   const { deps } = fakeDeps();
-  const s = stateAfter(deps, { body: { model: alias, messages: [] }, key });
-  s.model = undefined;
-  s.provider = undefined;
+  const s = parsedState({ body: { model: alias, messages: [] }, key });
   return { s, out: findModel(s, deps) };
 }
 

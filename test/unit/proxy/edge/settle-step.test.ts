@@ -2,11 +2,10 @@ import { expect } from 'chai';
 import { plainUsage } from '../../../../proxy/call.js';
 import type { ServerResponse } from 'node:http';
 import { AppError } from '../../../../shared/errors.js';
-import type { HeldCall } from '../../../../proxy/money/metering.js';
 import { settleCall } from '../../../../proxy/edge/steps/settle.js';
-import type { Bill, CallState } from '../../../../proxy/edge/steps/step.js';
+import type { Bill, Metered } from '../../../../proxy/edge/steps/step.js';
 import type { ForwardOutcome } from '../../../../proxy/forward.js';
-import { fakeDeps, stateAfter } from './fakes.js';
+import { fakeHeld, fakeDeps, plannedState } from './fakes.js';
 
 /** The little of a response `sendError` uses, recording what was sent. */
 function fakeResponse() {
@@ -28,12 +27,14 @@ function fakeResponse() {
 function settle(bill: Bill, outcome: ForwardOutcome, costBilled = 0) {
   const { deps, asked } = fakeDeps({ costBilled });
   const { res, sent } = fakeResponse();
-  const base = stateAfter(deps);
-  const s: CallState = { ...base, res };
-  s.held = { requestId: 'req-1' } as HeldCall;
-  s.limitHeaders = { 'x-request-id': 'req-1', 'x-ratelimit-limit-requests': '10' };
-  s.bill = bill;
-  s.outcome = outcome;
+  const s: Metered = {
+    ...plannedState(deps),
+    res,
+    held: fakeHeld(),
+    limitHeaders: { 'x-request-id': 'req-1', 'x-ratelimit-limit-requests': '10' },
+    bill,
+    outcome,
+  };
   expect(settleCall(s, deps)).to.equal(undefined);
   return { s, asked, sent };
 }
