@@ -32,6 +32,8 @@ const WEATHER: ToolConfiguration = {
 const PRICES: Record<string, [number, number, number, number]> = {
   'tg/gpt-direct': [3, 15, 3, 0],
   'tg/claude-direct': [3, 15, 0.3, 3.75],
+  'tg/gpt-responses': [3, 15, 3, 3],
+  'tg/gemini-direct': [3, 15, 0.3, 3],
   'tg/bedrock-claude': [3, 15, 0.3, 3.75],
   'tg/nova': [0.8, 3.2, 0.2, 1],
 };
@@ -40,6 +42,8 @@ const PRICES: Record<string, [number, number, number, number]> = {
 const PROVIDERS: [alias: string, provider: string][] = [
   ['tg/gpt-direct', 'a Chat provider'],
   ['tg/claude-direct', 'a Messages provider'],
+  ['tg/gpt-responses', 'a Responses provider'],
+  ['tg/gemini-direct', 'a Gemini provider'],
   ['tg/bedrock-claude', 'a Bedrock provider (Claude through InvokeModel)'],
   ['tg/nova', 'a Bedrock provider (Nova through Converse)'],
 ];
