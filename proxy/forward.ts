@@ -11,6 +11,7 @@ import { retryAfterMs, type FailureReason } from './routing/health.js';
 import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
 import { messagesErrorFromBedrock } from './wire/bedrock/errors.js';
+import { bedrockErrorHeaders } from './wire/bedrock/client-errors.js';
 import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
 import {
   createInvokeStreamDecoder,
@@ -66,8 +67,13 @@ export interface ForwardRequest {
   abandoned?: AbandonedReads;
   /** Set for a Responses answer the provider may store: its id is read on the side (response-ids.ts). */
   responseId?: ResponseIdReader;
-  /** The client called Bedrock's path (Claude Code's Bedrock mode): a streamed answer goes back in the binary event stream. */
-  bedrockClient?: boolean;
+  /**
+   * The client called a Bedrock path: InvokeModel's (Claude Code's Bedrock
+   * mode), whose streamed answer is framed here in the binary event stream;
+   * or Converse's (the AWS SDK's), whose answer the translator writes and
+   * whose error answers name their exception in `x-amzn-errortype`.
+   */
+  bedrockClient?: 'invoke' | 'converse' | undefined;
   /** Set when the provider is Bedrock (its name): its error answers are rewritten as Messages errors (wire/bedrock/errors.ts). */
   bedrockProvider?: string;
   /** Set when a Bedrock provider serves the call through Converse (the upstream model): its answers are read as Chat's. */
@@ -203,7 +209,7 @@ class Relay implements Dispatcher.DispatchHandler {
     } else if (!this.errorAnswer && req.converse !== undefined) this.bedrock = createConverseJsonDecoder(req.converse);
     this.eventStream = binary || (typeof type === 'string' && type.includes('text/event-stream'));
     if (!this.errorAnswer) this.tap = createUsageTap(req.format, this.eventStream);
-    if (req.bedrockClient && this.eventStream && !this.errorAnswer) this.encoder = createInvokeStreamEncoder();
+    if (req.bedrockClient === 'invoke' && this.eventStream && !this.errorAnswer) this.encoder = createInvokeStreamEncoder();
     if (this.reading) return;
     if (!this.errorAnswer && this.eventStream && req.dropUsageChunk) this.filter = createUsageChunkFilter();
     if (req.translate && (this.errorAnswer || !this.eventStream)) this.whole = [];
@@ -221,6 +227,7 @@ class Relay implements Dispatcher.DispatchHandler {
     const rewritten = this.filter !== undefined || req.translate !== undefined || this.bedrock !== undefined || this.encoder !== undefined;
     const head = downstreamHeaders(headers, rewritten, req.extraHeaders);
     if (this.encoder) head['content-type'] = EVENT_STREAM_CONTENT_TYPE;
+    if (this.errorAnswer && req.bedrockClient === 'converse') Object.assign(head, bedrockErrorHeaders(status));
     res.writeHead(status, head);
     this.headersSent = true;
     if (req.timing) {
@@ -307,7 +314,9 @@ class Relay implements Dispatcher.DispatchHandler {
       req.converse !== undefined,
     );
     const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
-    res.writeHead(mapped.status, downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders));
+    const head = downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders);
+    if (req.bedrockClient === 'converse') Object.assign(head, bedrockErrorHeaders(mapped.status));
+    res.writeHead(mapped.status, head);
     this.headersSent = true;
     res.end(body);
     this.done(this.upstreamError());

@@ -6,7 +6,7 @@ import type { EdgeCall } from '../observe.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
 import { createRequestIds, newRequestId } from '../request-id.js';
 import { stepsByAction, type Steps } from './actions.js';
-import { send, sendError } from './answer.js';
+import { send, sendCallError, sendError } from './answer.js';
 import { observeStep } from './observe-steps.js';
 import { countRefusal } from './refusal.js';
 import { formatOfPath, isBaseProbe, route } from './route.js';
@@ -93,7 +93,7 @@ function refusedRequest(req: IncomingMessage, res: ServerResponse, r: Route, req
     return true;
   }
   if (req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] !== undefined) {
-    sendError(res, r.format, new AppError('invalid_input', 'Content-Length and Transfer-Encoding must not both be sent.'), {
+    sendCallError(res, r, new AppError('invalid_input', 'Content-Length and Transfer-Encoding must not both be sent.'), {
       'x-request-id': requestId,
       connection: 'close',
     });
@@ -120,7 +120,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
   };
 
   /** The answer to whatever a call threw: in its format, the connection closed when its body was not read whole. */
-  function failed(req: IncomingMessage, res: ServerResponse, obs: EdgeCall, thrown: unknown): void {
+  function failed(req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall, thrown: unknown): void {
     const requestId = obs.requestId;
     if (thrown instanceof ClientLeft) {
       logger.info({ requestId }, 'client left before sending its whole body');
@@ -135,7 +135,7 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
     else if (!req.complete) lingerThenClose(req, LINGER_MIN_BYTES);
     const extra: Record<string, string> = { 'x-request-id': requestId };
     if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
-    sendError(res, obs.format, err, extra);
+    sendCallError(res, r, err, extra);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -180,21 +180,21 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
       // Refused before waiting on anything (a bad key): answered once the parser has handed over
       // what it read with the head, as when every call was async, so a small body that came whole
       // keeps its connection open.
-      queueMicrotask(() => answered(req, res, obs, true, thrown));
+      queueMicrotask(() => answered(req, res, r, obs, true, thrown));
       return;
     }
     if (pending)
       pending.then(
-        () => answered(req, res, obs, false, undefined),
-        (thrown: unknown) => answered(req, res, obs, true, thrown),
+        () => answered(req, res, r, obs, false, undefined),
+        (thrown: unknown) => answered(req, res, r, obs, true, thrown),
       );
-    else answered(req, res, obs, false, undefined);
+    else answered(req, res, r, obs, false, undefined);
   }
 
   /** A routed request from its end to its record: its failure answered, if it failed; then it is no longer in flight. */
-  function answered(req: IncomingMessage, res: ServerResponse, obs: EdgeCall, threw: boolean, thrown: unknown): void {
+  function answered(req: IncomingMessage, res: ServerResponse, r: Route, obs: EdgeCall, threw: boolean, thrown: unknown): void {
     try {
-      if (threw) failed(req, res, obs, thrown);
+      if (threw) failed(req, res, r, obs, thrown);
       deps.observe.end(obs, obs.clientClosed ? 499 : res.statusCode);
     } catch (err) {
       logger.error({ err, requestId: obs.requestId }, 'recording the request failed');

@@ -36,8 +36,12 @@ for (const format of WIRE_FORMATS) {
   }
 }
 
-/** Bedrock's InvokeModel paths, as Claude Code sends them under `ANTHROPIC_BEDROCK_BASE_URL` (`/{ws}/bedrock`): the model id one segment. */
-const BEDROCK_INVOKE = /^bedrock\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+/**
+ * Bedrock's runtime paths under `/{ws}/bedrock`, the model id one segment:
+ * InvokeModel's, as Claude Code sends them under `ANTHROPIC_BEDROCK_BASE_URL`
+ * (a Messages call), and Converse's, as the AWS SDK sends them (a Chat call).
+ */
+const BEDROCK_RUNTIME = /^bedrock\/model\/([^/]+)\/(invoke|invoke-with-response-stream|converse|converse-stream)$/;
 
 /** The formats whose paths name the model (Gemini's): routed by their own rule after the fixed paths. */
 const MODEL_IN_PATH = WIRE_FORMATS.filter((f) => WIRE[f].modelInPath !== undefined);
@@ -49,13 +53,15 @@ export function route(path: string, query = ''): Route | undefined {
   const rest = m[2]!;
   const found = ACTIONS.get(rest);
   if (found) return { ...found, slug: m[1]! };
-  const invoke = BEDROCK_INVOKE.exec(rest);
-  if (invoke) {
+  const bedrock = BEDROCK_RUNTIME.exec(rest);
+  if (bedrock) {
     // Ids hold `:` and `.`, escaped by the AWS SDKs and not by Claude Code's client: both read the same.
-    const alias = aliasOf(invoke[1]!);
-    return alias
-      ? { format: 'messages', slug: m[1]!, action: 'call', alias, bedrock: { stream: invoke[2] === 'invoke-with-response-stream' } }
-      : undefined;
+    const alias = aliasOf(bedrock[1]!);
+    if (!alias) return undefined;
+    const operation = bedrock[2]!;
+    const api = operation.startsWith('converse') ? 'converse' : 'invoke';
+    const stream = operation.endsWith('stream');
+    return { format: api === 'converse' ? 'chat' : 'messages', slug: m[1]!, action: 'call', alias, bedrock: { stream, api } };
   }
   for (const format of MODEL_IN_PATH) {
     const target = WIRE[format].modelInPath!.route(rest, query);

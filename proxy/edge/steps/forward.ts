@@ -15,6 +15,10 @@ import { isConverseModel } from '../../wire/bedrock/converse-model.js';
 import type { UpstreamAuthorizer } from '../../upstream-auth/index.js';
 import type { CallState, EdgeDeps, Held, Keyed, Parsed, StepOutcome } from './step.js';
 import { WIRE } from '../../wire/registry.js';
+import { chainAnswers } from '../../translate/chain.js';
+import { createConverseAnswerTranslator } from '../../wire/bedrock/converse-stream-from-chat.js';
+import { EVENT_STREAM_CONTENT_TYPE } from '../../wire/bedrock/event-stream.js';
+import { withClientDrops } from './access.js';
 
 /** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
 function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall, contentType: string | undefined): Record<string, string> {
@@ -24,8 +28,20 @@ function answerHeaders(s: CallState, d: DeploymentRef, up: UpstreamCall, content
   return extra;
 }
 
-/** A stream its client asked for other than as SSE (Gemini's JSON array, without `alt=sse`): written that way, whatever the provider sent. */
+/**
+ * An answer its client reads other than as its format's SSE or JSON, written
+ * that way whatever the provider sent: a Converse client's (from Chat, the
+ * call's format, to Converse's JSON or binary event stream), or a Gemini
+ * stream asked for without `alt=sse` (a JSON array).
+ */
 function clientStream(s: CallState, up: UpstreamCall): { translate: UpstreamCall['translate']; contentType: string | undefined } {
+  if (s.route.bedrock?.api === 'converse') {
+    const converse = createConverseAnswerTranslator();
+    return {
+      translate: up.translate ? chainAnswers(up.translate, converse) : converse,
+      contentType: s.call!.stream ? EVENT_STREAM_CONTENT_TYPE : undefined,
+    };
+  }
   const inPath = WIRE[s.route.format].modelInPath;
   if (!inPath || s.route.stream !== true || s.route.sse !== false) return { translate: up.translate, contentType: undefined };
   return inPath.otherStream(up.translate);
@@ -127,7 +143,7 @@ function relay(s: Parsed, deps: EdgeDeps, up: UpstreamCall, headers: string[], d
       failover,
       abandoned: deps.abandoned,
       responseId: s.responseId,
-      bedrockClient: s.route.bedrock !== undefined,
+      bedrockClient: s.route.bedrock?.api,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
       converse: isConverseModel(d.provider, d.model) ? d.model.upstream_model : undefined,
     },
@@ -144,12 +160,13 @@ async function planFor(s: Held, deps: EdgeDeps, d: DeploymentRef): Promise<Upstr
       deps,
       capOutput(await deps.bodies.plan(s.route.format, s.call, d.model, d.provider, s.req.headers), s.call, d.model),
     );
+    if (up instanceof AppError) return up;
     // A lowered ceiling (the hold step) goes out on every deployment, in its provider's field.
-    if (s.outputLimit !== undefined && !(up instanceof AppError)) {
+    if (s.outputLimit !== undefined) {
       const why = lowerCeiling(up, s.outputLimit);
       if (why) return new AppError('insufficient_funds', `The money left cannot cover this request on this deployment: ${why}.`);
     }
-    return up;
+    return withClientDrops(s, up);
   } catch (err) {
     if (err instanceof AppError) return err;
     throw err;

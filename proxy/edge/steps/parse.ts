@@ -1,6 +1,8 @@
 import { takeBody } from '../../request-body.js';
 import type { CallTarget } from '../../wire/parse.js';
 import { messagesFromInvoke } from '../../wire/bedrock/client.js';
+import { chatCallFromConverse } from '../../wire/bedrock/converse-to-chat.js';
+import { safeDroppedName } from '../../dropped.js';
 import { messagesFromVertex } from '../../wire/vertex/client.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
@@ -8,6 +10,24 @@ import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
 /** What a path naming the model said of the call (Gemini's), for its parse. */
 export function callTarget(r: Route): CallTarget | undefined {
   return r.alias === undefined ? undefined : { alias: r.alias, stream: r.stream === true };
+}
+
+/**
+ * The body the route's format checks: a cloud path's body as the call it
+ * stands for (Bedrock's InvokeModel as Messages, its Converse as Chat, with
+ * what Chat cannot carry named; Vertex's rawPredict as Messages), a
+ * `responses/compact` body as the compaction call it asks for, else as sent.
+ */
+function callBody(s: CallState, raw: Buffer): Buffer {
+  const { bedrock, vertex } = s.route;
+  if (bedrock?.api === 'converse') {
+    const chat = chatCallFromConverse(raw, s.route.alias!, bedrock.stream);
+    s.clientDropped = chat.dropped.map(safeDroppedName);
+    return chat.body;
+  }
+  if (bedrock) return messagesFromInvoke(raw, s.route.alias!, bedrock.stream, s.req.headers);
+  if (vertex) return messagesFromVertex(raw, vertex, s.req.headers);
+  return s.route.action === 'compact' ? asCompactionCall(raw) : raw;
 }
 
 /**
@@ -21,13 +41,7 @@ export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
     takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
       if (err) return reject(err);
       try {
-        const body = s.route.bedrock
-          ? messagesFromInvoke(raw!, s.route.alias!, s.route.bedrock.stream, s.req.headers)
-          : s.route.vertex
-            ? messagesFromVertex(raw!, s.route.vertex, s.req.headers)
-            : s.route.action === 'compact'
-              ? asCompactionCall(raw!)
-              : raw!;
+        const body = callBody(s, raw!);
         // A token count's body is a call's without what only generation needs (`max_tokens`).
         const purpose = s.route.action === 'count' ? 'count' : 'call';
         const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, purpose, callTarget(s.route));

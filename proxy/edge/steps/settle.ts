@@ -1,4 +1,4 @@
-import { sendError } from '../answer.js';
+import { sendCallError } from '../answer.js';
 import type { EdgeDeps, Metered, StepOutcome } from './step.js';
 
 /**
@@ -16,7 +16,7 @@ export function settleCall(s: Metered, deps: EdgeDeps): StepOutcome {
     const outcome = s.outcome;
     if (outcome.kind === 'failed') {
       deps.logger.warn({ requestId: s.requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
-      sendError(s.res, s.route.format, outcome.error, s.limitHeaders);
+      sendCallError(s.res, s.route, outcome.error, s.limitHeaders);
     }
     return undefined;
   }

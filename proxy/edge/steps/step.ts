@@ -64,8 +64,13 @@ export interface Route {
   /** A call whose path says it streams (`:streamGenerateContent`), and whether as SSE (`?alt=sse`) or one JSON array. */
   stream?: boolean;
   sse?: boolean;
-  /** Claude Code's Bedrock mode (`bedrock/model/{id}/invoke…`): a Messages call whose answer goes back as Bedrock sends it. */
-  bedrock?: { stream: boolean };
+  /**
+   * A Bedrock runtime path: InvokeModel (`bedrock/model/{id}/invoke…`, Claude
+   * Code's Bedrock mode), a Messages call, or Converse (`…/converse`,
+   * `…/converse-stream`, the AWS SDK's), a Chat call; either answered as
+   * Bedrock answers.
+   */
+  bedrock?: { stream: boolean; api: 'invoke' | 'converse' };
   /** A Vertex rawPredict path (Claude Code's Vertex mode): its body is read as the Messages call it stands for. */
   vertex?: VertexRoute;
 }
@@ -120,6 +125,8 @@ export interface CallState {
   accounted: boolean;
   /** Set when the provider may keep this call's response: its id is read and recorded for the workspace. */
   responseId: ResponseIdReader | undefined;
+  /** What the client's own framing lost on its way to the pivot (a Converse body's hints Chat cannot carry), named with the translation's drops. */
+  clientDropped: readonly string[];
 }
 
 export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, obs: EdgeCall): CallState {
@@ -150,6 +157,7 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     costMicros: 0,
     accounted: false,
     responseId: undefined,
+    clientDropped: [],
   };
 }
 

@@ -2,7 +2,8 @@ import { isObject, type JsonObject } from '../../../shared/json.js';
 
 /**
  * A Chat Completions request (the client's, or the pivot's translation) as
- * Bedrock's Converse wants it: system messages become `system` blocks, tool
+ * Bedrock's Converse wants it: system messages become `system` blocks, a
+ * user's text and inline images its content blocks, tool
  * results travel as a user turn's `toolResult` blocks and tool calls as
  * `toolUse` blocks, tools as `toolConfig.tools[].toolSpec`, and the sampling
  * fields as `inferenceConfig`. Converse refuses two turns of one role in a
@@ -37,7 +38,8 @@ function toolInput(args: unknown): JsonObject {
   }
 }
 
-function assistantBlocks(m: JsonObject): Block[] {
+/** An assistant message's text and tool calls as Converse content blocks (a request's turn, or an answer's content: converse-from-chat.ts). */
+export function assistantBlocks(m: JsonObject): Block[] {
   const blocks: Block[] = [];
   const text = textOf(m.content);
   if (text) blocks.push({ text });
@@ -52,11 +54,26 @@ function assistantBlocks(m: JsonObject): Block[] {
 function blocksOf(m: JsonObject): { role: Turn['role']; blocks: Block[] } | undefined {
   if (m.role === 'assistant') return { role: 'assistant', blocks: assistantBlocks(m) };
   if (m.role === 'tool') return { role: 'user', blocks: [{ toolResult: { toolUseId: m.tool_call_id, content: [{ text: textOf(m.content) }] } }] };
-  if (m.role === 'user') {
-    const text = textOf(m.content);
-    return { role: 'user', blocks: text ? [{ text }] : [] };
-  }
+  if (m.role === 'user') return { role: 'user', blocks: userBlocks(m.content) };
   return undefined;
+}
+
+/** An image Converse takes inline: a data URL of one of its four formats (a URL it would have to fetch is not). */
+const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,/;
+
+/** A user message's parts as Converse blocks, in order: text, and images given inline. */
+function userBlocks(content: unknown): Block[] {
+  if (typeof content === 'string') return content ? [{ text: content }] : [];
+  if (!Array.isArray(content)) return [];
+  const blocks: Block[] = [];
+  for (const p of content) {
+    if (!isObject(p)) continue;
+    if (p.type === 'text' && typeof p.text === 'string' && p.text) blocks.push({ text: p.text });
+    const url = p.type === 'image_url' && isObject(p.image_url) && typeof p.image_url.url === 'string' ? p.image_url.url : '';
+    const inline = DATA_IMAGE.exec(url);
+    if (inline) blocks.push({ image: { format: inline[1]!, source: { bytes: url.slice(inline[0].length) } } });
+  }
+  return blocks;
 }
 
 function turnsOf(messages: unknown[]): { system: Block[]; turns: Turn[] } {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { invalidInput } from '../../../shared/errors.js';
+import { checkSchema } from '../schema-check.js';
 
 /**
  * What a Gemini `generateContent` request may hold, checked field by field.
@@ -87,19 +87,11 @@ export type GeminiPart = z.infer<typeof Part>;
 export type GeminiContent = z.infer<typeof Content>;
 export type GeminiRequest = z.infer<typeof GeminiRequestSchema>;
 
-function pathText(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
-  return out;
-}
-
 /**
  * The client's body → a checked Gemini request. Throws an `invalid_input`
  * AppError (a 400 in Google's error shape) naming the first malformed field.
  */
 export function parseGeminiRequest(body: unknown): GeminiRequest {
-  const result = GeminiRequestSchema.safeParse(body);
-  if (result.success) return body as GeminiRequest;
-  const issue = result.error.issues[0]!;
-  throw invalidInput(`${pathText(issue.path) || 'body'}: ${issue.message}`);
+  checkSchema(GeminiRequestSchema, body);
+  return body as GeminiRequest;
 }

@@ -1,6 +1,7 @@
 import { isObject } from '../../../shared/json.js';
 import { z } from 'zod';
 import { invalidInput } from '../../../shared/errors.js';
+import { checkSchema } from '../schema-check.js';
 import { type Json } from './json.js';
 
 /**
@@ -162,27 +163,12 @@ export const ResponsesRequestSchema = z.looseObject({
 
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
-function pathText(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`;
-  return out;
-}
-
-/** Checks `value` against `schema`, throwing a 400 that names the first bad field under `at`. */
-function check(schema: z.ZodType, value: unknown, at: readonly PropertyKey[]): void {
-  const result = schema.safeParse(value);
-  if (result.success) return;
-  const issue = result.error.issues[0]!;
-  const where = pathText([...at, ...issue.path]);
-  throw invalidInput(`${where || 'body'}: ${issue.message}`);
-}
-
 function checkParts(content: unknown, at: readonly PropertyKey[]): void {
   if (!Array.isArray(content)) return;
   content.forEach((part, i) => {
     const type = isObject(part) ? part.type : undefined;
     const schema = typeof type === 'string' ? PART_SCHEMAS[type] : undefined;
-    if (schema) check(schema, part, [...at, i]);
+    if (schema) checkSchema(schema, part, [...at, i]);
   });
 }
 
@@ -197,14 +183,14 @@ export function itemType(item: Json): string {
  */
 export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
-  check(ResponsesRequestSchema, body, []);
+  checkSchema(ResponsesRequestSchema, body, []);
   const request = body as ResponsesRequest;
   if (Array.isArray(request.input)) {
     request.input.forEach((item, i) => {
       if (!isObject(item)) throw invalidInput(`input[${i}]: expected an object`);
       if (item.type === undefined && item.role === undefined) throw invalidInput(`input[${i}]: expected an item with a type or a role`);
       const type = itemType(item);
-      check(ITEM_SCHEMAS[type] ?? AnyItem, item, ['input', i]);
+      checkSchema(ITEM_SCHEMAS[type] ?? AnyItem, item, ['input', i]);
       if (type === 'message') checkParts(item.content, ['input', i, 'content']);
       if (type === 'function_call_output' || type === 'custom_tool_call_output') checkParts(item.output, ['input', i, 'output']);
     });
@@ -212,7 +198,7 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   request.tools?.forEach((tool, i) => {
     const type = isObject(tool) ? tool.type : undefined;
     const schema = typeof type === 'string' ? (TOOL_SCHEMAS[type] ?? (type.startsWith('web_search') ? WebSearchTool : undefined)) : undefined;
-    check(schema ?? AnyItem, tool, ['tools', i]);
+    checkSchema(schema ?? AnyItem, tool, ['tools', i]);
   });
   return request;
 }

@@ -1,4 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, type ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import OpenAI from 'openai';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
@@ -63,12 +65,29 @@ function responsesCall(model: string): OpenAI.Responses.ResponseCreateParamsNonS
   };
 }
 
+/** The same conversation said in Bedrock's Converse API. */
+function converseCall(modelId: string): ConverseCommandInput {
+  return {
+    modelId,
+    inferenceConfig: { maxTokens: 100 },
+    system: [{ text: SYSTEM }],
+    toolConfig: { tools: [{ toolSpec: { name: TOOL.name, description: TOOL.description, inputSchema: { json: TOOL.schema } } }] },
+    messages: [
+      { role: 'user', content: [{ text: QUESTION }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_1', name: TOOL.name, input: CITY } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'call_1', content: [{ text: RESULT }] } }] },
+    ],
+  };
+}
+
 /**
  * Metering reads usage in the provider's format and prices it by the alias,
  * so the same conversation costs the same whichever format the client spoke
  * and whichever the provider did: all nine client×provider combinations of
  * the OpenAI and Anthropic formats, and those three clients on a Gemini
- * provider (a Gemini client on each provider: test/e2e/gemini/genai-sdk.test.ts). Each
+ * provider (a Gemini client on each provider: test/e2e/gemini/genai-sdk.test.ts), and
+ * Bedrock's Converse (the AWS SDK on the workspace's Bedrock route) on a Chat
+ * and a Messages provider. Each
  * gets its own key; the aliases are priced alike ($3 / $15 per Mtok).
  */
 describeEachStore('translation: spend is identical across client and provider formats', (store) => {
@@ -88,6 +107,27 @@ describeEachStore('translation: spend is identical across client and provider fo
   async function anthropicKey(): Promise<{ key: SeededKey; client: Anthropic }> {
     const key = await seedAnotherKey(dp.cp.deps, base);
     return { key, client: new Anthropic({ apiKey: key.secret, baseURL: `${dp.proxy.url}/${key.slug}/anthropic`, maxRetries: 0 }) };
+  }
+
+  /** One whole and one streamed Converse call of the conversation through the AWS SDK. */
+  async function converseOn(modelId: string): Promise<SeededKey> {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    const client = new BedrockRuntimeClient({
+      region: 'us-east-1',
+      endpoint: `${dp.proxy.url}/${key.slug}/bedrock`,
+      token: { token: key.secret },
+      authSchemePreference: ['httpBearerAuth'],
+      // The SDK speaks HTTP/2 by default and the proxy's edge HTTP/1.1 only, until it learns h2c.
+      requestHandler: new NodeHttpHandler(),
+      maxAttempts: 1,
+    });
+    await client.send(new ConverseCommand(converseCall(modelId)));
+    const streamed = await client.send(new ConverseStreamCommand(converseCall(modelId)));
+    for await (const _event of streamed.stream!) {
+      /* read to its end */
+    }
+    client.destroy();
+    return key;
   }
 
   /** One streamed and one non-streamed call of the conversation; the key's spend after both. */
@@ -138,6 +178,8 @@ describeEachStore('translation: spend is identical across client and provider fo
       return key;
     },
     'responses client → gemini provider (translated through Chat)': async () => responsesOn('tg/gemini-direct'),
+    'converse client → chat provider (through Chat)': async () => converseOn('tg/gpt-direct'),
+    'converse client → messages provider (through Chat)': async () => converseOn('tg/claude-direct'),
     'messages client → responses provider (translated through Chat)': async () => {
       const { key, client } = await anthropicKey();
       await client.messages.create(messagesCall('tg/gpt-responses'));

@@ -1,17 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { expect } from 'chai';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { RunningProxy } from '../../../proxy/runtime.js';
-import { startFakeBedrock, type FakeBedrock } from '../../support/fake-bedrock/index.js';
-import { TEST_MODELS_FILE } from '../../support/control-plane.js';
-import { seedAnotherKey, seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
+import type { FakeBedrock } from '../../support/fake-bedrock/index.js';
+import { startBedrockPlane, type BedrockPlane } from '../../support/bedrock-plane.js';
+import { seedAnotherKey, seedKey, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { describeEachStore } from '../../support/stores.js';
 import { edgeCall, errorType, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
-import { isolateAwsEnvironment } from '../../support/aws-environment.js';
 
 const NOVA_ID = 'amazon.nova-pro-v1:0';
 
@@ -39,44 +35,30 @@ const WEATHER_TOOL = {
  * writes included.
  */
 describeEachStore('proxy: a Bedrock provider serving a model through Converse', (store) => {
-  const identity = { accessKeyId: 'AKIDTOLLGATE', secretAccessKey: 'tollgate/proxy+secret' };
-  let restoreEnvironment: (() => void) | undefined;
+  let plane: BedrockPlane | undefined;
   let dp: DataPlane;
   let fake: FakeBedrock;
   let proxy: RunningProxy;
   let base: SeededKey;
-  let dir: string;
 
   before(async function () {
     this.timeout(30_000);
-    restoreEnvironment = isolateAwsEnvironment();
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: identity.accessKeyId, AWS_SECRET_ACCESS_KEY: identity.secretAccessKey });
-    fake = await startFakeBedrock({ region: 'us-east-1', identities: [identity] });
-    dp = await startDataPlane(store);
+    plane = await startBedrockPlane(store, [
+      {
+        alias: 'tg/nova',
+        provider: 'bedrock',
+        upstream_model: NOVA_ID,
+        input_usd_per_mtok: 0.8,
+        output_usd_per_mtok: 3.2,
+        cache_read_usd_per_mtok: 0.2,
+        cache_write_usd_per_mtok: 1,
+        max_output_tokens: 5000,
+      },
+    ]);
+    ({ dp, fake, proxy } = plane);
     base = await seedKey(dp.cp.deps, { models: ['tg/nova'] });
-    dir = mkdtempSync(join(tmpdir(), 'tollgate-converse-'));
-    const file = JSON.parse(readFileSync(TEST_MODELS_FILE, 'utf8')) as { providers: Record<string, unknown>; models: Record<string, unknown>[] };
-    file.providers.bedrock = { kind: 'bedrock', region: 'us-east-1', endpoint_url: fake.url };
-    file.models.push({
-      alias: 'tg/nova',
-      provider: 'bedrock',
-      upstream_model: NOVA_ID,
-      input_usd_per_mtok: 0.8,
-      output_usd_per_mtok: 3.2,
-      cache_read_usd_per_mtok: 0.2,
-      cache_write_usd_per_mtok: 1,
-      max_output_tokens: 5000,
-    });
-    writeFileSync(join(dir, 'models.json'), JSON.stringify(file));
-    proxy = await startTestProxy(dp.cp, dp.fake, { MODELS_FILE: join(dir, 'models.json') });
   });
-  after(async () => {
-    await proxy?.close();
-    await dp?.close();
-    await fake?.close();
-    rmSync(dir, { recursive: true, force: true });
-    restoreEnvironment?.();
-  });
+  after(() => plane?.close());
 
   /** The key's usage rows: the amount as the ledger's text, then input, output, cache reads, cache writes. */
   async function ledgerRows(keyId: string): Promise<[string, number, number, number, number][]> {
