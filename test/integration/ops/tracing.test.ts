@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { countInputTokens } from '../../support/fake-upstream/index.js';
+import { recordedInputTokens } from '../../support/fake-upstream/index.js';
 import { seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
 import { edgeRequest, FORMATS, modelBody, servedAs } from '../../support/edge-calls.js';
 import { WIRE } from '../../../proxy/wire/registry.js';
@@ -78,7 +78,7 @@ describeEachStore('tracing: one span tree per edge request, GenAI attributes, W3
         await res.text();
         await dp.proxy.drain();
         const upstreamTraceparent = dp.fake.requests[0]!.headers.traceparent;
-        const sent = dp.fake.requests[0]!.body as Record<string, unknown>;
+        const sent = dp.fake.requests[0]!;
         // Closing the proxy sends what the exporter still holds.
         await dp.close();
         dp = undefined;
@@ -96,7 +96,7 @@ describeEachStore('tracing: one span tree per edge request, GenAI attributes, W3
         expect(attr(root!, 'gen_ai.request.model')).to.equal('tg/sonnet');
         expect(attr(root!, 'gen_ai.response.model')).to.equal('claude-sonnet-4-5');
         // The fake counts the conversation it was sent, in whichever format.
-        expect(attr(root!, 'gen_ai.usage.input_tokens')).to.equal(countInputTokens(sent));
+        expect(attr(root!, 'gen_ai.usage.input_tokens')).to.equal(recordedInputTokens(sent));
         expect(attr(root!, 'gen_ai.usage.output_tokens')).to.equal(12);
         // A call on tg/sonnet's provider in another format is translated: the finish reason is the one the provider gave.
         expect(attr(root!, 'gen_ai.response.finish_reasons')).to.deep.equal([FINISHED[servedAs(format)]]);
