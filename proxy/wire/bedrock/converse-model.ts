@@ -12,20 +12,14 @@ export function isConverseModel(provider: ProviderConfig, model: ModelConfig): b
   return provider.bedrock !== undefined && !ANTHROPIC.test(model.upstream_model);
 }
 
-/** One view per provider entry, made once. */
-const views = new WeakMap<ProviderConfig, ProviderConfig>();
-
 /**
  * The provider as a Converse model sees it: a Chat endpoint at Bedrock's
  * host, so calls are translated to Chat (the pivot) and the attempt makes
- * them Converse calls (attempt.ts).
+ * them Converse calls (attempt.ts). Made per call: a shallow copy costs
+ * less than a microsecond beside the translation it precedes, and keeps no
+ * state outside the provider's owner.
  */
 export function providerForModel(provider: ProviderConfig, model: ModelConfig): ProviderConfig {
   if (!isConverseModel(provider, model)) return provider;
-  let view = views.get(provider);
-  if (!view) {
-    view = { ...provider, endpoints: { chat: provider.endpoints.messages } };
-    views.set(provider, view);
-  }
-  return view;
+  return { ...provider, endpoints: { chat: provider.endpoints.messages } };
 }

@@ -1,15 +1,13 @@
-import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { ParsedCall } from '../../call.js';
 import type { AnswerTranslator } from '../../translate/types.js';
 import { functionCallPart, geminiError, geminiJson, geminiJsonOf, parse, reasoningOf, wantsThoughts } from './answer-from-chat.js';
+import { Outbox, SseReader } from '../sse.js';
 import { googleError } from './errors.js';
 import { geminiFinishOf } from './finish.js';
 import { usageMetadataOf } from './usage.js';
 
 type Json = Record<string, unknown>;
-
-const EMPTY = Buffer.alloc(0);
 
 /** One Gemini stream event, as Google writes them (`alt=sse`, CRLF between events). */
 export function geminiFrame(chunk: JsonObject): string {
@@ -31,9 +29,8 @@ interface PendingCall {
  * chunk, so that last Gemini chunk waits for it or for the end).
  */
 class ChatStreamTranslator implements AnswerTranslator {
-  private parser: EventSourceParser | undefined;
-  private decoder: TextDecoder | undefined;
-  private out: string[] = [];
+  private readonly reader = new SseReader((data) => this.onData(data));
+  private readonly out = new Outbox();
   private ended = false;
   private finish: unknown;
   private usage: unknown;
@@ -63,10 +60,8 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   push(chunk: Buffer): Buffer {
-    this.parser ??= createParser({ onEvent: (e) => this.onData(e.data) });
-    this.decoder ??= new TextDecoder();
-    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
-    return this.flush();
+    this.reader.feed(chunk);
+    return this.out.take();
   }
 
   end(): Buffer {
@@ -74,19 +69,12 @@ class ChatStreamTranslator implements AnswerTranslator {
       if (this.finish !== undefined) this.close();
       else this.failWith(502, 'The model provider ended the answer before it finished.');
     }
-    return this.flush();
+    return this.out.take();
   }
 
   fail(message: string): Buffer {
     if (!this.ended) this.failWith(502, message);
-    return this.flush();
-  }
-
-  private flush(): Buffer {
-    if (this.out.length === 0) return EMPTY;
-    const text = this.out.join('');
-    this.out = [];
-    return Buffer.from(text);
+    return this.out.take();
   }
 
   private failWith(status: number, message: string): void {

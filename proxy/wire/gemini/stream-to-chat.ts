@@ -1,14 +1,13 @@
-import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { ParsedCall } from '../../call.js';
 import type { AnswerTranslator } from '../../translate/types.js';
 import { chatCompletionOf, chatErrorFrom, chatStreamError, chatToolCall, notePart } from './answer-to-chat.js';
+import { Outbox, SseReader } from '../sse.js';
 import { chatFinishOf } from './finish.js';
 import { chatUsageOf } from './usage.js';
 
 type Json = Record<string, unknown>;
 
-const EMPTY = Buffer.alloc(0);
 const DONE = 'data: [DONE]\n\n';
 
 function parse(text: string): unknown {
@@ -29,9 +28,8 @@ function parse(text: string): unknown {
  * marker: it ends when the provider closes it, after a finish reason.
  */
 class GeminiStreamTranslator implements AnswerTranslator {
-  private parser: EventSourceParser | undefined;
-  private decoder: TextDecoder | undefined;
-  private out = '';
+  private readonly reader = new SseReader((data) => this.onData(data));
+  private readonly out = new Outbox();
   private started = false;
   private finished = false;
   private ended = false;
@@ -64,10 +62,8 @@ class GeminiStreamTranslator implements AnswerTranslator {
   }
 
   push(chunk: Buffer): Buffer {
-    this.parser ??= createParser({ onEvent: (e) => this.onData(e.data) });
-    this.decoder ??= new TextDecoder();
-    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
-    return this.take();
+    this.reader.feed(chunk);
+    return this.out.take();
   }
 
   end(): Buffer {
@@ -75,24 +71,17 @@ class GeminiStreamTranslator implements AnswerTranslator {
       if (this.finished) this.close();
       else this.failWith(chatStreamError({ code: 502, message: 'The model provider ended the answer early.' }));
     }
-    return this.take();
+    return this.out.take();
   }
 
   fail(message: string): Buffer {
     if (!this.ended) this.failWith(chatStreamError({ code: 502, message }));
-    return this.take();
-  }
-
-  private take(): Buffer {
-    if (this.out === '') return EMPTY;
-    const out = this.out;
-    this.out = '';
-    return Buffer.from(out);
+    return this.out.take();
   }
 
   private failWith(error: JsonObject): void {
     this.ended = true;
-    this.out += `data: ${JSON.stringify(error)}\n\n`;
+    this.out.push(`data: ${JSON.stringify(error)}\n\n`);
   }
 
   private chunk(delta: Json, finish: string | null = null): void {
@@ -103,7 +92,7 @@ class GeminiStreamTranslator implements AnswerTranslator {
       model: this.call.alias,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     };
-    this.out += `data: ${JSON.stringify(chunk)}\n\n`;
+    this.out.push(`data: ${JSON.stringify(chunk)}\n\n`);
   }
 
   private onData(data: string): void {
@@ -155,9 +144,9 @@ class GeminiStreamTranslator implements AnswerTranslator {
         choices: [],
         usage: chatUsageOf(this.usage),
       };
-      this.out += `data: ${JSON.stringify(chunk)}\n\n`;
+      this.out.push(`data: ${JSON.stringify(chunk)}\n\n`);
     }
-    this.out += DONE;
+    this.out.push(DONE);
   }
 }
 

@@ -1,7 +1,7 @@
-import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { ParsedCall } from '../../call.js';
 import type { AnswerTranslator, ChatChunkReader } from '../../translate/types.js';
 import { isObject } from '../../../shared/json.js';
+import { Outbox, SseReader } from '../sse.js';
 import {
   messageId,
   messagesError,
@@ -38,7 +38,6 @@ function deltaFrame(index: number, type: 'text_delta' | 'input_json_delta', fiel
   return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(value)}}}\n\n`;
 }
 
-const EMPTY = Buffer.alloc(0);
 const PING = frame('ping', { type: 'ping' });
 const MESSAGE_STOP = frame('message_stop', { type: 'message_stop' });
 
@@ -53,11 +52,9 @@ const MESSAGE_STOP = frame('message_stop', { type: 'message_stop' });
  * usage chunk, not this translation.
  */
 class ChatStreamTranslator implements AnswerTranslator {
-  // Made on the first bytes: a JSON answer, or a second hop fed Chat objects (chain.ts), never reads SSE.
-  private parser: EventSourceParser | undefined;
-  private decoder: TextDecoder | undefined;
+  private readonly reader = new SseReader((data) => this.onData(data));
   private readonly stopSequences: string[];
-  private out: string[] = [];
+  private readonly out = new Outbox();
   private started = false;
   private ended = false;
   private blocks = 0;
@@ -95,7 +92,7 @@ class ChatStreamTranslator implements AnswerTranslator {
       fail: (message) => {
         if (!this.ended) this.failWith('api_error', message);
       },
-      take: () => this.flush(),
+      take: () => this.out.take(),
     };
   }
 
@@ -108,15 +105,13 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   push(chunk: Buffer): Buffer {
-    this.parser ??= createParser({ onEvent: (e) => this.onData(e.data) });
-    this.decoder ??= new TextDecoder();
-    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
-    return this.flush();
+    this.reader.feed(chunk);
+    return this.out.take();
   }
 
   end(): Buffer {
     this.finishStream();
-    return this.flush();
+    return this.out.take();
   }
 
   private finishStream(): void {
@@ -127,14 +122,7 @@ class ChatStreamTranslator implements AnswerTranslator {
 
   fail(message: string): Buffer {
     if (!this.ended) this.failWith('api_error', message);
-    return this.flush();
-  }
-
-  private flush(): Buffer {
-    if (this.out.length === 0) return EMPTY;
-    const text = this.out.length === 1 ? this.out[0]! : this.out.join('');
-    this.out = [];
-    return Buffer.from(text);
+    return this.out.take();
   }
 
   private failWith(type: string, message: string): void {
@@ -190,7 +178,8 @@ class ChatStreamTranslator implements AnswerTranslator {
       stop_sequence: null,
       usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
     };
-    this.out.push(frame('message_start', { type: 'message_start', message }), PING);
+    this.out.push(frame('message_start', { type: 'message_start', message }));
+    this.out.push(PING);
   }
 
   private openBlock(call: number, block: Json): number {
@@ -233,7 +222,8 @@ class ChatStreamTranslator implements AnswerTranslator {
     const stop = this.refused
       ? { stop_reason: 'refusal', stop_sequence: null }
       : stopReason(this.finish, this.matched, this.stopSequences, this.toolBlocks.size > 0);
-    this.out.push(frame('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsageFromChat(this.usage) }), MESSAGE_STOP);
+    this.out.push(frame('message_delta', { type: 'message_delta', delta: stop, usage: messagesUsageFromChat(this.usage) }));
+    this.out.push(MESSAGE_STOP);
   }
 }
 

@@ -6,7 +6,7 @@ import type { AnswerTranslator, ChatChunkReader } from '../../translate/types.js
 import { answerFromChat, callItem, messageItem, responseIdFrom, responseObject, responsesUsageFromChat, statusOf } from './answer-from-chat.js';
 import { newId, type ResponsesCall } from './context.js';
 import { originOf } from './tool-names.js';
-import { Outbox, SseReader } from './sse.js';
+import { Outbox, SseReader } from '../sse.js';
 import { compactionItem } from './compaction.js';
 
 /**

@@ -3,7 +3,7 @@ import { parseJson, type Json } from './json.js';
 import { toOpenAIErrorBody } from './errors.js';
 import type { AnswerTranslator, ChatChunkStream } from '../../translate/types.js';
 import { answerToChat, chatIdFrom, chatToolCall, chatUsageFromResponses, finishReason } from './answer-to-chat.js';
-import { Outbox, SseReader } from './sse.js';
+import { Outbox, SseReader } from '../sse.js';
 
 /**
  * A Responses stream → Chat Completions chunks, event by event: the first

@@ -25,7 +25,7 @@ import { describeEachStore } from '../../support/stores.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../../support/control-plane.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { moneyOf, seedKey, UPSTREAM_SECRET, type SeededKey } from '../../support/data-plane.js';
-import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, ERROR_TYPES, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 
 type Fault = 'upstream call' | 'pool' | 'dispatch' | 'settle' | 'unreachable';
 
@@ -158,7 +158,7 @@ describeEachStore('faults: a failure after admission releases the hold at once',
         edge.arm(fault);
         const a = await edgeCall(edge.url, format, k.slug, k.secret, modelBody(format, { max_tokens: 100 }));
         expect(a.status, a.text).to.equal(500);
-        expect(errorType(format, a)).to.equal('api_error');
+        expect(errorType(format, a)).to.equal(ERROR_TYPES[500][format]);
         await edge.metering.drain();
         expect([...edge.live]).to.deep.equal([]);
         expect(edge.keepAlive.size()).to.equal(0);

@@ -5,7 +5,7 @@ import { createLogger } from '../../../shared/logger.js';
 import { addMember } from '../../support/console.js';
 import { call, testConfig } from '../../support/control-plane.js';
 import { seedAnotherKey, seedKey, type SeededKey } from '../../support/data-plane.js';
-import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstream/index.js';
 import { childStore, eventually, freePort, modelsFileFor, startProcessPlane, type ProcessPlane } from '../../support/processes.js';
 import { skipped } from '../../support/skips.js';
@@ -27,12 +27,7 @@ const WARM = 50;
 const FRESH_MS = 1_000;
 /** Long enough to outlast a restart on a loaded machine and still leave seconds of outage to watch. */
 const STALE_MS = 30_000;
-const FORMATS: { format: WireFormat; stream: boolean }[] = [
-  { format: 'chat', stream: false },
-  { format: 'messages', stream: false },
-  { format: 'chat', stream: true },
-  { format: 'messages', stream: true },
-];
+const CALLS: { format: WireFormat; stream: boolean }[] = [false, true].flatMap((stream) => FORMATS.map((format) => ({ format, stream })));
 
 interface Served {
   key: number;
@@ -41,7 +36,7 @@ interface Served {
   sentAt: number;
 }
 
-/** Steady calls over the keys in turn, in Chat Completions and Messages, streamed and not, until stopped. */
+/** Steady calls over the keys in turn, in every format, streamed and not, until stopped. */
 function traffic(proxyUrl: string, keys: SeededKey[], workers = 4) {
   const outcomes: Served[] = [];
   let running = true;
@@ -50,7 +45,7 @@ function traffic(proxyUrl: string, keys: SeededKey[], workers = 4) {
     while (running) {
       const i = n++;
       const k = keys[i % keys.length]!;
-      const f = FORMATS[Math.floor(i / keys.length) % FORMATS.length]!;
+      const f = CALLS[Math.floor(i / keys.length) % CALLS.length]!;
       const sentAt = Date.now();
       const a = await edgeCall(proxyUrl, f.format, k.slug, k.secret, modelBody(f.format, { max_tokens: 30, stream: f.stream })).catch(
         () => undefined,

@@ -13,12 +13,15 @@ import {
   type SeededKey,
 } from '../../support/data-plane.js';
 import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
+import type { WireFormat } from '../../../proxy/call.js';
 import { call } from '../../support/control-plane.js';
 import { seedScimOrg, userBody } from '../../support/scim.js';
 import { scrape, total, type Sample } from '../../support/prometheus.js';
 
 const TOKEN = 'metrics-token-for-the-test-0123456789';
 const PROMPT = 'Say hello to the proxy.';
+/** The format of the rpm key's two calls (one answered, one refused). */
+const RPM_FORMAT: WireFormat = 'chat';
 
 describeEachStore('metrics: /metrics counts real traffic on both halves', (store) => {
   let dp: DataPlane;
@@ -54,8 +57,8 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
       dp.fake.enqueue({ kind: 'error', status: 529 });
       expect((await edgeCall(dp.proxy.url, format, key.slug, key.secret, modelBody(format))).status).to.equal(529);
     }
-    expect((await edgeCall(dp.proxy.url, 'chat', key.slug, slow.secret, modelBody('chat'))).status).to.equal(200);
-    expect((await edgeCall(dp.proxy.url, 'chat', key.slug, slow.secret, modelBody('chat'))).status).to.equal(429);
+    expect((await edgeCall(dp.proxy.url, RPM_FORMAT, key.slug, slow.secret, modelBody(RPM_FORMAT))).status).to.equal(200);
+    expect((await edgeCall(dp.proxy.url, RPM_FORMAT, key.slug, slow.secret, modelBody(RPM_FORMAT))).status).to.equal(429);
     await dp.proxy.drain();
     proxy = await scrape(proxyMetrics.url, TOKEN);
     // A change the proxy hears of (pushed, or polled within a second); wait until it has.
@@ -92,8 +95,8 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
   for (const format of FORMATS) {
     it(`${format}: counts answered calls, streamed and not, with their duration, time to first byte and upstream time`, () => {
       const ok = { format, route: 'call', model: 'tg/sonnet', provider: 'primary', status_class: '2xx' };
-      // Two answered by the key, plus (chat) the rpm key's first call.
-      const answered = format === 'chat' ? 3 : 2;
+      // Two answered by the key, plus (in its format) the rpm key's first call.
+      const answered = format === RPM_FORMAT ? 3 : 2;
       expect(total(proxy, 'tollgate_proxy_requests_total', ok)).to.equal(answered);
       expect(total(proxy, 'tollgate_proxy_request_duration_seconds_count', ok)).to.equal(answered);
       expect(total(proxy, 'tollgate_proxy_time_to_first_byte_seconds_count', { format, stream: 'true' })).to.equal(1);
@@ -114,7 +117,7 @@ describeEachStore('metrics: /metrics counts real traffic on both halves', (store
   }
 
   it('counts a rate-limit refusal by which limit refused it', () => {
-    expect(total(proxy, 'tollgate_proxy_refusals_total', { format: 'chat', reason: 'rate_limited_requests' })).to.equal(1);
+    expect(total(proxy, 'tollgate_proxy_refusals_total', { format: RPM_FORMAT, reason: 'rate_limited_requests' })).to.equal(1);
   });
 
   // Two answered calls (streamed and not) per format, and the rpm key's first call.

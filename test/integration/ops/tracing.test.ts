@@ -2,9 +2,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
-import { countInputTokens } from '../../support/fake-upstream/index.js';
+import { recordedInputTokens } from '../../support/fake-upstream/index.js';
 import { seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
-import { edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeRequest, FORMATS, modelBody, servedAs } from '../../support/edge-calls.js';
+import { WIRE } from '../../../proxy/wire/registry.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -52,6 +54,9 @@ function attr(span: OtlpSpan, key: string): unknown {
   return v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : v.boolValue);
 }
 
+/** How a provider of each format says the answer ended of itself. */
+const FINISHED: Record<WireFormat, string> = { chat: 'stop', messages: 'end_turn', responses: 'completed', gemini: 'STOP' };
+
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 
@@ -65,17 +70,15 @@ describeEachStore('tracing: one span tree per edge request, GenAI attributes, W3
         dp = await startDataPlane(store, { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
         const key = await seedKey(dp.cp.deps);
         const body = modelBody(format, { stream: true });
-        const headers: Record<string, string> = {
-          'content-type': 'application/json',
-          traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01`,
-        };
-        if (format === 'messages') Object.assign(headers, { 'x-api-key': key.secret, 'anthropic-version': '2023-06-01' });
-        else headers.authorization = `Bearer ${key.secret}`;
-        const res = await fetch(`${dp.proxy.url}${edgePath(format, key.slug)}`, { method: 'POST', headers, body: JSON.stringify(body) });
+        const { url, init } = edgeRequest(dp.proxy.url, format, key.slug, key.secret, body, {
+          headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+        });
+        const res = await fetch(url, init);
         expect(res.status).to.equal(200);
         await res.text();
         await dp.proxy.drain();
         const upstreamTraceparent = dp.fake.requests[0]!.headers.traceparent;
+        const sent = dp.fake.requests[0]!;
         // Closing the proxy sends what the exporter still holds.
         await dp.close();
         dp = undefined;
@@ -87,14 +90,16 @@ describeEachStore('tracing: one span tree per edge request, GenAI attributes, W3
         expect(root!.name).to.equal('chat tg/sonnet');
         expect(root!.kind).to.equal(2); // SERVER
         expect(attr(root!, 'gen_ai.operation.name')).to.equal('chat');
-        expect(attr(root!, 'gen_ai.system')).to.equal(format === 'messages' ? 'anthropic' : 'openai');
+        // The API the provider was called in: a translated call's is the provider's, not the client's.
+        expect(attr(root!, 'gen_ai.system')).to.equal(WIRE[servedAs(format)].genAiSystem);
         expect(attr(root!, 'gen_ai.provider.name')).to.equal('primary');
         expect(attr(root!, 'gen_ai.request.model')).to.equal('tg/sonnet');
         expect(attr(root!, 'gen_ai.response.model')).to.equal('claude-sonnet-4-5');
-        expect(attr(root!, 'gen_ai.usage.input_tokens')).to.equal(countInputTokens(body));
+        // The fake counts the conversation it was sent, in whichever format.
+        expect(attr(root!, 'gen_ai.usage.input_tokens')).to.equal(recordedInputTokens(sent));
         expect(attr(root!, 'gen_ai.usage.output_tokens')).to.equal(12);
-        // A Responses call on tg/sonnet's provider is translated to Chat: the finish reason is the one the provider gave.
-        expect(attr(root!, 'gen_ai.response.finish_reasons')).to.deep.equal([format === 'messages' ? 'end_turn' : 'stop']);
+        // A call on tg/sonnet's provider in another format is translated: the finish reason is the one the provider gave.
+        expect(attr(root!, 'gen_ai.response.finish_reasons')).to.deep.equal([FINISHED[servedAs(format)]]);
         expect(attr(root!, 'http.response.status_code')).to.equal(200);
 
         const children = spans.filter((s) => s.parentSpanId === root!.spanId);

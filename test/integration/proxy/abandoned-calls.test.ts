@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { describeEachStore, type StoreContext } from '../../support/stores.js';
-import { countInputTokens } from '../../support/fake-upstream/index.js';
+import { recordedInputTokens } from '../../support/fake-upstream/index.js';
 import { seedKey, startDataPlane, startTestProxy, type DataPlane, type SeededKey } from '../../support/data-plane.js';
-import { edgePath, modelBody } from '../../support/edge-calls.js';
+import { edgeRequest, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 
 /**
@@ -18,19 +18,19 @@ interface UsageRow {
   amount: string;
 }
 
-/** Each format on a provider that speaks it (Responses on the Responses-only provider), and Responses translated. */
+/** Each format on a provider that speaks it (Responses and Gemini on their own providers), and those two translated. */
 const CASES: { name: string; format: WireFormat; model: string }[] = [
   { name: 'Chat Completions', format: 'chat', model: 'tg/sonnet' },
   { name: 'Messages', format: 'messages', model: 'tg/sonnet' },
   { name: 'Responses', format: 'responses', model: 'tg/gpt-responses' },
   { name: 'Responses translated to Chat', format: 'responses', model: 'tg/sonnet' },
+  { name: 'Gemini', format: 'gemini', model: 'tg/gemini-direct' },
+  { name: 'Gemini translated to Chat', format: 'gemini', model: 'tg/sonnet' },
 ];
 
 function open(dp: DataPlane, format: WireFormat, k: SeededKey, body: unknown, signal: AbortSignal): Promise<Response> {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (format === 'messages') Object.assign(headers, { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' });
-  else headers.authorization = `Bearer ${k.secret}`;
-  return fetch(`${dp.proxy.url}${edgePath(format, k.slug)}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  const { url, init } = edgeRequest(dp.proxy.url, format, k.slug, k.secret, body, { signal });
+  return fetch(url, init);
 }
 
 /** The key's usage rows once its call has ended and been settled (the call ends after the client has gone, so it is waited for). */
@@ -100,7 +100,7 @@ describeEachStore('proxy: a client that leaves is billed what the provider repor
         expect(sent.aborted, 'the proxy read the answer to its end').to.equal(false);
         const rows = await usageRows(dp, store, k);
         expect(rows).to.have.length(1);
-        expect(rows[0]).to.deep.include({ input_tokens: countInputTokens(sent.body as Record<string, unknown>), output_tokens: 40, status: 499 });
+        expect(rows[0]).to.deep.include({ input_tokens: recordedInputTokens(sent), output_tokens: 40, status: 499 });
         expect(Number(rows[0]!.amount)).to.be.greaterThan(0);
         expect(await metric(dp, 'complete')).to.equal(before + 1);
         // Counted (and logged) as the client's 499, never as the provider's 5xx.

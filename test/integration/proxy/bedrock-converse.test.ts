@@ -6,8 +6,11 @@ import type { FakeBedrock } from '../../support/fake-bedrock/index.js';
 import { startBedrockPlane, type BedrockPlane } from '../../support/bedrock-plane.js';
 import { seedAnotherKey, seedKey, type DataPlane, type SeededKey } from '../../support/data-plane.js';
 import { describeEachStore } from '../../support/stores.js';
-import { edgeCall, errorType, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, ERROR_TYPES, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
+
+/** Whether a format's error body is wrapped in `"type": "error"` (Anthropic's alone). */
+const TYPE_WRAPPED: Record<WireFormat, boolean> = { chat: false, messages: true, responses: false, gemini: false };
 
 const NOVA_ID = 'amazon.nova-pro-v1:0';
 
@@ -186,14 +189,14 @@ describeEachStore('proxy: a Bedrock provider serving a model through Converse', 
 
   it('answers a ThrottlingException from Converse as a 429 rate-limit error in each client’s format', async () => {
     const key = await seedAnotherKey(dp.cp.deps, base);
-    for (const format of ['chat', 'messages', 'responses'] as WireFormat[]) {
+    for (const format of FORMATS) {
       fake.enqueue({ kind: 'error', status: 429, type: 'ThrottlingException', message: 'Too many requests, please wait before trying again.' });
       const answer = await edgeCall(proxy.url, format, key.slug, key.secret, modelBody(format, { model: 'tg/nova' }));
       expect(answer.status, answer.text).to.equal(429);
-      expect(errorType(format, answer), answer.text).to.equal('rate_limit_error');
+      expect(errorType(format, answer), answer.text).to.equal(ERROR_TYPES[429][format]);
       expect(answer.text).to.include('Too many requests, please wait');
-      // OpenAI's shape for the OpenAI formats: no Messages `"type": "error"` wrapper.
-      if (format !== 'messages') expect(JSON.parse(answer.text)).not.to.have.property('type');
+      // Each format's own shape: only Anthropic's wraps the error in `"type": "error"`.
+      expect(Object.hasOwn(JSON.parse(answer.text) as object, 'type')).to.equal(TYPE_WRAPPED[format]);
     }
   });
 });

@@ -1,18 +1,16 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
-import type { WireFormat } from '../../../proxy/call.js';
 
 /** Each call may produce 1,000 tokens of output, and does: worst case and real cost are close. */
 const MAX_TOKENS = 1000;
 
 async function burst(proxies: RunningProxy[], slug: string, secret: string, count: number): Promise<number[]> {
-  const formats: WireFormat[] = ['chat', 'messages'];
   return Promise.all(
     Array.from({ length: count }, async (_, i) => {
-      const format = formats[i % 2]!;
+      const format = FORMATS[i % FORMATS.length]!;
       const p = proxies[i % proxies.length]!;
       return (await edgeCall(p.url, format, slug, secret, modelBody(format, { max_tokens: MAX_TOKENS }))).status;
     }),

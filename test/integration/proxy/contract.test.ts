@@ -11,30 +11,54 @@ import {
   UPSTREAM_SECRET,
   type DataPlane,
 } from '../../support/data-plane.js';
-import { answerText, edgeCall, errorType, FORMATS, modelBody, VARIANTS, type EdgeAnswer } from '../../support/edge-calls.js';
+import {
+  answerText,
+  edgeCall,
+  ERROR_TYPES,
+  errorCodeOf,
+  errorType,
+  FORMATS,
+  keyHeaders,
+  listedModels,
+  modelBody,
+  modelsPath,
+  otherKeyHeader,
+  servedAs,
+  VARIANTS,
+  type EdgeAnswer,
+} from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
+import { WIRE } from '../../../proxy/wire/registry.js';
 import { generateSecret } from '../../../shared/secrets.js';
 
-/** Each refusal's status and error.type, per wire format. */
-const TYPES = {
-  401: { chat: 'invalid_request_error', messages: 'authentication_error', responses: 'invalid_request_error', gemini: 'UNAUTHENTICATED' },
-  400: { chat: 'invalid_request_error', messages: 'invalid_request_error', responses: 'invalid_request_error', gemini: 'INVALID_ARGUMENT' },
-  404: { chat: 'invalid_request_error', messages: 'not_found_error', responses: 'invalid_request_error', gemini: 'NOT_FOUND' },
-  403: { chat: 'permission_error', messages: 'permission_error', responses: 'permission_error', gemini: 'PERMISSION_DENIED' },
-  402: { chat: 'insufficient_quota', messages: 'billing_error', responses: 'insufficient_quota', gemini: 'FAILED_PRECONDITION' },
-  429: { chat: 'rate_limit_error', messages: 'rate_limit_error', responses: 'rate_limit_error', gemini: 'RESOURCE_EXHAUSTED' },
-  413: { chat: 'invalid_request_error', messages: 'request_too_large', responses: 'invalid_request_error', gemini: 'INVALID_ARGUMENT' },
-  502: { chat: 'api_error', messages: 'api_error', responses: 'api_error', gemini: 'UNAVAILABLE' },
-  504: { chat: 'api_error', messages: 'api_error', responses: 'api_error', gemini: 'DEADLINE_EXCEEDED' },
-} as const;
-
-function expectOutcome(format: WireFormat, a: EdgeAnswer, status: keyof typeof TYPES, code?: string): void {
+function expectOutcome(format: WireFormat, a: EdgeAnswer, status: keyof typeof ERROR_TYPES, code?: string): void {
   expect(a.status, a.text).to.equal(status);
   expect(a.headers.get('content-type')).to.include('application/json');
   expect(a.headers.get('x-request-id')).to.match(/^req_/);
-  expect(errorType(format, a), a.text).to.equal(TYPES[status][format]);
-  if (format !== 'messages' && code) expect(a.body.error.code).to.equal(code);
-  if (format === 'messages') expect(a.body.type).to.equal('error');
+  expect(errorType(format, a), a.text).to.equal(ERROR_TYPES[status][format]);
+  // Only OpenAI's error shape carries a code string; Anthropic's has none and Google's `code` is the HTTP status.
+  const codeOf = errorCodeOf(format);
+  if (codeOf && code) expect(codeOf(a)).to.equal(code);
+}
+
+/**
+ * A provider's own error on tg/sonnet, and what the client gets of it: the
+ * same bytes when the provider speaks the client's format or shares its
+ * error shape (Responses on a Chat provider), else the client's shape with
+ * the provider's message (Gemini's, status 529 being no google.rpc code).
+ */
+const PROVIDER_ERROR: Record<WireFormat, { sent: unknown; seen: unknown }> = {
+  chat: { sent: openAiOverloaded(), seen: openAiOverloaded() },
+  messages: {
+    sent: { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } },
+    seen: { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } },
+  },
+  responses: { sent: openAiOverloaded(), seen: openAiOverloaded() },
+  gemini: { sent: openAiOverloaded(), seen: { error: { code: 529, message: 'overloaded upstream', status: 'INTERNAL' } } },
+};
+
+function openAiOverloaded() {
+  return { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } };
 }
 
 async function closedPort(): Promise<number> {
@@ -45,7 +69,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describeEachStore('proxy: every outcome, identical on both formats', (store) => {
+describeEachStore('proxy: every outcome, identical on every format', (store) => {
   let dp: DataPlane;
   before(async () => {
     dp = await startDataPlane(store, { env: { PROXY_MAX_BODY_BYTES: '4096', PROXY_UPSTREAM_HEADERS_TIMEOUT_MS: '1500' } });
@@ -64,17 +88,17 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
         expect(answerText(format, a)).to.match(/^tok1/);
         const seen = dp.fake.requests.at(-1)!;
-        expect(seen.credential).to.deep.equal({ header: format === 'messages' ? 'x-api-key' : 'authorization', key: UPSTREAM_SECRET });
+        const provider = WIRE[servedAs(format)].provider;
+        expect(seen.credential).to.deep.equal({ header: provider.authHeader, key: UPSTREAM_SECRET });
         expect(JSON.stringify(seen.headers)).not.to.include(k.secret);
         expect((seen.body as { model: string }).model).to.equal('claude-sonnet-4-5');
-        if (format === 'messages') expect(seen.headers['anthropic-version']).to.equal('2023-06-01');
+        // What a provider of that format needs on every call (Anthropic's version), whatever the client sent.
+        for (const [name, value] of Object.entries(WIRE[servedAs(format)].requiredProviderHeaders)) expect(seen.headers[name]).to.equal(value);
       });
 
       it('200 with the key in the other header the format accepts', async () => {
         const k = await seedKey(dp.cp.deps);
-        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf(), {
-          keyHeader: format === 'messages' ? 'authorization' : 'x-api-key',
-        });
+        const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf(), { keyHeader: otherKeyHeader(format) });
         expect(a.status, a.text).to.equal(200);
       });
 
@@ -103,7 +127,7 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it('400 for a body that is not JSON or lacks model or messages', async () => {
         const k = await seedKey(dp.cp.deps);
-        const withoutInput = { ...bodyOf(), messages: undefined, input: undefined };
+        const withoutInput = bodyOf({ messages: undefined });
         for (const body of ['{not json', JSON.stringify({ messages: [] }), JSON.stringify(withoutInput), '[]']) {
           expectOutcome(format, await edgeCall(dp.proxy.url, format, k.slug, k.secret, body), 400);
         }
@@ -165,14 +189,10 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
 
       it("the upstream's own error answer passes through with its status and body, and is not billed", async () => {
         const k = await seedKey(dp.cp.deps);
-        const body =
-          format !== 'messages'
-            ? { error: { message: 'overloaded upstream', type: 'server_error', param: null, code: null } }
-            : { type: 'error', error: { type: 'overloaded_error', message: 'overloaded upstream' } };
-        dp.fake.enqueue({ kind: 'error', status: 529, body });
+        dp.fake.enqueue({ kind: 'error', status: 529, body: PROVIDER_ERROR[format].sent });
         const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, bodyOf());
         expect(a.status).to.equal(529);
-        expect(a.body).to.deep.equal(body);
+        expect(a.body).to.deep.equal(PROVIDER_ERROR[format].seen);
         expect(a.headers.get('x-request-id')).to.match(/^req_/);
         await dp.proxy.drain();
         expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
@@ -192,16 +212,12 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
       if (!stream)
         it('GET models lists the aliases this key may call, in the provider list shape', async () => {
           const k = await seedKey(dp.cp.deps, { models: ['tg/haiku', 'tg/sonnet'] });
-          const path = format === 'messages' ? `/${k.slug}/anthropic/v1/models` : `/${k.slug}/v1/models`;
-          const headers: Record<string, string> =
-            format === 'messages' ? { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${k.secret}` };
-          const res = await fetch(`${dp.proxy.url}${path}`, { headers });
+          const path = modelsPath(format, k.slug);
+          const res = await fetch(`${dp.proxy.url}${path}`, { headers: keyHeaders(format, k.secret) });
           expect(res.status).to.equal(200);
           expect(res.headers.get('x-request-id')).to.match(/^req_/);
-          const body = (await res.json()) as { data: { id: string; object?: string; type?: string }[]; object?: string };
-          expect(body.data.map((m) => m.id)).to.deep.equal(['tg/haiku', 'tg/sonnet']);
-          if (format === 'messages') expect(body.data[0]!.type).to.equal('model');
-          else expect(body.object).to.equal('list');
+          // The list in the format's own shape (listedModels reads no other).
+          expect(listedModels(format, await res.json())).to.deep.equal(['tg/haiku', 'tg/sonnet']);
           const refused = await fetch(`${dp.proxy.url}${path}`, { headers: { authorization: 'Bearer nope' } });
           expect(refused.status).to.equal(401);
         });
@@ -235,7 +251,7 @@ describeEachStore('proxy: every outcome, identical on both formats', (store) => 
     expect(res.headers.get('x-request-id')).to.match(/^req_/);
   });
 
-  it('502 on both formats when the provider cannot be reached; nothing is billed', async () => {
+  it('502 on every format when the provider cannot be reached; nothing is billed', async () => {
     const port = await closedPort();
     const dead = await startTestProxy(dp.cp, {
       chatCompletionsBaseUrl: `http://127.0.0.1:${port}/v1`,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeEachStore } from '../../support/stores.js';
 import { seedAnotherKey, seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
-import { edgeCall, edgePath, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, edgePath, ERROR_TYPES, errorType, FORMATS, keyHeaders, modelBody, otherKeyHeader } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
@@ -41,10 +41,7 @@ function upload(
   declare: boolean,
 ): Promise<{ status?: number; body?: string; error?: string }> {
   return new Promise((resolve) => {
-    const headers: Record<string, string | number> = {
-      'content-type': 'application/json',
-      ...(format === 'messages' ? { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${k.secret}` }),
-    };
+    const headers: Record<string, string | number> = keyHeaders(format, k.secret);
     if (declare) headers['content-length'] = bytes;
     const req = request(`${url}${edgePath(format, k.slug)}`, { method: 'POST', headers }, (res) => {
       let body = '';
@@ -83,7 +80,7 @@ describeEachStore('proxy: edge input hardening', (store) => {
       const body = `{"model":"tg/sonnet","max_tokens":16,"messages":[{"role":"user","content":${deep}}]}`;
       const a = await edgeCall(dp.proxy.url, format, k.slug, k.secret, body);
       expect(a.status, a.text).to.equal(400);
-      expect(errorType(format, a)).to.equal('invalid_request_error');
+      expect(errorType(format, a)).to.equal(ERROR_TYPES[400][format]);
       expect(dp.fake.requests).to.have.length(0);
     });
   }
@@ -94,16 +91,17 @@ describeEachStore('proxy: edge input hardening', (store) => {
     expect(a.status, a.text).to.equal(200);
   });
 
-  it('two different keys (Authorization and x-api-key) or two Authorization headers are a 401; the same key twice is fine', async () => {
+  it('two different keys (the format’s own header and another) or two Authorization headers are a 401; the same key twice is fine', async () => {
     const other = await seedAnotherKey(dp.cp.deps, k);
+    /** The format's own key header carries k; another header it takes carries `second`. */
+    const alsoIn = (format: WireFormat, second: string) => {
+      const header = otherKeyHeader(format);
+      return { [header]: header === 'authorization' ? `Bearer ${second}` : second };
+    };
     for (const format of FORMATS) {
-      const mixed = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
-        headers: format === 'messages' ? { authorization: `Bearer ${other.secret}` } : { 'x-api-key': other.secret },
-      });
+      const mixed = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), { headers: alsoIn(format, other.secret) });
       expect(mixed.status, mixed.text).to.equal(401);
-      const same = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), {
-        headers: format === 'messages' ? { authorization: `Bearer ${k.secret}` } : { 'x-api-key': k.secret },
-      });
+      const same = await edgeCall(dp.proxy.url, format, k.slug, k.secret, modelBody(format), { headers: alsoIn(format, k.secret) });
       expect(same.status, same.text).to.equal(200);
     }
     const payload = JSON.stringify(modelBody('chat'));
@@ -121,8 +119,7 @@ describeEachStore('proxy: edge input hardening', (store) => {
         const a = await upload(dp.proxy.url, format, k, LIMIT * 4, declare);
         expect(a.error, JSON.stringify(a)).to.equal(undefined);
         expect(a.status).to.equal(413);
-        const body = JSON.parse(a.body!) as { type?: string; error: { type: string } };
-        expect(body.error.type).to.equal(format === 'messages' ? 'request_too_large' : 'invalid_request_error');
+        expect(errorType(format, { body: JSON.parse(a.body!) as unknown })).to.equal(ERROR_TYPES[413][format]);
       }
     });
   }

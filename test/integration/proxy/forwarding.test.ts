@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { connect } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, edgePath, edgeRequest, FORMATS, modelBody, servedAs } from '../../support/edge-calls.js';
+import { WIRE } from '../../../proxy/wire/registry.js';
 
 /** Writes raw bytes to the proxy and returns the head (status line and headers) of its answer. */
 function rawStatus(url: string, request: string): Promise<string> {
@@ -49,22 +50,16 @@ describeEachStore('proxy: what is forwarded and what is not', (store) => {
       for (const h of ['cookie', 'proxy-authorization', 'x-forwarded-for']) expect(seen[h], h).to.equal(undefined);
       expect(JSON.stringify(seen)).not.to.include(k.secret);
       // Another API's headers mean nothing to the provider: they go only to a provider of that API.
-      expect(seen['anthropic-beta']).to.equal(format === 'messages' ? 'tools-2024-04-04' : undefined);
+      const ownsBeta = WIRE[servedAs(format)].ownHeaders.includes('anthropic-beta');
+      expect(seen['anthropic-beta']).to.equal(ownsBeta ? 'tools-2024-04-04' : undefined);
       expect(seen['accept-encoding']).to.equal('identity');
     });
 
     it(`${format}: an upstream redirect is relayed, not followed, and not billed`, async () => {
       const k = await seedKey(dp.cp.deps);
       dp.fake.enqueue({ kind: 'error', status: 307, body: { moved: true }, headers: { location: 'http://127.0.0.1:1/elsewhere' } });
-      const res = await fetch(`${dp.proxy.url}${edgePath(format, k.slug)}`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers:
-          format === 'chat'
-            ? { authorization: `Bearer ${k.secret}`, 'content-type': 'application/json' }
-            : { 'x-api-key': k.secret, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
-        body: JSON.stringify(modelBody(format)),
-      });
+      const { url, init } = edgeRequest(dp.proxy.url, format, k.slug, k.secret, modelBody(format));
+      const res = await fetch(url, { ...init, redirect: 'manual' });
       expect(res.status).to.equal(307);
       expect(res.headers.get('location')).to.equal('http://127.0.0.1:1/elsewhere');
       await res.text();

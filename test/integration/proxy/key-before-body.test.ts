@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { request, type IncomingMessage } from 'node:http';
 import { describeEachStore } from '../../support/stores.js';
 import { seedKey, startDataPlane, type DataPlane, type SeededKey } from '../../support/data-plane.js';
-import { edgePath, FORMATS } from '../../support/edge-calls.js';
+import { edgePath, FORMATS, keyHeaders } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 
 /**
@@ -13,9 +13,7 @@ import type { WireFormat } from '../../../proxy/call.js';
 function callWithEndlessBody(proxyUrl: string, format: WireFormat, slug: string, key: string | undefined): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const url = new URL(`${proxyUrl}${edgePath(format, slug)}`);
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
-    if (format === 'messages') headers['anthropic-version'] = '2023-06-01';
-    if (key !== undefined) headers[format === 'chat' ? 'authorization' : 'x-api-key'] = format === 'chat' ? `Bearer ${key}` : key;
+    const headers = { ...keyHeaders(format, key), 'transfer-encoding': 'chunked' };
     const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers }, (res) => {
       res.resume();
       resolve(res);

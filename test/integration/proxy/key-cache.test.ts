@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { creditWorkspace, revokeKey, seedAnotherKey, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, ERROR_TYPES, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import { change_feed_publish } from '../../../control-plane/stores/change-feed.js';
 import { team_models_replace } from '../../../control-plane/stores/teams.js';
-import type { WireFormat } from '../../../proxy/call.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -87,7 +86,7 @@ describeEachStore('proxy: control plane unreachable', (store) => {
       expect((await edgeCall(dp.proxy.url, format, known.slug, known.secret, modelBody(format))).status).to.equal(200);
       const refused = await edgeCall(dp.proxy.url, format, neverSeen.slug, neverSeen.secret, modelBody(format));
       expect(refused.status).to.equal(503);
-      expect(errorType(format as WireFormat, refused)).to.equal(format === 'messages' ? 'overloaded_error' : 'api_error');
+      expect(errorType(format, refused)).to.equal(ERROR_TYPES[503][format]);
     }
     await sleep(4100);
     expect((await edgeCall(dp.proxy.url, 'chat', known.slug, known.secret, modelBody('chat'))).status).to.equal(503);

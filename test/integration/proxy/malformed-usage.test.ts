@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 
 const MAX_TOKENS = 64;
 
@@ -12,7 +12,7 @@ describeEachStore('proxy: malformed usage is billed as missing usage (the hold)'
   });
   after(() => world?.close());
 
-  for (const format of ['chat', 'messages', 'responses'] as const) {
+  for (const format of FORMATS) {
     for (const stream of [false, true]) {
       for (const as of ['-5', '"12"', 'null']) {
         it(`${format}${stream ? ', streamed' : ''}: an output count of ${as} bills the hold, not nothing`, async () => {
@@ -25,7 +25,7 @@ describeEachStore('proxy: malformed usage is billed as missing usage (the hold)'
           await Promise.all(world.proxies.map((p) => p.drain()));
           const m = await moneyOf(world.cp.deps, k);
           // The hold: the input estimate (body bytes / 3) at $3/Mtok and the whole ceiling at $15/Mtok (tg/sonnet).
-          const estimate = Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 3);
+          const estimate = Math.ceil(Buffer.byteLength(a.sent) / 3);
           expect(m.entries).to.equal(1);
           expect(m.spend).to.be.closeTo((estimate * 3 + MAX_TOKENS * 15) / 1e6, 1e-9);
         });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { moneyOf, redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, FORMATS, modelBody } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 
 /** A worst case ($0.06 of output at $15/Mtok) above the key's whole budget: only lowered calls can be served. */
@@ -12,17 +12,19 @@ const ANSWER = 1000;
 /** The dearest call the proxy may still refuse with money left: the minimum output plus a generous input estimate. */
 const MIN_CALL_USD = (MIN_OUTPUT * 15 + 200 * 3) / 1e6;
 
-/** The same format served by a provider that speaks it (`tg/sonnet`) and by one it is translated for. */
-const TRANSLATED: Record<WireFormat, string> = {
-  chat: 'tg/claude-direct',
-  messages: 'tg/gpt-direct',
-  responses: 'tg/claude-direct',
-  gemini: 'tg/gpt-direct',
+/** Each format on two aliases at the same prices: one whose provider speaks it and one it is translated for. */
+const SERVED_ON: Record<WireFormat, readonly [string, string]> = {
+  chat: ['tg/sonnet', 'tg/claude-direct'],
+  messages: ['tg/sonnet', 'tg/gpt-direct'],
+  // tg/sonnet's provider speaks Chat and Messages: a Responses call there is translated as well.
+  responses: ['tg/sonnet', 'tg/claude-direct'],
+  gemini: ['tg/gemini-direct', 'tg/gpt-direct'],
 };
-const LENGTH_STOP: Record<string, (body: string) => boolean> = {
+const LENGTH_STOP: Record<WireFormat, (body: string) => boolean> = {
   chat: (t) => t.includes('"finish_reason":"length"'),
   messages: (t) => t.includes('"stop_reason":"max_tokens"'),
   responses: (t) => t.includes('"max_output_tokens"'),
+  gemini: (t) => t.includes('"finishReason":"MAX_TOKENS"'),
 };
 
 function suite(setup: () => Promise<DataPlane | undefined>) {
@@ -40,11 +42,11 @@ function suite(setup: () => Promise<DataPlane | undefined>) {
   });
   const drain = () => Promise.all(world.proxies.map((p) => p.drain()));
 
-  for (const format of ['chat', 'messages', 'responses'] as const) {
-    for (const alias of ['tg/sonnet', TRANSLATED[format]]) {
+  for (const format of FORMATS) {
+    for (const alias of SERVED_ON[format]) {
       for (const stream of [false, true]) {
         it(`${format}${stream ? ', streamed' : ''} on ${alias}: lowered ceilings until the budget is spent to within a minimum call, then 402, no overspend`, async () => {
-          const k = await seedKey(world.cp.deps, { budgetUsd: BUDGET, models: ['tg/sonnet', TRANSLATED[format]] });
+          const k = await seedKey(world.cp.deps, { budgetUsd: BUDGET, models: [...SERVED_ON[format]] });
           const limits: number[] = [];
           let last = 0;
           for (let i = 0; i < 40; i++) {
@@ -54,7 +56,7 @@ function suite(setup: () => Promise<DataPlane | undefined>) {
             const limit = Number(a.headers.get('x-tollgate-output-limit'));
             expect(limit, 'a lowered call names its ceiling').to.be.within(MIN_OUTPUT, ASKED - 1);
             // A ceiling below what the model would say: the client sees its format's ordinary length stop.
-            if (limit < ANSWER) expect(LENGTH_STOP[format]!(a.text), a.text.slice(0, 300)).to.equal(true);
+            if (limit < ANSWER) expect(LENGTH_STOP[format](a.text), a.text.slice(0, 300)).to.equal(true);
             limits.push(limit);
           }
           expect(last, 'once no minimum call fits: 402').to.equal(402);
@@ -114,6 +116,7 @@ function suite(setup: () => Promise<DataPlane | undefined>) {
       ['responses', 'tg/claude-direct', { max_tokens: 100_000 }, 'max_tokens', 64000], // translated to Messages, above the cap
       ['responses', 'tg/gpt-responses', { max_tokens: 100_000 }, 'max_output_tokens', 16384], // passed through, above the cap
       ['messages', 'tg/gpt-direct', { max_tokens: 100_000 }, 'max_tokens', 16384], // translated to Chat
+      ['gemini', 'tg/gpt-direct', { max_tokens: 100_000 }, 'max_tokens', 16384], // translated to Chat, above the cap
     ];
     for (const [format, alias, extra, field, cap] of cases) {
       it(`${format} on ${alias} ${JSON.stringify(extra)}: ${field} ${cap} is sent`, async () => {

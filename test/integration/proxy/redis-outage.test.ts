@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { describeEachStore } from '../../support/stores.js';
 import { redisForTests, seedKey, startDataPlane, TEST_REDIS_URL, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, ERROR_TYPES, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
 
 /** A TCP relay to the real Redis that the test can cut, as an outage would. */
 async function startRelay(): Promise<{ url: string; cut(): Promise<void> }> {
@@ -51,7 +51,7 @@ describeEachStore('proxy: Redis outage policy', (store) => {
     for (const format of FORMATS) {
       const a = await edgeCall(proxy.url, format, k.slug, k.secret, modelBody(format));
       expect(a.status, a.text).to.equal(503);
-      expect(errorType(format, a)).to.equal(format === 'messages' ? 'overloaded_error' : 'api_error');
+      expect(errorType(format, a)).to.equal(ERROR_TYPES[503][format]);
       // The rate limit still answered (from the per-process fallback): its headers are there.
       expect(a.headers.get('x-ratelimit-limit-requests')).to.equal('100');
     }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
 import { countInputTokens } from '../../support/fake-upstream/index.js';
 import { moneyOf, seedKey, startDataPlane, type DataPlane } from '../../support/data-plane.js';
-import { edgeCall, edgePath, FORMATS, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, edgeRequest, FORMATS, modelBody, servedAs } from '../../support/edge-calls.js';
 import type { WireFormat } from '../../../proxy/call.js';
 
 /** tg/sonnet: $3 / $15 per million tokens, i.e. 3 and 15 micro-dollars per token. */
@@ -10,35 +10,54 @@ function sonnetUsd(input: number, output: number): number {
   return (input * 3 + output * 15) / 1_000_000;
 }
 
+/** A stream's events: Google ends each with CRLF CRLF, the others with two LFs. */
 function frames(text: string): string[] {
-  return text.split('\n\n').filter((f) => f.trim() !== '');
+  return text.split(/\r?\n\r?\n/).filter((f) => f.trim() !== '');
 }
 
-/** The first event each format's stream opens with. */
-const FIRST_EVENT: Record<WireFormat, string> = {
-  chat: 'data: ',
-  messages: 'event: message_start',
-  responses: 'event: response.created',
-  gemini: 'data: ',
+/**
+ * The first event each format's stream opens with, and how many of tg/sonnet's
+ * provider's events it takes: Gemini's stream has no opening event, so a
+ * Gemini client's first is the first text, which Chat's stream sends after
+ * its role chunk.
+ */
+const FIRST_EVENT: Record<WireFormat, { text: string; upstreamEvents: number }> = {
+  chat: { text: 'data: ', upstreamEvents: 1 },
+  messages: { text: 'event: message_start', upstreamEvents: 1 },
+  responses: { text: 'event: response.created', upstreamEvents: 1 },
+  gemini: { text: 'data: {"candidates":', upstreamEvents: 2 },
+};
+
+/** Each format's failure event: how a translated stream that breaks ends, so the client's SDK raises it. */
+const FAILURE_EVENT: Record<WireFormat, RegExp> = {
+  chat: /^data: \{"error":/,
+  messages: /^event: error\n/,
+  responses: /^event: response\.failed\n/,
+  gemini: /^data: \{"error":/,
 };
 
 /**
- * tg/sonnet's provider speaks Chat and Messages, not Responses: a Responses stream is translated, and a
- * translated stream that breaks ends on the client format's failure event (its SDK raises it) rather than a cut.
+ * A broken stream as the client sees it: cut where the provider speaks the
+ * client's format (its bytes are relayed), ended on the format's failure
+ * event where it is translated (tg/sonnet's provider speaks Chat and Messages).
  */
 async function streamBroken(format: WireFormat, res: Response): Promise<boolean> {
-  if (format !== 'responses') return readingFails(res);
+  if (servedAs(format) === format) return readingFails(res);
   const last = frames(await res.text()).at(-1) ?? '';
-  return last.startsWith('event: response.failed\n');
+  return FAILURE_EVENT[format].test(last);
 }
 
-/** tg/sonnet's upstream error on each format: on a translated Responses call it comes back in the OpenAI shape it already has. */
-const UPSTREAM_SAYS_NO: Record<WireFormat, unknown> = {
-  chat: { marker: 'upstream said no' },
-  messages: { marker: 'upstream said no' },
-  responses: { error: { message: 'upstream said no', type: 'invalid_request_error', param: null, code: null } },
-  gemini: { marker: 'upstream said no' },
+/** tg/sonnet's provider's error, sent as it is and as the client sees it: a translated call's in the client's error shape. */
+const UPSTREAM_SAYS_NO: Record<WireFormat, { sent: unknown; seen: unknown }> = {
+  chat: { sent: { marker: 'upstream said no' }, seen: { marker: 'upstream said no' } },
+  messages: { sent: { marker: 'upstream said no' }, seen: { marker: 'upstream said no' } },
+  responses: { sent: openAiSaysNo(), seen: openAiSaysNo() },
+  gemini: { sent: openAiSaysNo(), seen: { error: { code: 400, message: 'upstream said no', status: 'INVALID_ARGUMENT' } } },
 };
+
+function openAiSaysNo() {
+  return { error: { message: 'upstream said no', type: 'invalid_request_error', param: null, code: null } };
+}
 
 /** Whether reading the whole body throws, as it does when the proxy breaks the client's stream. */
 async function readingFails(res: Response): Promise<boolean> {
@@ -51,10 +70,8 @@ async function readingFails(res: Response): Promise<boolean> {
 }
 
 async function openStream(proxyUrl: string, format: WireFormat, slug: string, key: string, body: unknown, signal?: AbortSignal) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (format === 'messages') Object.assign(headers, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
-  else headers.authorization = `Bearer ${key}`;
-  return fetch(`${proxyUrl}${edgePath(format, slug)}`, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  const { url, init } = edgeRequest(proxyUrl, format, slug, key, body, { signal });
+  return fetch(url, init);
 }
 
 describeEachStore('proxy: streaming passes through and is metered on the side', (store) => {
@@ -131,13 +148,13 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
 
     it(`${format}: the first event reaches the client while upstream still streams; after a client abort the silent answer is read on until the idle timeout cuts it, billed non-zero`, async () => {
       const k = await seedKey(dp.cp.deps);
-      dp.fake.enqueue({ kind: 'stall', when: 'after-first-event' });
+      dp.fake.enqueue({ kind: 'stall', when: 'after-first-event', afterEvents: FIRST_EVENT[format].upstreamEvents });
       const abort = new AbortController();
       const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true }), abort.signal);
       expect(res.status).to.equal(200);
       const reader = res.body!.getReader();
       const first = await reader.read();
-      expect(Buffer.from(first.value!).toString()).to.include(FIRST_EVENT[format]);
+      expect(Buffer.from(first.value!).toString()).to.include(FIRST_EVENT[format].text);
       abort.abort();
       await dp.fake.idle();
       expect(dp.fake.requests.at(-1)!.aborted).to.equal(true);
@@ -174,12 +191,12 @@ describeEachStore('proxy: streaming passes through and is metered on the side', 
       expect((await moneyOf(dp.cp.deps, k)).spend).to.be.greaterThan(0);
     });
 
-    it(`${format}: an upstream error on a stream request passes through unchanged and releases the hold`, async () => {
+    it(`${format}: an upstream error on a stream request reaches the client, in its own error shape, and releases the hold`, async () => {
       const k = await seedKey(dp.cp.deps, { budgetUsd: 2 });
-      dp.fake.enqueue({ kind: 'error', status: 400, body: UPSTREAM_SAYS_NO[format] });
+      dp.fake.enqueue({ kind: 'error', status: 400, body: UPSTREAM_SAYS_NO[format].sent });
       const res = await openStream(dp.proxy.url, format, k.slug, k.secret, modelBody(format, { stream: true, max_tokens: 60000 }));
       expect(res.status).to.equal(400);
-      expect(await res.json()).to.deep.equal(UPSTREAM_SAYS_NO[format]);
+      expect(await res.json()).to.deep.equal(UPSTREAM_SAYS_NO[format].seen);
       await dp.proxy.drain();
       expect((await moneyOf(dp.cp.deps, k)).entries).to.equal(0);
       // The ~$0.90 hold is gone: a second call of the same size is admitted.

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { seedKey, redisForTests, TEST_REDIS_URL } from '../../support/data-plane.js';
 import { DEPLOYMENT_ALIASES, resetFakes, servedBy, startDeploymentPlane, type DeploymentPlane } from '../../support/deployment-plane.js';
-import { edgeCall, errorType, modelBody } from '../../support/edge-calls.js';
+import { edgeCall, ERROR_TYPES, errorType, FORMATS, modelBody } from '../../support/edge-calls.js';
+import type { WireFormat } from '../../../proxy/call.js';
 import { describeEachStore } from '../../support/stores.js';
 import { seedOrg } from '../../support/control-plane.js';
 import { ok } from '../../support/console.js';
@@ -20,7 +21,7 @@ describeEachStore('routing: cooldown and circuit', (store) => {
   after(() => dp.close());
 
   const seed = () => seedKey(dp.cp.deps, { models: DEPLOYMENT_ALIASES });
-  const call = (k: { slug: string; secret: string }, alias: string, format: 'chat' | 'messages' = 'chat') =>
+  const call = (k: { slug: string; secret: string }, alias: string, format: WireFormat = 'chat') =>
     edgeCall(dp.proxies[0]!.url, format, k.slug, k.secret, modelBody(format, { model: alias }));
 
   it('a 429 with retry-after keeps the deployment out for that long, then it is back', async () => {
@@ -72,25 +73,25 @@ describeEachStore('routing: cooldown and circuit', (store) => {
     expect(dp.fakes.a.requests.length).to.equal(2);
   });
 
-  for (const format of ['chat', 'messages'] as const) {
+  // The first format's case makes both deployments cool; each later format finds them still cooling.
+  for (const [i, format] of FORMATS.entries()) {
     it(`${format}: every deployment cooling and no fallback → 503 in the client's format with retry-after the soonest return`, async () => {
       const k = await seed();
       dp.fakes.a.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '30' } });
       dp.fakes.b.enqueue({ kind: 'error', status: 429, headers: { 'retry-after': '20' } });
-      const alias = format === 'chat' ? 'tg/cool-4' : 'tg/cool-4';
-      // The last deployment's own 429 reaches the client: there was nobody left to try.
-      const first = await call(k, alias, format);
-      if (format === 'chat') {
+      const first = await call(k, 'tg/cool-4', format);
+      if (i === 0) {
+        // The last deployment's own 429 reaches the client: there was nobody left to try.
         expect(first.status).to.equal(429);
-        const again = await call(k, alias, format);
+        const again = await call(k, 'tg/cool-4', format);
         expect(again.status).to.equal(503);
-        expect(errorType(format, again)).to.equal('api_error');
+        expect(errorType(format, again)).to.equal(ERROR_TYPES[503][format]);
         expect(Number(again.headers.get('retry-after'))).to.be.within(18, 20);
         expect(servedBy(dp.fakes)).to.deep.equal({ a: 1, b: 1, c: 0 });
       } else {
-        // Still cooling from the chat case: no provider is asked.
+        // Still cooling from the first case: no provider is asked.
         expect(first.status).to.equal(503);
-        expect(errorType(format, first)).to.equal('overloaded_error');
+        expect(errorType(format, first)).to.equal(ERROR_TYPES[503][format]);
         expect(Number(first.headers.get('retry-after'))).to.be.within(18, 20);
         expect(servedBy(dp.fakes)).to.deep.equal({ a: 0, b: 0, c: 0 });
       }

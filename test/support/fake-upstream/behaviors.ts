@@ -42,12 +42,12 @@ export async function answerOk(reply: Reply, answer: Answer, delayMs: number): P
   if (await r.writeFrames(answer.frames, 0, answer.frames.length, delayMs)) r.res.end();
 }
 
-/** Sends nothing more, ever; the exchange ends when the client leaves. */
-export function stall(reply: Reply, answer: Answer, when: 'before-headers' | 'after-first-event'): void {
+/** Sends nothing more, ever (a stream: after its first `events`); the exchange ends when the client leaves. */
+export function stall(reply: Reply, answer: Answer, when: 'before-headers' | 'after-first-event', events: number): void {
   if (when === 'before-headers') return;
   if (answer.stream) {
-    startStream(reply);
-    void reply.r.write(answer.frames[0]!);
+    startStream(reply, answer.contentType);
+    void reply.r.writeFrames(answer.frames, 0, Math.min(events, answer.frames.length), 0);
     return;
   }
   reply.r.res.writeHead(200, {
@@ -62,7 +62,7 @@ export function stall(reply: Reply, answer: Answer, when: 'before-headers' | 'af
 export async function cutOff(reply: Reply, answer: Answer, afterEvents: number): Promise<void> {
   const { r } = reply;
   if (answer.stream) {
-    startStream(reply);
+    startStream(reply, answer.contentType);
     if (!(await r.writeFrames(answer.frames, 0, Math.min(afterEvents, answer.frames.length), 0))) return;
   } else {
     const bytes = Buffer.from(answer.json);

@@ -108,13 +108,18 @@ export function planGeminiAnswer(model: string, body: Json, wanted: number, ids:
   };
 }
 
-/** `usageMetadata` as Google reports it: the prompt includes its cached part; thinking is apart from the candidates. */
-function usageMetadata(a: GeminiAnswer, final: boolean): Json {
+/**
+ * `usageMetadata` as Google reports it on every chunk, running totals:
+ * `emitted` the answer's tokens so far (all of them on the last chunk).
+ * The prompt includes its cached part; thinking, done before the first
+ * text, is counted apart from the candidates from the first chunk on.
+ */
+function usageMetadata(a: GeminiAnswer, emitted: number, final: boolean): Json {
   const u: Json = { promptTokenCount: a.inputTokens };
-  if (final) u.candidatesTokenCount = a.output.tokens;
-  u.totalTokenCount = a.inputTokens + (final ? a.output.tokens + a.thoughtsTokens : 0);
+  if (emitted > 0 || final) u.candidatesTokenCount = emitted;
+  u.totalTokenCount = a.inputTokens + emitted + a.thoughtsTokens;
   if (a.cachedTokens > 0) u.cachedContentTokenCount = a.cachedTokens;
-  if (a.thoughtsTokens > 0 && final) u.thoughtsTokenCount = a.thoughtsTokens;
+  if (a.thoughtsTokens > 0) u.thoughtsTokenCount = a.thoughtsTokens;
   u.promptTokensDetails = [{ modality: 'TEXT', tokenCount: a.inputTokens }];
   return u;
 }
@@ -123,16 +128,16 @@ function finishReason(a: GeminiAnswer): string {
   return a.output.capped ? 'MAX_TOKENS' : 'STOP';
 }
 
-function chunk(a: GeminiAnswer, parts: Json[], finish: boolean): Json {
+function chunk(a: GeminiAnswer, parts: Json[], emitted: number, finish: boolean): Json {
   const candidate: Json = { content: { parts, role: 'model' }, index: 0 };
   if (finish) candidate.finishReason = finishReason(a);
-  return { candidates: [candidate], usageMetadata: usageMetadata(a, finish), modelVersion: a.model, responseId: a.responseId };
+  return { candidates: [candidate], usageMetadata: usageMetadata(a, emitted, finish), modelVersion: a.model, responseId: a.responseId };
 }
 
 const callParts = (a: GeminiAnswer): Json[] => a.calls.map((c) => ({ functionCall: { name: c.name, args: c.input } }));
 
 export function geminiJson(a: GeminiAnswer): string {
-  return JSON.stringify(chunk(a, a.calls.length ? callParts(a) : [{ text: tokenText(a.output.tokens) }], true));
+  return JSON.stringify(chunk(a, a.calls.length ? callParts(a) : [{ text: tokenText(a.output.tokens) }], a.output.tokens, true));
 }
 
 /**
@@ -141,11 +146,11 @@ export function geminiJson(a: GeminiAnswer): string {
  * the running usage, the last the final counts.
  */
 export function geminiChunks(a: GeminiAnswer): Json[] {
-  if (a.calls.length) return [chunk(a, callParts(a), true)];
+  if (a.calls.length) return [chunk(a, callParts(a), a.output.tokens, true)];
   const chunks: Json[] = [];
-  for (let i = 1; i <= a.output.tokens; i++) chunks.push(chunk(a, [{ text: tokenPiece(i) }], i === a.output.tokens));
+  for (let i = 1; i <= a.output.tokens; i++) chunks.push(chunk(a, [{ text: tokenPiece(i) }], i, i === a.output.tokens));
   // An answer of no tokens still says why it ended.
-  if (a.output.tokens === 0) chunks.push(chunk(a, [], true));
+  if (a.output.tokens === 0) chunks.push(chunk(a, [], 0, true));
   return chunks;
 }
 

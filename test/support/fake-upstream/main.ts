@@ -1,7 +1,7 @@
 /**
  * Runs the fake upstream alone, for demos and benchmarks:
  *   tsx test/support/fake-upstream/main.ts [--port 9000] [--host 127.0.0.1]
- *     [--output-tokens 12] [--event-delay-ms 0] [--formats all|both|chat|messages|responses] [--require-key]
+ *     [--output-tokens 12] [--event-delay-ms 0] [--formats all|both|chat|messages|responses|gemini] [--require-key]
  * Without --require-key it answers calls that carry no provider key, so the
  * README's walk-through works with nothing set in the environment.
  */
@@ -31,7 +31,7 @@ const { values } = parseArgs({
   strict: true,
 });
 
-const FORMATS: readonly FakeFormats[] = ['all', 'both', 'chat', 'messages', 'responses'];
+const FORMATS: readonly FakeFormats[] = ['all', 'both', 'chat', 'messages', 'responses', 'gemini'];
 const formats = (values.formats ?? 'all') as FakeFormats;
 if (!FORMATS.includes(formats)) {
   process.stderr.write(`--formats must be one of ${FORMATS.join(', ')}, got ${JSON.stringify(formats)}\n`);

@@ -98,7 +98,7 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
         void answerOk(reply, answer, behavior.eventDelayMs ?? 0);
         return;
       case 'stall':
-        stall(reply, answer, behavior.when);
+        stall(reply, answer, behavior.when, behavior.afterEvents ?? 1);
         return;
       case 'reset':
         void cutOff(reply, answer, behavior.afterEvents);

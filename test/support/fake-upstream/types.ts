@@ -19,8 +19,9 @@ export interface RecordedRequest {
  * What a scripted answer reports beside its text, the way each provider does:
  * - `cachedTokens`: prompt tokens read from the cache in OpenAI's formats
  *   (Chat `prompt_tokens_details.cached_tokens`, Responses
- *   `input_tokens_details.cached_tokens`), part of the prompt count and
- *   capped at it, as OpenAI counts them;
+ *   `input_tokens_details.cached_tokens`) and Google's
+ *   (`usageMetadata.cachedContentTokenCount`), part of the prompt count and
+ *   capped at it, as both count them;
  * - `cacheReadTokens`, `cacheWrite5mTokens`, `cacheWrite1hTokens`: Anthropic's
  *   `cache_read_input_tokens` and `cache_creation_input_tokens` (with its
  *   `cache_creation` 5-minute/1-hour split), reported beside `input_tokens`
@@ -30,7 +31,8 @@ export interface RecordedRequest {
  *   closing `message_delta` of a stream), or that many Responses
  *   `web_search_call` items;
  * - `reasoningTokens`: Responses `output_tokens_details.reasoning_tokens`,
- *   added to the output with a reasoning item before the answer.
+ *   added to the output with a reasoning item before the answer; Gemini's
+ *   `thoughtsTokenCount`, apart from `candidatesTokenCount` and in the total.
  */
 /** `textOnly`: answer in text even when the request offers tools (an agent whose tools must not run, e.g. Codex's shell). */
 export type OkBehavior = {
@@ -63,7 +65,8 @@ export type OkBehavior = {
 export type Behavior =
   | OkBehavior
   | { kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> }
-  | { kind: 'stall'; when: 'before-headers' | 'after-first-event' }
+  /** `afterEvents` (a stream after its first event): how many events go out before the silence, 1 unless given. */
+  | { kind: 'stall'; when: 'before-headers' | 'after-first-event'; afterEvents?: number }
   | { kind: 'reset'; afterEvents: number }
   /** The connection is closed before any answer (the client sees a reset before the headers). */
   | { kind: 'drop' }

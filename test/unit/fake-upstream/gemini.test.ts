@@ -42,7 +42,13 @@ describe('fake upstream: Gemini through the official @google/genai client', () =
       thoughtsTokenCount: 5,
       totalTokenCount: input + 8,
     });
-    expect(chunks[0]!.usageMetadata).to.not.have.property('candidatesTokenCount');
+    // Running totals, as Google's stream reports them: the candidates so far, the thinking whole from the first chunk.
+    expect(chunks[0]!.usageMetadata).to.include({
+      promptTokenCount: input,
+      candidatesTokenCount: 1,
+      thoughtsTokenCount: 5,
+      totalTokenCount: input + 6,
+    });
   });
 
   it('streams one JSON array without alt=sse, as Google does', async () => {
