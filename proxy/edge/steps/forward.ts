@@ -61,7 +61,8 @@ async function tokenAttempt(
     throw err;
   }
   let client = s.req.headers;
-  if (d.provider.vertex !== undefined) {
+  // Betas mean something only to Anthropic's models (a Gemini model's call carries none: headers.ts).
+  if (d.provider.vertex !== undefined && up.format === 'messages') {
     const vertex = headersForVertex(client);
     client = vertex.headers;
     if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };

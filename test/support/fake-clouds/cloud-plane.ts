@@ -19,7 +19,8 @@ const PRICES = { input_usd_per_mtok: 3, output_usd_per_mtok: 15, max_output_toke
  * A control plane and a proxy whose providers sign in to their clouds, each
  * cloud a fake that takes only its own identity platform's tokens:
  * - `tg/sonnet` on a Vertex provider (`claude-sonnet-4-5@20250929`, project
- *   `test-project`, `us-east5`), Google tokens from a service-account key;
+ *   `test-project`, `us-east5`), Google tokens from a service-account key,
+ *   and `tg/gemini` on the same provider (`gemini-2.5-flash`, Google's own);
  * - `tg/gpt` on Azure OpenAI with Entra ID (client secret), `tg/gpt-unset` on
  *   one whose tenant variable is not set, `tg/gpt-cert` on one signing in
  *   with the certificate at `AZURE_CLIENT_CERTIFICATE_PATH`, and
@@ -67,6 +68,7 @@ function modelsFile(vertex: FakeVertex, azure: FakeAzureOpenAi, entra: FakeEntra
     },
     models: [
       { alias: 'tg/sonnet', provider: 'vertex', upstream_model: 'claude-sonnet-4-5@20250929', client_names: ['claude-sonnet-4-5*'], ...PRICES },
+      { alias: 'tg/gemini', provider: 'vertex', upstream_model: 'gemini-2.5-flash', ...PRICES },
       { alias: 'tg/gpt', provider: 'azure', upstream_model: 'gpt-4o', ...PRICES },
       { alias: 'tg/gpt-unset', provider: 'azure-unset', upstream_model: 'gpt-4o', ...PRICES },
       { alias: 'tg/gpt-cert', provider: 'azure-cert', upstream_model: 'gpt-4o', ...PRICES },
@@ -102,7 +104,7 @@ export async function startCloudPlane(store: StoreContext, fake: FakeUpstreamOpt
   });
   const cp = await startTestControlPlane(store.db, { env: { MODELS_FILE: file } });
   const key = await seedKey(cp.deps, {
-    models: ['tg/sonnet', 'tg/gpt', 'tg/gpt-unset', 'tg/gpt-cert', 'tg/gpt-cert-wrong'],
+    models: ['tg/sonnet', 'tg/gemini', 'tg/gpt', 'tg/gpt-unset', 'tg/gpt-cert', 'tg/gpt-cert-wrong'],
     balanceUsd: 100,
   });
   const config = testConfig({ MODELS_FILE: file, PROXY_DATA_DIR: join(dir, 'proxy'), PROXY_HOLD_FENCE_MS: '200' });
