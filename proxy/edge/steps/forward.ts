@@ -130,6 +130,7 @@ function relay(s: CallState, deps: EdgeDeps, up: UpstreamCall, headers: string[]
       responseId: s.responseId,
       bedrockClient: s.route.bedrock !== undefined,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
+      refusals: d.provider.bedrock ? deps.authorizers.of(d.provider)?.episode : undefined,
       converse: isConverseModel(d.provider, d.model) ? d.model.upstream_model : undefined,
     },
     s.res,
