@@ -66,7 +66,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
       origin: up.origin,
       path: up.path,
       headers: upstreamHeaders(
-        verdict.provider.vertex === undefined ? req.headers : headersForVertex(req.headers).headers,
+        verdict.provider.vertex === undefined ? req.headers : headersForVertex(req.headers, up.format).headers,
         { header: up.authHeader, secret, rotating: signsIn(verdict.provider) },
         up.body.length,
         up.extraHeaders,

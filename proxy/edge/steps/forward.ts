@@ -61,9 +61,8 @@ async function tokenAttempt(
     throw err;
   }
   let client = s.req.headers;
-  // Betas mean something only to Anthropic's models (a Gemini model's call carries none: headers.ts).
-  if (d.provider.vertex !== undefined && up.format === 'messages') {
-    const vertex = headersForVertex(client);
+  if (d.provider.vertex !== undefined) {
+    const vertex = headersForVertex(client, up.format);
     client = vertex.headers;
     if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
   }
