@@ -1,6 +1,6 @@
 import { signsIn } from '../upstream-auth/index.js';
 import { headersForVertex } from '../wire/vertex/betas.js';
-import { messagesFromVertex } from '../wire/vertex/client.js';
+import { messagesCountFromVertex } from '../wire/vertex/client.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError } from '../../shared/errors.js';
 import type { ResolvedKey } from '../../shared/contract/keys.js';
@@ -47,7 +47,7 @@ export async function countTokens(deps: EdgeDeps, req: IncomingMessage, res: Ser
   if (!k.ok) throw k.error;
   await takeCountLimit(deps, k.key, obs);
   const raw = await readBody(req, settings.maxBodyBytes);
-  const body = r.vertex ? messagesFromVertex(raw, r.vertex, req.headers) : raw;
+  const body = r.vertex ? messagesCountFromVertex(raw, req.headers) : raw;
   const call = await deps.bodies.parse(r.format, body, req.headers, 'count', callTarget(r));
   const verdict = decideModel(k.key, call.alias, deps.config.models, deps.now());
   if (!verdict.ok) throw verdict.error;

@@ -1,7 +1,7 @@
 import { takeBody } from '../../request-body.js';
 import type { CallTarget } from '../../wire/parse.js';
 import { messagesFromInvoke } from '../../wire/bedrock/client.js';
-import { messagesFromVertex } from '../../wire/vertex/client.js';
+import { vertexMessagesHeaders } from '../../wire/vertex/client.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
 
@@ -14,20 +14,20 @@ export function callTarget(r: Route): CallTarget | undefined {
  * Step `parse` (413, 400): the body read and checked by its format's rules.
  * One promise for the body's arrival; a body small enough to parse on the
  * event loop is parsed in the body's last event, without another. A
- * `responses/compact` body becomes the compaction call it asks for first.
+ * `responses/compact` body becomes the compaction call it asks for first;
+ * a Vertex body is parsed as it came, the path's model its alias.
  */
 export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {
     takeBody(s.req, deps.config.proxy.maxBodyBytes, (err, raw) => {
       if (err) return reject(err);
       try {
+        if (s.route.vertex) vertexMessagesHeaders(s.req.headers);
         const body = s.route.bedrock
           ? messagesFromInvoke(raw!, s.route.alias!, s.route.bedrock.stream, s.req.headers)
-          : s.route.vertex
-            ? messagesFromVertex(raw!, s.route.vertex, s.req.headers)
-            : s.route.action === 'compact'
-              ? asCompactionCall(raw!)
-              : raw!;
+          : s.route.action === 'compact'
+            ? asCompactionCall(raw!)
+            : raw!;
         const parsed = deps.bodies.parse(s.route.format, body, s.req.headers, 'call', callTarget(s.route));
         if (!(parsed instanceof Promise)) {
           s.call = parsed;

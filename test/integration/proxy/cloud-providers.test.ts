@@ -110,6 +110,25 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(await usageRows(proxy, cp, fresh)).to.deep.equal([row, row]);
   });
 
+  it("reads a large body on the Vertex route (worked in a body worker) as the call it stands for: the path's model, Vertex's version dropped, the conversation whole", async () => {
+    const client = new AnthropicVertex({
+      baseURL: `${proxy.url}/${key.slug}/vertex/v1`,
+      projectId: 'client-project',
+      region: 'europe-west1',
+      authClient: gatewayKeyAuthClient(key.secret),
+      maxRetries: 0,
+    });
+    // Past the proxy's offload size (64 KiB): parsed, checked and planned off the event loop.
+    const long = 'the quick brown fox jumps over the lazy dog. '.repeat(5_000);
+    const answer = await client.messages.create({ model: 'tg/sonnet', max_tokens: 64, messages: [{ role: 'user', content: long }] });
+    expect(answer.content[0]?.type).to.equal('text');
+    const call = vertex.calls.at(-1)!;
+    expect(call).to.include({ model: 'claude-sonnet-4-5@20250929', method: 'rawPredict' });
+    expect(call.body).not.to.have.property('model');
+    expect(call.body.anthropic_version).to.equal(VERTEX_ANTHROPIC_VERSION);
+    expect(call.body.messages).to.deep.equal([{ role: 'user', content: long }]);
+  });
+
   it('answers 503 in the client format naming the provider and the unset variable, not billed, when its credentials are missing', async () => {
     await settled(proxy, cp, key);
     const before = await moneyOf(cp.deps, key);
