@@ -12,6 +12,7 @@ import type { FakeEntra } from '../../support/fake-clouds/entra.js';
 import { VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../support/fake-clouds/vertex.js';
 import { settled, usageRows } from '../../support/fake-clouds/usage-rows.js';
 import { describeEachStore } from '../../support/stores.js';
+import { capturedLog } from '../../support/log-lines.js';
 import { gatewayKeyAuthClient } from '../../support/vertex-sdk-auth.js';
 
 /**
@@ -30,10 +31,12 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
   let cp: TestControlPlane;
   let proxy: RunningProxy;
   let key: SeededKey;
+  /** The proxy's log, as an operator reads it. */
+  const log = capturedLog();
 
   before(async function () {
     this.timeout(60_000);
-    plane = await startCloudPlane(store);
+    plane = await startCloudPlane(store, {}, log.log);
     ({ upstream, vertex, entra, azure, cp, proxy, key } = plane);
   });
   after(async () => {
@@ -129,18 +132,24 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(call.body.messages).to.deep.equal([{ role: 'user', content: long }]);
   });
 
-  it('answers 503 in the client format naming the provider and the unset variable, not billed, when its credentials are missing', async () => {
+  it('answers 503 in the client format naming the provider and the unset variable, not billed, logged once however many calls', async () => {
     await settled(proxy, cp, key);
     const before = await moneyOf(cp.deps, key);
-    const res = await fetch(`${proxy.url}/${key.slug}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tg/gpt-unset', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    const body = (await res.json()) as { error: { type: string; message: string } };
-    expect(res.status).to.equal(503);
-    expect(body.error.type).to.equal('api_error');
-    expect(body.error.message).to.equal('Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.');
+    const from = log.lines.length;
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${proxy.url}/${key.slug}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'tg/gpt-unset', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const body = (await res.json()) as { error: { type: string; message: string } };
+      expect(res.status).to.equal(503);
+      expect(body.error.type).to.equal('api_error');
+      expect(body.error.message).to.equal('Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.');
+    }
+    // The token source's one warning for the episode; no line per call beside it.
+    const warnings = log.lines.slice(from).filter((l) => Number(l.level) >= 40);
+    expect(warnings.map((l) => l.msg)).to.deep.equal(['Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.']);
     expect((await settled(proxy, cp, key)).spend).to.equal(before.spend);
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { startProxy, type RunningProxy } from '../../../proxy/runtime.js';
-import { createLogger } from '../../../shared/logger.js';
+import { createLogger, type Logger } from '../../../shared/logger.js';
 import { startTestControlPlane, testConfig, type TestControlPlane } from '../control-plane.js';
 import { seedKey, type SeededKey } from '../data-plane.js';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '../fake-upstream/index.js';
@@ -77,7 +77,7 @@ function modelsFile(vertex: FakeVertex, azure: FakeAzureOpenAi, entra: FakeEntra
   };
 }
 
-export async function startCloudPlane(store: StoreContext, fake: FakeUpstreamOptions = {}): Promise<CloudPlane> {
+export async function startCloudPlane(store: StoreContext, fake: FakeUpstreamOptions = {}, given?: Logger): Promise<CloudPlane> {
   const trusted = tls.getCACertificates('default');
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-clouds-'));
   const upstream = await startFakeUpstream(fake);
@@ -109,7 +109,7 @@ export async function startCloudPlane(store: StoreContext, fake: FakeUpstreamOpt
   });
   const config = testConfig({ MODELS_FILE: file, PROXY_DATA_DIR: join(dir, 'proxy'), PROXY_HOLD_FENCE_MS: '200' });
   config.dataPlaneToken = cp.deps.config.dataPlaneToken;
-  const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
+  const logger = given ?? createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url });
   return {
     upstream,
