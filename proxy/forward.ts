@@ -12,6 +12,7 @@ import type { AbandonedEnd, AbandonedReads } from './abandoned.js';
 import type { ResponseIdReader } from './response-ids.js';
 import { messagesErrorFromBedrock } from './wire/bedrock/errors.js';
 import { bedrockErrorHeaders } from './wire/bedrock/client-errors.js';
+import type { RefusalEpisode } from './upstream-auth/refusal-episode.js';
 import { EVENT_STREAM_CONTENT_TYPE } from './wire/bedrock/event-stream.js';
 import {
   createInvokeStreamDecoder,
@@ -78,6 +79,8 @@ export interface ForwardRequest {
   bedrockProvider?: string;
   /** Set when a Bedrock provider serves the call through Converse (the upstream model): its answers are read as Chat's. */
   converse?: string;
+  /** A Bedrock provider's refusals of its own credentials, logged once per episode, ended by an accepted call. */
+  refusals?: RefusalEpisode | undefined;
 }
 
 function upstreamFailure(err: Error): AppError {
@@ -195,6 +198,7 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     // Redirects are relayed, never followed, and, like error answers, not billed.
     this.errorAnswer = status >= 300;
+    if (!this.errorAnswer) req.refusals?.accepted();
     if (this.errorAnswer && req.bedrockProvider !== undefined && !this.reading) {
       this.bedrockError = { headers, status, chunks: [] };
       return;
@@ -313,6 +317,7 @@ class Relay implements Dispatcher.DispatchHandler {
       Buffer.concat(e.chunks),
       req.converse !== undefined,
     );
+    if (mapped.refusal !== undefined) req.refusals?.refused(mapped.refusal);
     const body = req.translate ? req.translate.error(mapped.status, mapped.body) : mapped.body;
     const head = downstreamHeaders({ 'content-type': 'application/json' }, true, req.extraHeaders);
     if (req.bedrockClient === 'converse') Object.assign(head, bedrockErrorHeaders(mapped.status));

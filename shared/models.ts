@@ -39,7 +39,11 @@ export type ProviderConfig = Pick<ProviderEntry, 'api_key_env' | 'extra_headers'
   endpoints: Partial<Record<WireFormat, ProviderEndpoint>>;
   /** Set for Amazon Bedrock: Claude through InvokeModel at `endpoints.messages` (the region's host), signed for `region` unless `api_key` is set. */
   bedrock?: { region: string };
-  /** Set on a Vertex AI provider: its calls go to rawPredict paths under its Messages endpoint, with Google tokens. */
+  /**
+   * Set on a Vertex AI provider, whose calls carry Google tokens: Anthropic's
+   * models at rawPredict paths under its Messages endpoint, Google's own
+   * (Gemini) under its Gemini endpoint (proxy/wire/vertex/publisher.ts says which).
+   */
   vertex: { project: string; location: string } | undefined;
 };
 
@@ -48,14 +52,13 @@ function vertexHost(location: string): string {
   return location === 'global' ? 'https://aiplatform.googleapis.com' : `https://${location}-aiplatform.googleapis.com`;
 }
 
-/** A Vertex provider's one endpoint: Anthropic's models under its project and location. */
+/** A Vertex provider's endpoints under its project and location: one per publisher, Anthropic's (Messages) and Google's (Gemini). */
 function vertexEndpoints(entry: ProviderEntry): Partial<Record<WireFormat, ProviderEndpoint>> {
   const host = (entry.endpoint_url ?? vertexHost(entry.location!)).replace(/\/+$/, '');
+  const publishers = `${host}/v1/projects/${entry.project!}/locations/${entry.location!}/publishers`;
   return {
-    messages: {
-      base_url: `${host}/v1/projects/${entry.project!}/locations/${entry.location!}/publishers/anthropic/models`,
-      auth_header: 'authorization',
-    },
+    messages: { base_url: `${publishers}/anthropic/models`, auth_header: 'authorization' },
+    gemini: { base_url: `${publishers}/google/models`, auth_header: 'authorization' },
   };
 }
 

@@ -68,7 +68,8 @@ export function route(path: string, query = ''): Route | undefined {
     if (target) return { format, slug: m[1]!, ...target };
   }
   const vertex = vertexRoute(rest);
-  if (vertex) return { format: 'messages', action: vertex.action, slug: m[1]!, vertex };
+  // A call's body names no model: the path's is carried as the alias, and the parse reads the body as the call it stands for.
+  if (vertex) return { format: 'messages', action: vertex.action, slug: m[1]!, vertex, ...(vertex.action === 'call' ? { alias: vertex.model } : {}) };
   // One model: the alias is one segment, its `/` escaped (`tg%2Fgpt`, as the OpenAI SDK sends it) or not (`tg/gpt`).
   for (const [prefix, format] of ONE_MODEL) {
     if (rest.length > prefix.length && rest.startsWith(prefix)) {

@@ -1,3 +1,5 @@
+import type { RefusalEpisode } from './refusal-episode.js';
+
 /**
  * How a provider whose credentials are not a static key (a cloud's signed
  * or short-lived ones) authorizes a request. One file per cloud in this
@@ -19,4 +21,6 @@ export interface OutgoingRequest {
 export interface UpstreamAuthorizer {
   /** The headers to add to this one attempt; a refusal is an `AppError` ('unavailable': 503 naming the provider). */
   headers(request: OutgoingRequest): Promise<Record<string, string>>;
+  /** Where the cloud's answers refusing these credentials (Bedrock's 403s) are logged, once per episode. */
+  episode?: RefusalEpisode | undefined;
 }

@@ -2,6 +2,7 @@ import type { NowMs } from '../../shared/clock.js';
 import type { AwsCredentialSource } from './aws-credentials.js';
 import { signAwsRequest } from './aws-sign.js';
 import type { OutgoingRequest, UpstreamAuthorizer } from './authorizer.js';
+import type { RefusalEpisode } from './refusal-episode.js';
 
 /** Bedrock's runtime API signs under the name `bedrock`, whatever its host is called. */
 const BEDROCK_SIGNING_NAME = 'bedrock';
@@ -22,8 +23,14 @@ function queryOf(path: string): { path: string; query: Record<string, string | s
  * credentials from `credentials` (the standard chain), signed anew for
  * every attempt at the clock's time.
  */
-export function createAwsSigV4Authorizer(options: { region: string; credentials: AwsCredentialSource; nowMs: NowMs }): UpstreamAuthorizer {
+export function createAwsSigV4Authorizer(options: {
+  region: string;
+  credentials: AwsCredentialSource;
+  nowMs: NowMs;
+  episode?: RefusalEpisode;
+}): UpstreamAuthorizer {
   return {
+    episode: options.episode,
     async headers(request: OutgoingRequest) {
       const credentials = await options.credentials.get();
       const { path, query } = queryOf(request.path);
@@ -41,7 +48,7 @@ export function createAwsSigV4Authorizer(options: { region: string; credentials:
 }
 
 /** A Bedrock API key (from the provider's `api_key_env`) goes as a bearer token, in place of a signature. */
-export function createBedrockApiKeyAuthorizer(apiKey: string): UpstreamAuthorizer {
+export function createBedrockApiKeyAuthorizer(apiKey: string, episode?: RefusalEpisode): UpstreamAuthorizer {
   const headers = { authorization: `Bearer ${apiKey}` };
-  return { headers: () => Promise.resolve(headers) };
+  return { headers: () => Promise.resolve(headers), episode };
 }

@@ -15,6 +15,7 @@ import type { UpstreamAuthorizer } from './authorizer.js';
 import type { BearerTokenSource } from './bearer-token.js';
 import { createEntraToken } from './entra.js';
 import { createGoogleToken } from './google.js';
+import { createRefusalEpisode } from './refusal-episode.js';
 
 export type { UpstreamAuthorizer } from './authorizer.js';
 
@@ -31,12 +32,14 @@ export function createUpstreamAuthorizers(log: Logger, nowMs: NowMs): UpstreamAu
       if (!provider.bedrock) return undefined;
       let auth = made.get(provider);
       if (!auth) {
+        const episode = createRefusalEpisode(provider.name, log);
         auth = provider.api_key
-          ? createBedrockApiKeyAuthorizer(provider.api_key)
+          ? createBedrockApiKeyAuthorizer(provider.api_key, episode)
           : createAwsSigV4Authorizer({
               region: provider.bedrock.region,
               credentials: createAwsCredentialSource({ provider: provider.name, load: standardAwsChain(), nowMs, log }),
               nowMs,
+              episode,
             });
         made.set(provider, auth);
       }

@@ -5,6 +5,7 @@ import type { ModelConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
 import { CLOSE_BRACE, CLOSE_BRACKET, OPEN_BRACE, OPEN_BRACKET, QUOTE, stringEnd } from './json-bytes.js';
 import { WIRE } from './registry.js';
+import { messagesOfVertexBody } from './vertex/client.js';
 
 /** Deeper JSON than this is refused: re-serializing it would exhaust the stack, and no real request nests so far. */
 export const MAX_JSON_DEPTH = 128;
@@ -49,14 +50,20 @@ function parseBodyObject(raw: Buffer): JsonObject {
   return body;
 }
 
-/** A request body that is a JSON object (not too deep) naming a model. */
-export function parseModelBody(raw: Buffer): JsonObject & { model: string } {
+/**
+ * A request body that is a JSON object (not too deep) naming a model. With
+ * `pathAlias` (a path that names the model: Vertex's rawPredict, Bedrock's),
+ * the path's model is the call's whatever the body says, as on Vertex itself,
+ * and the body is read as the Messages call it stands for.
+ */
+export function parseModelBody(raw: Buffer, pathAlias?: string): JsonObject & { model: string } {
   const body = parseBodyObject(raw);
+  if (pathAlias !== undefined) return messagesOfVertexBody(body, pathAlias);
   if (typeof body.model !== 'string' || body.model === '') throw invalidInput('model: a model alias is required.');
   return body as JsonObject & { model: string };
 }
 
-/** What the path said of a call whose format names the model there (Gemini's): the alias, and whether it streams. */
+/** What the path said of a call whose path names the model (Gemini's, Bedrock's and Vertex's routes): the alias, and whether it streams. */
 export interface CallTarget {
   alias: string;
   stream: boolean;
@@ -78,7 +85,7 @@ export function parseCall(
     if (!target) throw invalidInput('The path must name the model.');
     return inPath.parse(parseBodyObject(raw), raw, target.alias, target.stream, purpose);
   }
-  const body = parseModelBody(raw);
+  const body = parseModelBody(raw, target?.alias);
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
     throw invalidInput('stream: must be a boolean.');
   }

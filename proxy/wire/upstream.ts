@@ -1,4 +1,5 @@
 import { toVertexCall } from './vertex/provider.js';
+import { vertexProviderFor } from './vertex/publisher.js';
 import { providerForModel } from './bedrock/converse-model.js';
 import type { AuthHeader, ModelConfig, ProviderConfig } from '../../shared/models.js';
 import type { ParsedCall, WireFormat } from '../call.js';
@@ -142,7 +143,7 @@ function endpointOf(base: string, format: WireFormat, model: ModelConfig, stream
  * chunk) when the provider speaks the client's format; translated otherwise.
  */
 export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelConfig, entry: ProviderConfig): UpstreamCall {
-  const provider = providerForModel(entry, model);
+  const provider = vertexProviderFor(providerForModel(entry, model), model);
   const target = upstreamFormat(provider, format);
   let body: Buffer;
   let dropUsageChunk = false;
@@ -178,8 +179,8 @@ export function upstreamCall(format: WireFormat, call: ParsedCall, model: ModelC
     extraHeaders,
     dropped,
   };
-  // Vertex speaks Messages only, so `target` is Messages here: the body is re-read for its rawPredict shape.
-  return provider.vertex === undefined ? up : toVertexCall(up, JSON.parse(body.toString('utf8')) as Record<string, unknown>, model, provider, 'call');
+  if (provider.vertex === undefined) return up;
+  return toVertexCall(up, () => JSON.parse(body.toString('utf8')) as Record<string, unknown>, model, provider, 'call', call.stream);
 }
 
 /**
@@ -194,7 +195,7 @@ export function countTokensCall(
   model: ModelConfig,
   entry: ProviderConfig,
 ): Omit<UpstreamCall, 'dropUsageChunk' | 'translate' | 'dropped'> | undefined {
-  const provider = providerForModel(entry, model);
+  const provider = vertexProviderFor(providerForModel(entry, model), model);
   const base = baseUrlOf(provider, format);
   const countPath = WIRE[format].provider.countPath;
   if (base === undefined || countPath === undefined) return undefined;
@@ -208,5 +209,5 @@ export function countTokensCall(
     format,
     extraHeaders: provider.extra_headers,
   };
-  return provider.vertex === undefined ? up : toVertexCall(up, request, model, provider, 'count');
+  return provider.vertex === undefined ? up : toVertexCall(up, () => request, model, provider, 'count', false);
 }

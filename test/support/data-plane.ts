@@ -8,7 +8,7 @@ import { api_key_insert, api_key_revoke } from '../../control-plane/stores/api-k
 import { change_feed_publish } from '../../control-plane/stores/change-feed.js';
 import { team_insert, team_models_replace } from '../../control-plane/stores/teams.js';
 import { workspace_credit } from '../../control-plane/stores/workspaces.js';
-import { createLogger } from '../../shared/logger.js';
+import { createLogger, type Logger } from '../../shared/logger.js';
 import { displayPrefix, generateSecret, lastFour, sha256Hex } from '../../shared/secrets.js';
 import { startProxy, type RunningProxy } from '../../proxy/runtime.js';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream/index.js';
@@ -142,7 +142,7 @@ export async function startTestProxy(
   cp: TestControlPlane,
   upstream: Pick<FakeUpstream, 'chatCompletionsBaseUrl' | 'messagesBaseUrl' | 'responsesBaseUrl' | 'geminiBaseUrl'>,
   env: NodeJS.ProcessEnv = {},
-  options: { changePush?: boolean; now?: NowMs } = {},
+  { logger: given, ...options }: { changePush?: boolean; now?: NowMs; logger?: Logger } = {},
 ): Promise<RunningProxy> {
   // Each proxy its own outbox directory, unless the test names one (to restart a proxy on it).
   const dataDir = env.PROXY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'tollgate-proxy-'));
@@ -156,7 +156,7 @@ export async function startTestProxy(
     if (p.endpoints.responses) p.endpoints.responses.base_url = upstream.responsesBaseUrl;
     if (p.endpoints.gemini) p.endpoints.gemini.base_url = upstream.geminiBaseUrl;
   }
-  const logger = createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
+  const logger = given ?? createLogger(process.env.TEST_LOG_LEVEL || 'silent', 'test-proxy');
   const proxy = await startProxy(config, logger, { port: 0, host: '127.0.0.1', controlPlaneUrl: cp.url, ...options });
   if (env.PROXY_DATA_DIR) return proxy;
   return {

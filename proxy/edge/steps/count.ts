@@ -54,7 +54,7 @@ export async function answerCount(s: Modelled, deps: EdgeDeps): Promise<StepOutc
       origin: up.origin,
       path: up.path,
       headers: upstreamHeaders(
-        s.provider.vertex === undefined ? req.headers : headersForVertex(req.headers).headers,
+        s.provider.vertex === undefined ? req.headers : headersForVertex(req.headers, up.format).headers,
         { header: up.authHeader, secret, rotating: signsIn(s.provider) },
         up.body.length,
         up.extraHeaders,

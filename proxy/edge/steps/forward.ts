@@ -78,7 +78,7 @@ async function tokenAttempt(
   }
   let client = s.req.headers;
   if (d.provider.vertex !== undefined) {
-    const vertex = headersForVertex(client);
+    const vertex = headersForVertex(client, up.format);
     client = vertex.headers;
     if (vertex.dropped.length > 0) up = { ...up, dropped: [...up.dropped, ...vertex.dropped] };
   }
@@ -145,6 +145,7 @@ function relay(s: Parsed, deps: EdgeDeps, up: UpstreamCall, headers: string[], d
       responseId: s.responseId,
       bedrockClient: s.route.bedrock?.api,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
+      refusals: d.provider.bedrock ? deps.authorizers.of(d.provider)?.episode : undefined,
       converse: isConverseModel(d.provider, d.model) ? d.model.upstream_model : undefined,
     },
     s.res,

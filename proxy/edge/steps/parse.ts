@@ -3,7 +3,7 @@ import type { CallTarget } from '../../wire/parse.js';
 import { messagesFromInvoke } from '../../wire/bedrock/client.js';
 import { chatCallFromConverse } from '../../wire/bedrock/converse-to-chat.js';
 import { safeDroppedName } from '../../dropped.js';
-import { messagesFromVertex } from '../../wire/vertex/client.js';
+import { messagesCountFromVertex, vertexMessagesHeaders } from '../../wire/vertex/client.js';
 import { asCompactionCall } from '../../wire/responses/compaction.js';
 import type { CallState, EdgeDeps, Route, StepOutcome } from './step.js';
 
@@ -15,7 +15,7 @@ export function callTarget(r: Route): CallTarget | undefined {
 /**
  * The body the route's format checks: a cloud path's body as the call it
  * stands for (Bedrock's InvokeModel as Messages, its Converse as Chat, with
- * what Chat cannot carry named; Vertex's rawPredict as Messages), a
+ * what Chat cannot carry named; Vertex's rawPredict as Messages, read as it came), a
  * `responses/compact` body as the compaction call it asks for, else as sent.
  */
 function callBody(s: CallState, raw: Buffer): Buffer {
@@ -26,7 +26,12 @@ function callBody(s: CallState, raw: Buffer): Buffer {
     return chat.body;
   }
   if (bedrock) return messagesFromInvoke(raw, s.route.alias!, bedrock.stream, s.req.headers);
-  if (vertex) return messagesFromVertex(raw, vertex, s.req.headers);
+  if (vertex) {
+    // A count names its model in the body; a call's is the path's (`alias`), put in by the parse, so its bytes are not rewritten.
+    if (s.route.action === 'count') return messagesCountFromVertex(raw, s.req.headers);
+    vertexMessagesHeaders(s.req.headers);
+    return raw;
+  }
   return s.route.action === 'compact' ? asCompactionCall(raw) : raw;
 }
 
@@ -34,7 +39,8 @@ function callBody(s: CallState, raw: Buffer): Buffer {
  * Step `parse` (413, 400): the body of a call or a token count read and checked by its format's rules.
  * One promise for the body's arrival; a body small enough to parse on the
  * event loop is parsed in the body's last event, without another. A
- * `responses/compact` body becomes the compaction call it asks for first.
+ * `responses/compact` body becomes the compaction call it asks for first;
+ * a Vertex body is parsed as it came, the path's model its alias.
  */
 export function parseBody(s: CallState, deps: EdgeDeps): Promise<StepOutcome> {
   return new Promise((resolve, reject) => {

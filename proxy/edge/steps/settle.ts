@@ -15,7 +15,9 @@ export function settleCall(s: Metered, deps: EdgeDeps): StepOutcome {
     s.accounted = true;
     const outcome = s.outcome;
     if (outcome.kind === 'failed') {
-      deps.logger.warn({ requestId: s.requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
+      // A provider without usable credentials ('unavailable') is logged by its token source once per episode (upstream-auth/), not per call.
+      if (outcome.error.kind !== 'unavailable')
+        deps.logger.warn({ requestId: s.requestId, err: (outcome.error.cause as Error | undefined)?.message }, 'upstream failed');
       sendCallError(s.res, s.route, outcome.error, s.limitHeaders);
     }
     return undefined;

@@ -59,7 +59,7 @@ export interface Route {
   format: WireFormat;
   slug: string;
   action: Action;
-  /** The alias of a one-model path (`models/{alias}`), unescaped; of a call whose path names it (Gemini's); on a Bedrock path, its model id's alias. */
+  /** The alias of a one-model path (`models/{alias}`), unescaped; of a call whose path names it (Gemini's, Vertex's); on a Bedrock path, its model id's alias. */
   alias?: string;
   /** A call whose path says it streams (`:streamGenerateContent`), and whether as SSE (`?alt=sse`) or one JSON array. */
   stream?: boolean;
@@ -71,7 +71,7 @@ export interface Route {
    * Bedrock answers.
    */
   bedrock?: { stream: boolean; api: 'invoke' | 'converse' };
-  /** A Vertex rawPredict path (Claude Code's Vertex mode): its body is read as the Messages call it stands for. */
+  /** A Vertex rawPredict path (Claude Code's Vertex mode): its body is read as the Messages call it stands for, a call's model the path's (`alias`). */
   vertex?: VertexRoute;
 }
 

@@ -7,11 +7,11 @@ import { isObject } from '../../../shared/json.js';
  * so each client gets it in its own format. A refusal of the provider's
  * own credentials or signature is the operator's problem, not the
  * caller's: a 503 naming the provider and what Bedrock refused — a clock
- * more than five minutes off named as such.
+ * more than five minutes off named as such — and, as `refusal`, the line
+ * the provider's refusal episode logs once (upstream-auth/refusal-episode.ts).
  */
 const BY_TYPE: Record<string, { status?: number; type: string }> = {
   ValidationException: { type: 'invalid_request_error' },
-  AccessDeniedException: { type: 'permission_error' },
   ResourceNotFoundException: { type: 'not_found_error' },
   ThrottlingException: { type: 'rate_limit_error' },
   ServiceQuotaExceededException: { type: 'rate_limit_error' },
@@ -19,6 +19,8 @@ const BY_TYPE: Record<string, { status?: number; type: string }> = {
   ModelNotReadyException: { type: 'overloaded_error' },
 };
 const CREDENTIAL_REFUSALS = new Set([
+  // The provider's identity may not invoke the model (IAM, or model access not granted): no caller can fix that either.
+  'AccessDeniedException',
   'UnrecognizedClientException',
   'InvalidSignatureException',
   'ExpiredTokenException',
@@ -26,11 +28,12 @@ const CREDENTIAL_REFUSALS = new Set([
   'MissingAuthenticationTokenException',
 ]);
 
+/** The first line of Bedrock's message: a refused signature's goes on with the canonical request, whose headers may hold a session token. */
 function messageOf(body: Buffer): string {
   try {
     const parsed = JSON.parse(body.toString('utf8')) as unknown;
-    if (isObject(parsed) && typeof parsed.message === 'string') return parsed.message;
-    if (isObject(parsed) && typeof parsed.Message === 'string') return parsed.Message;
+    const said = isObject(parsed) ? (parsed.message ?? parsed.Message) : undefined;
+    if (typeof said === 'string') return said.split('\n', 1)[0]!.trim();
   } catch {
     /* not JSON: said without its text */
   }
@@ -43,13 +46,18 @@ export function messagesErrorFromBedrock(
   errorType: string | undefined,
   body: Buffer,
   converse = false,
-): { status: number; body: Buffer } {
+): { status: number; body: Buffer; refusal: string | undefined } {
   const type = (errorType ?? '').split(':')[0]!;
   const said = messageOf(body);
   let out: { status: number; type: string; message: string };
-  if (CREDENTIAL_REFUSALS.has(type)) {
+  const refused = CREDENTIAL_REFUSALS.has(type);
+  if (refused) {
     const skew = /^Signature (expired|not yet current)/.test(said);
-    const what = skew ? "the request's signature: this proxy's clock is more than five minutes off AWS's" : "the provider's AWS credentials";
+    const what = skew
+      ? "the request's signature: this proxy's clock is more than five minutes off AWS's"
+      : type === 'AccessDeniedException'
+        ? "the provider's access to the model"
+        : "the provider's AWS credentials";
     out = { status: 503, type: 'api_error', message: `Bedrock refused ${what} (provider "${provider}", ${type}: ${said}).` };
   } else {
     const known = BY_TYPE[type];
@@ -59,5 +67,5 @@ export function messagesErrorFromBedrock(
   const error = converse
     ? { error: { message: out.message, type: out.type, code: null } }
     : { type: 'error', error: { type: out.type, message: out.message } };
-  return { status: out.status, body: Buffer.from(JSON.stringify(error)) };
+  return { status: out.status, body: Buffer.from(JSON.stringify(error)), refusal: refused ? out.message : undefined };
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalidInput } from '../../../shared/errors.js';
-import { isObject } from '../../../shared/json.js';
+import { isObject, type JsonObject } from '../../../shared/json.js';
 
 /**
  * Vertex AI's paths for Anthropic's models, as Claude Code (with
@@ -31,13 +31,26 @@ export function vertexRoute(rest: string): VertexRoute | undefined {
 /** The Messages API version a Vertex client's call is read as: Vertex's body version stands for it. */
 const MESSAGES_VERSION = '2023-06-01';
 
+/** The `anthropic-version` header the Messages rules ask for, set when the client sent none (the vertex SDK sends none; Claude Code sends both). */
+export function vertexMessagesHeaders(headers: IncomingHttpHeaders): void {
+  headers['anthropic-version'] ??= MESSAGES_VERSION;
+}
+
 /**
- * A Vertex body as the Messages call it stands for: the path's model in
- * `model`, `anthropic_version` (Vertex's, in the body) dropped, and the
- * `anthropic-version` header the Messages rules ask for set when the client
- * sent none (the vertex SDK sends none; Claude Code sends both).
+ * A parsed Vertex call body as the Messages call it stands for, in place:
+ * the path's model (`alias`) in `model`, Vertex's `anthropic_version`
+ * dropped. The client's bytes are not rewritten: the parse (in a body worker
+ * for a large body) reads them once, and a provider's request is made from
+ * the parsed body (wire/upstream.ts).
  */
-export function messagesFromVertex(raw: Buffer, route: VertexRoute, headers: IncomingHttpHeaders): Buffer {
+export function messagesOfVertexBody(body: JsonObject, alias: string): JsonObject & { model: string } {
+  delete body.anthropic_version;
+  body.model = alias;
+  return body as JsonObject & { model: string };
+}
+
+/** A Vertex count body (`count-tokens:rawPredict` names its model in the body) as a Messages count: `anthropic_version` dropped. */
+export function messagesCountFromVertex(raw: Buffer, headers: IncomingHttpHeaders): Buffer {
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -46,6 +59,6 @@ export function messagesFromVertex(raw: Buffer, route: VertexRoute, headers: Inc
   }
   if (!isObject(body)) throw invalidInput('The request body must be a JSON object.');
   const { anthropic_version: _version, ...rest } = body;
-  headers['anthropic-version'] ??= MESSAGES_VERSION;
-  return Buffer.from(JSON.stringify(route.action === 'call' ? { ...rest, model: route.model } : rest));
+  vertexMessagesHeaders(headers);
+  return Buffer.from(JSON.stringify(rest));
 }

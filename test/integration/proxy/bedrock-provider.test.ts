@@ -11,6 +11,7 @@ import { seedAnotherKey, seedKey, startDataPlane, startTestProxy, type DataPlane
 import { edgeCall, errorType, modelBody, sseData } from '../../support/edge-calls.js';
 import { describeEachStore } from '../../support/stores.js';
 import { isolateAwsEnvironment } from '../../support/aws-environment.js';
+import { capturedLog } from '../../support/log-lines.js';
 
 const SONNET_ID = 'anthropic.claude-sonnet-4-5-20250929-v1:0';
 const HAIKU_ID = 'anthropic.claude-haiku-4-5-20251001-v1:0';
@@ -39,6 +40,8 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
   let dir: string;
   /** How far AWS's clock runs ahead of the proxy's. */
   let awsClockAhead = 0;
+  /** The proxy's log, as an operator reads it. */
+  const log = capturedLog();
 
   before(async function () {
     this.timeout(30_000);
@@ -60,7 +63,12 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
       if (m.alias === 'tg/haiku') Object.assign(m, { provider: 'bedrock-key', upstream_model: HAIKU_ID });
     }
     writeFileSync(join(dir, 'models.json'), JSON.stringify(file));
-    proxy = await startTestProxy(dp.cp, dp.fake, { MODELS_FILE: join(dir, 'models.json'), TEST_BEDROCK_API_KEY: 'ABSKtollgate' });
+    proxy = await startTestProxy(
+      dp.cp,
+      dp.fake,
+      { MODELS_FILE: join(dir, 'models.json'), TEST_BEDROCK_API_KEY: 'ABSKtollgate' },
+      { logger: log.log },
+    );
   });
   after(async () => {
     await proxy?.close();
@@ -161,6 +169,43 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
     } finally {
       awsClockAhead = 0;
     }
+  });
+
+  it('logs Bedrock’s refusals of the provider’s credentials once per episode, not per call, each call answered 503', async () => {
+    const key = await seedAnotherKey(dp.cp.deps, base);
+    const lines = () => log.lines.filter((l) => l.provider === 'bedrock' && /Bedrock refused|accepts the provider/.test(String(l.msg)));
+    const denied = {
+      kind: 'error' as const,
+      status: 403,
+      type: 'AccessDeniedException',
+      message: 'You don’t have access to the model with the specified model ID.',
+    };
+    const statuses: number[] = [];
+    const call = async () => statuses.push((await edgeCall(proxy.url, 'messages', key.slug, key.secret, modelBody('messages'))).status);
+    // An accepted call first: an episode an earlier test started is over before this one counts.
+    await call();
+    const from = lines().length;
+    awsClockAhead = 10 * 60_000;
+    try {
+      for (let i = 0; i < 3; i++) await call();
+    } finally {
+      awsClockAhead = 0;
+    }
+    await call();
+    fake.enqueue(denied, denied, denied);
+    for (let i = 0; i < 3; i++) await call();
+    expect(statuses).to.deep.equal([200, 503, 503, 503, 200, 503, 503, 503]);
+    // Two episodes of three refused calls: a warning as each starts, a line when the accepted call ends the first.
+    expect(
+      lines()
+        .slice(from)
+        .map((l) => [l.level, String(l.msg).split(' (')[0]]),
+    ).to.deep.equal([
+      [40, "Bedrock refused the request's signature: this proxy's clock is more than five minutes off AWS's"],
+      [30, 'the cloud accepts the provider’s credentials again'],
+      [40, "Bedrock refused the provider's access to the model"],
+    ]);
+    expect(log.text()).not.to.include(identity.secretAccessKey);
   });
 
   it('answers Bedrock’s own refusals in the client’s format: a ThrottlingException is a 429 rate-limit error', async () => {

@@ -10,7 +10,9 @@ import type { FakeAzureOpenAi } from '../../support/fake-clouds/azure-openai.js'
 import { startCloudPlane, type CloudPlane } from '../../support/fake-clouds/cloud-plane.js';
 import type { FakeEntra } from '../../support/fake-clouds/entra.js';
 import { VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../support/fake-clouds/vertex.js';
+import { settled, usageRows } from '../../support/fake-clouds/usage-rows.js';
 import { describeEachStore } from '../../support/stores.js';
+import { capturedLog } from '../../support/log-lines.js';
 import { gatewayKeyAuthClient } from '../../support/vertex-sdk-auth.js';
 
 /**
@@ -29,10 +31,12 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
   let cp: TestControlPlane;
   let proxy: RunningProxy;
   let key: SeededKey;
+  /** The proxy's log, as an operator reads it. */
+  const log = capturedLog();
 
   before(async function () {
     this.timeout(60_000);
-    plane = await startCloudPlane(store);
+    plane = await startCloudPlane(store, {}, log.log);
     ({ upstream, vertex, entra, azure, cp, proxy, key } = plane);
   });
   after(async () => {
@@ -109,18 +113,77 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(await usageRows(proxy, cp, fresh)).to.deep.equal([row, row]);
   });
 
-  it('answers 503 in the client format naming the provider and the unset variable, not billed, when its credentials are missing', async () => {
+  it("reads a large body on the Vertex route (worked in a body worker) as the call it stands for: the path's model, Vertex's version dropped, the conversation whole", async () => {
+    const client = new AnthropicVertex({
+      baseURL: `${proxy.url}/${key.slug}/vertex/v1`,
+      projectId: 'client-project',
+      region: 'europe-west1',
+      authClient: gatewayKeyAuthClient(key.secret),
+      maxRetries: 0,
+    });
+    // Past the proxy's offload size (64 KiB): parsed, checked and planned off the event loop.
+    const long = 'the quick brown fox jumps over the lazy dog. '.repeat(5_000);
+    const answer = await client.messages.create({ model: 'tg/sonnet', max_tokens: 64, messages: [{ role: 'user', content: long }] });
+    expect(answer.content[0]?.type).to.equal('text');
+    const call = vertex.calls.at(-1)!;
+    expect(call).to.include({ model: 'claude-sonnet-4-5@20250929', method: 'rawPredict' });
+    expect(call.body).not.to.have.property('model');
+    expect(call.body.anthropic_version).to.equal(VERTEX_ANTHROPIC_VERSION);
+    expect(call.body.messages).to.deep.equal([{ role: 'user', content: long }]);
+  });
+
+  it('answers 503 in the client format naming the provider and the unset variable, not billed, logged once however many calls', async () => {
     await settled(proxy, cp, key);
     const before = await moneyOf(cp.deps, key);
+    const from = log.lines.length;
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${proxy.url}/${key.slug}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'tg/gpt-unset', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const body = (await res.json()) as { error: { type: string; message: string } };
+      expect(res.status).to.equal(503);
+      expect(body.error.type).to.equal('api_error');
+      expect(body.error.message).to.equal('Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.');
+    }
+    // The token source's one warning for the episode; no line per call beside it.
+    const warnings = log.lines.slice(from).filter((l) => Number(l.level) >= 40);
+    expect(warnings.map((l) => l.msg)).to.deep.equal(['Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.']);
+    expect((await settled(proxy, cp, key)).spend).to.equal(before.spend);
+  });
+
+  it('signs in to Entra with the certificate at AZURE_CLIENT_CERTIFICATE_PATH (an assertion Entra verifies against the registered certificate) and calls Azure OpenAI', async () => {
+    const fresh = await seedAnotherKey(cp.deps, key);
+    const [logins, served] = [entra.certificateLogins, azure.served];
+    upstream.enqueue({ kind: 'ok', inputTokens: 10, outputTokens: 5 });
+    const client = new OpenAI({ baseURL: `${proxy.url}/${fresh.slug}/v1`, apiKey: fresh.secret, maxRetries: 0 });
+    const answer = await client.chat.completions.create({ model: 'tg/gpt-cert', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0]?.message.content).to.be.a('string');
+    expect(entra.certificateLogins).to.equal(logins + 1);
+    expect(azure.served).to.equal(served + 1);
+    expect(azure.refusedTokens).to.deep.equal([]);
+    expect(await usageRows(proxy, cp, fresh)).to.deep.equal([
+      { amount: '0.000105000000000', input_tokens: 10, output_tokens: 5, cache_read_tokens: 0, cache_write_tokens: 0 },
+    ]);
+  });
+
+  it("answers 503 naming the provider, never the certificate, when Entra refuses the certificate as not the app's, not billed", async () => {
+    await settled(proxy, cp, key);
+    const before = await moneyOf(cp.deps, key);
+    const refusals = entra.refusals.length;
     const res = await fetch(`${proxy.url}/${key.slug}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key.secret}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'tg/gpt-unset', messages: [{ role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({ model: 'tg/gpt-cert-wrong', messages: [{ role: 'user', content: 'hi' }] }),
     });
-    const body = (await res.json()) as { error: { type: string; message: string } };
+    const text = await res.text();
     expect(res.status).to.equal(503);
-    expect(body.error.type).to.equal('api_error');
-    expect(body.error.message).to.equal('Provider "azure-unset" has no usable credentials: AOAI_TENANT_UNSET is not set.');
+    expect((JSON.parse(text) as { error: { message: string } }).error.message).to.equal(
+      'Provider "azure-cert-wrong" has no usable credentials: the token request failed.',
+    );
+    expect(text).not.to.match(/PRIVATE KEY|CERTIFICATE|entra-app\.pem/);
+    expect(entra.refusals.slice(refusals)).to.deep.equal(['invalid_client 700027']);
     expect((await settled(proxy, cp, key)).spend).to.equal(before.spend);
   });
 
@@ -141,34 +204,3 @@ describeEachStore('proxy: Vertex AI and Azure OpenAI with Entra ID as providers'
     expect(calls).to.be.at.least(20);
   });
 });
-
-/** The key's money once every report this proxy took has settled and the spend stopped moving. */
-async function settled(proxy: RunningProxy, cp: TestControlPlane, key: SeededKey): Promise<{ spend: number }> {
-  await proxy.drain();
-  let last = await moneyOf(cp.deps, key);
-  for (let quiet = 0; quiet < 5;) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const now = await moneyOf(cp.deps, key);
-    quiet = now.spend === last.spend ? quiet + 1 : 0;
-    last = now;
-  }
-  return last;
-}
-
-interface UsageRow {
-  amount: string;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-}
-
-/** The key's usage ledger rows, the amount as the ledger's exact text, once the proxy's reports have settled. */
-async function usageRows(proxy: RunningProxy, cp: TestControlPlane, key: SeededKey): Promise<UsageRow[]> {
-  await settled(proxy, cp, key);
-  return cp.deps.db.query<UsageRow>(
-    `SELECT abs(amount_usd)::text AS amount, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
-       FROM ledger_entries WHERE key_id = $1 AND kind = 'usage'`,
-    [key.keyId],
-  );
-}

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID, X509Certificate } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import { issuedTokens, type IssuedTokens } from './issued-tokens.js';
+import { certificateAssertionProblem } from './entra-assertion.js';
 import { bodyText, closeServer, listenLoopback, sendJson } from './relay.js';
 import { selfSignedLoopback } from './self-signed.js';
 
@@ -18,6 +19,14 @@ export interface FakeEntra {
   clientSecret: string;
   /** The token a workload-identity pod has in `AZURE_FEDERATED_TOKEN_FILE`, accepted as a client assertion. */
   federatedToken: string;
+  /**
+   * Registers another app whose credential is a certificate made for it: its
+   * client id, and the PEM file's text (private key and certificate) the
+   * service signs its assertions with, as `AZURE_CLIENT_CERTIFICATE_PATH` holds it.
+   */
+  certificateApp(): { clientId: string; pem: string };
+  /** Client assertions taken on a certificate's signature. */
+  readonly certificateLogins: number;
   tokens: IssuedTokens;
   /** Every request path, in order: what the client library fetched to get its tokens. */
   paths: string[];
@@ -34,8 +43,10 @@ function entraError(res: ServerResponse, status: number, error: string, code: nu
  * Microsoft Entra ID's v2.0 endpoints for one tenant and one app
  * registration, over TLS: the tenant's OpenID discovery document and the
  * token endpoint's client-credentials grant, taking the app's secret or a
- * federated token (workload identity) as its proof, for the Azure OpenAI
- * scope only, issuing short-lived tokens.
+ * federated token (workload identity) as its proof, or for an app with a
+ * certificate a client assertion that certificate's key signed
+ * (entra-assertion.ts), for the Azure OpenAI scope only, issuing
+ * short-lived tokens.
  */
 export async function startFakeEntra(): Promise<FakeEntra> {
   const tls = selfSignedLoopback();
@@ -46,7 +57,9 @@ export async function startFakeEntra(): Promise<FakeEntra> {
   const tokens = issuedTokens('entra-fake-', 3600);
   const paths: string[] = [];
   const refusals: string[] = [];
-  const state = { base: '' };
+  const state = { base: '', certificateLogins: 0 };
+  /** Apps whose credential is a certificate, by client id. */
+  const certificates = new Map<string, X509Certificate>();
 
   function discovery(res: ServerResponse): void {
     const t = `${state.base}/${tenantId}`;
@@ -66,12 +79,21 @@ export async function startFakeEntra(): Promise<FakeEntra> {
       refusals.push(`${error} ${code}`);
       entraError(res, status, error, code, description);
     };
+    const client = form.get('client_id') ?? '';
+    const certificate = certificates.get(client);
     if (form.get('grant_type') !== 'client_credentials') return refuse(400, 'unsupported_grant_type', 70003, 'grant type not supported.');
-    if (form.get('client_id') !== clientId) return refuse(400, 'unauthorized_client', 700016, 'Application not found in the directory.');
+    if (client !== clientId && !certificate) return refuse(400, 'unauthorized_client', 700016, 'Application not found in the directory.');
     if (form.get('scope') !== COGNITIVE_SERVICES_SCOPE) return refuse(400, 'invalid_scope', 70011, 'The provided value for scope is not valid.');
-    const secretOk = form.get('client_secret') === clientSecret;
-    const assertionOk = form.get('client_assertion_type') === JWT_BEARER_ASSERTION && form.get('client_assertion') === federatedToken;
-    if (!secretOk && !assertionOk) return refuse(401, 'invalid_client', 7000215, 'Invalid client secret provided.');
+    const assertion = form.get('client_assertion_type') === JWT_BEARER_ASSERTION ? (form.get('client_assertion') ?? '') : undefined;
+    if (certificate) {
+      const problem =
+        assertion === undefined
+          ? 'no client assertion'
+          : certificateAssertionProblem(assertion, certificate, client, `${state.base}/${tenantId}/oauth2/v2.0/token`);
+      if (problem !== undefined) return refuse(401, 'invalid_client', 700027, `Client assertion failed: ${problem}.`);
+      state.certificateLogins++;
+    } else if (form.get('client_secret') !== clientSecret && assertion !== federatedToken)
+      return refuse(401, 'invalid_client', 7000215, 'Invalid client secret provided.');
     const life = tokens.lifetimeSeconds;
     sendJson(res, 200, { token_type: 'Bearer', expires_in: life, ext_expires_in: life, access_token: tokens.issue() });
   }
@@ -96,6 +118,15 @@ export async function startFakeEntra(): Promise<FakeEntra> {
     clientId,
     clientSecret,
     federatedToken,
+    certificateApp() {
+      const made = selfSignedLoopback();
+      const app = randomUUID();
+      certificates.set(app, new X509Certificate(made.cert));
+      return { clientId: app, pem: `${made.key}${made.cert}` };
+    },
+    get certificateLogins() {
+      return state.certificateLogins;
+    },
     tokens,
     paths,
     refusals,

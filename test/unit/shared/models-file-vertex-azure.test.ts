@@ -16,13 +16,17 @@ const AZURE_AD = { tenant_id_env: 'T', client_id_env: 'C', client_secret_env: 'S
 const AZURE_CHAT = { endpoints: { chat_completions: { base_url: 'https://acme.openai.azure.com/openai/v1', auth_header: 'authorization' } } };
 
 describe('models file: cloud providers', () => {
-  it("gives a vertex provider its project's Messages endpoint, on the location's host or endpoint_url, with no key", () => {
+  it("gives a vertex provider its project's Messages (Anthropic's) and Gemini (Google's) endpoints, on the location's host or endpoint_url, with no key", () => {
     const regional = parse({ kind: 'vertex', project: 'acme-ml-prod', location: 'us-east5' });
     expect(regional.problems).to.deep.equal([]);
     const p = regional.catalog!.providers.get('p')!;
     expect(p.endpoints).to.deep.equal({
       messages: {
         base_url: 'https://us-east5-aiplatform.googleapis.com/v1/projects/acme-ml-prod/locations/us-east5/publishers/anthropic/models',
+        auth_header: 'authorization',
+      },
+      gemini: {
+        base_url: 'https://us-east5-aiplatform.googleapis.com/v1/projects/acme-ml-prod/locations/us-east5/publishers/google/models',
         auth_header: 'authorization',
       },
     });

@@ -71,4 +71,11 @@ describe('edge step settle: the bill handed to metering', () => {
     expect(sent[0]!.headers).to.include({ 'x-request-id': 'req-1', 'x-ratelimit-limit-requests': '10' });
     expect(JSON.parse(sent[0]!.body).error.message).to.equal(error.message);
   });
+
+  it('answers a provider without usable credentials 503 without a warning per call: its token source logs the episode once', () => {
+    const error = new AppError('unavailable', 'Provider "p" has no usable credentials: T is not set.');
+    const { asked, sent } = settle({ kind: 'release', status: 503 }, { kind: 'failed', error });
+    expect(asked.warnings).to.deep.equal([]);
+    expect(sent[0]!.status).to.equal(503);
+  });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createBearerToken, CredentialsUnavailable, type MintedToken } from '../../../../proxy/upstream-auth/bearer-token.js';
-import { capturedLog } from './log-lines.js';
+import { capturedLog } from '../../../support/log-lines.js';
 
 /** A mint whose answers the test releases one by one, counting how often it was asked. */
 function scriptedMint() {

@@ -8,7 +8,7 @@ import { createEntraToken, type EntraSettings } from '../../../../proxy/upstream
 import { startFakeUpstream, type FakeUpstream } from '../../../support/fake-upstream/index.js';
 import { startFakeEntra, type FakeEntra } from '../../../support/fake-clouds/entra.js';
 import { startFakeAzureOpenAi, type FakeAzureOpenAi } from '../../../support/fake-clouds/azure-openai.js';
-import { capturedLog } from './log-lines.js';
+import { capturedLog } from '../../../support/log-lines.js';
 
 const SETTINGS = { tenant_id_env: 'AOAI_TENANT', client_id_env: 'AOAI_CLIENT', client_secret_env: 'AOAI_SECRET' } as const;
 

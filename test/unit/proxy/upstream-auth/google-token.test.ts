@@ -6,7 +6,7 @@ import { createGoogleToken } from '../../../../proxy/upstream-auth/google.js';
 import { startFakeUpstream, type FakeUpstream } from '../../../support/fake-upstream/index.js';
 import { startFakeGoogleToken, type FakeGoogleToken } from '../../../support/fake-clouds/google-token.js';
 import { startFakeVertex, VERTEX_ANTHROPIC_VERSION, type FakeVertex } from '../../../support/fake-clouds/vertex.js';
-import { capturedLog } from './log-lines.js';
+import { capturedLog } from '../../../support/log-lines.js';
 
 async function rawPredict(vertex: FakeVertex, token: string): Promise<number> {
   const res = await fetch(`${vertex.url}/v1/projects/p1/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict`, {
