@@ -104,6 +104,23 @@ describeEachStore('proxy: HTTP/2 at the edge', (store) => {
     expect(warnings.filter((w) => w.includes('connection header'))).to.deep.equal([]);
   });
 
+  it('cuts only the stream of a client that keeps sending a refused body past the bound, and the connection serves the next call', async () => {
+    const k = await seedAnotherKey(dp.cp.deps, base);
+    // Past max(PROXY_MAX_BODY_BYTES, 1 MiB) of discarded body the stream is cancelled.
+    const huge = JSON.stringify(modelBody('chat', { messages: [{ role: 'user', content: 'x'.repeat(3 * 1024 * 1024) }] }));
+    const stream = session.request({ ':method': 'POST', ':path': edgePath('chat', k.slug), ...keyHeaders('chat', k.secret) });
+    const status = new Promise<number>((resolve) => stream.once('response', (h) => resolve(Number(h[':status']))));
+    const closed = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
+    stream.on('error', () => {});
+    stream.resume();
+    stream.end(huge);
+    expect(await status).to.equal(413);
+    expect(await closed).to.equal(constants.NGHTTP2_CANCEL);
+    dp.fake.enqueue({ kind: 'ok', outputTokens: 3, tools: 'none' });
+    const next = await http2Call(session, edgePath('chat', k.slug), keyHeaders('chat', k.secret), JSON.stringify(modelBody('chat')));
+    expect(next.status).to.equal(200);
+  });
+
   it('bills a stream whose HTTP/2 client cancels it mid-answer, as when an HTTP/1.1 client leaves', async () => {
     const k = await seedAnotherKey(dp.cp.deps, base);
     dp.fake.enqueue({ kind: 'ok', outputTokens: 20, eventDelayMs: 30, tools: 'none' });
