@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
 import { AppError } from '../shared/errors.js';
 import { downstreamHeaders } from './headers.js';
+import { answeredWhole, responseGone } from './http2-compat.js';
 import type { AnswerTranslator } from './translate/index.js';
 import { createUsageChunkFilter, type UsageChunkFilter } from './wire/chat/usage-chunk-filter.js';
 import { createUsageTap, type UsageTap } from './wire/usage-tap.js';
@@ -131,7 +132,7 @@ class Relay implements Dispatcher.DispatchHandler {
   /** Set while the answer is read on for its bill after the client left: nothing more is written. */
   private reading: NodeJS.Timeout | undefined;
   private readonly onClientClose = (): void => {
-    if (this.res.writableFinished) return;
+    if (answeredWhole(this.res)) return;
     const c = this.controller;
     const abandoned = this.req.abandoned;
     // Sent to the provider: it bills the call whether anyone reads the answer or not.
@@ -184,7 +185,7 @@ class Relay implements Dispatcher.DispatchHandler {
 
   onRequestStart(c: Dispatcher.DispatchController): void {
     this.controller = c;
-    if (this.res.destroyed) c.abort(clientGone());
+    if (responseGone(this.res)) c.abort(clientGone());
   }
 
   onResponseStart(c: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
@@ -397,7 +398,7 @@ class Relay implements Dispatcher.DispatchHandler {
     }
     const { res } = this;
     if (!this.headersSent) {
-      if (res.destroyed) this.done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });
+      if (responseGone(res)) this.done({ kind: 'cut', tap: undefined, headersSent: false, by: 'client' });
       else this.done({ kind: 'failed', error: upstreamFailure(err) });
       return;
     }

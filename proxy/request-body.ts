@@ -3,6 +3,7 @@ import type { Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib';
 import { invalidInput } from '../shared/errors.js';
 import { tooLarge } from './wire/index.js';
+import { cancelStream, overHttp2 } from './http2-compat.js';
 
 /** The client went away before its body was read: nobody is left to answer. */
 export class ClientLeft extends Error {}
@@ -131,20 +132,35 @@ export const LINGER_MIN_BYTES = 1024 * 1024;
  * The answer says `connection: close`, on which Node would destroy the socket
  * as soon as the answer is out; without `destroySoon` it only ends its own
  * side (Node then calls `end()`), and the socket goes once the body is in.
+ * Over HTTP/2 the connection stays: the body is discarded the same way, a
+ * body read whole ends its stream as usual, and past the bounds only the
+ * call's stream is cut (http2-compat.ts).
  */
 export function lingerThenClose(req: IncomingMessage, bound: number): void {
-  const socket = req.socket;
   if (req.readableEnded) return;
+  if (overHttp2(req)) {
+    const cut = discardThen(req, bound, () => cancelStream(req));
+    req.once('close', () => clearTimeout(cut));
+    return;
+  }
+  const socket = req.socket;
   (socket as { destroySoon?: unknown }).destroySoon = undefined;
+  const destroy = () => socket.destroy();
+  // The whole body is in: close once the answer is out (Node ends our side after it).
+  const cut = discardThen(req, bound, destroy, () => (socket.writableFinished ? destroy() : socket.once('finish', destroy)));
+  socket.once('close', () => clearTimeout(cut));
+}
+
+/** Reads `req` on, throwing it away: `cutOff` past `bound` bytes or LINGER_MS, `ended` once it is all in. The timer is the caller's to clear when the transport closes. */
+function discardThen(req: IncomingMessage, bound: number, cutOff: () => void, ended?: () => void): NodeJS.Timeout {
   let discarded = 0;
-  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  const cut = setTimeout(cutOff, LINGER_MS);
   cut.unref();
   req.on('data', (chunk: Buffer) => {
     discarded += chunk.length;
-    if (discarded > bound) socket.destroy();
+    if (discarded > bound) cutOff();
   });
-  // The whole body is in: close once the answer is out (Node ends our side after it).
-  req.once('end', () => (socket.writableFinished ? socket.destroy() : socket.once('finish', () => socket.destroy())));
-  socket.once('close', () => clearTimeout(cut));
+  if (ended) req.once('end', ended);
   req.resume();
+  return cut;
 }

@@ -27,6 +27,7 @@ import { startDeploymentReports } from './routing/report.js';
 import { DEPLOYMENT_REPORT_EVERY_MS } from '../shared/contract/deployments.js';
 import { connectRedis } from './start/redis.js';
 import { stopServing } from './start/shutdown.js';
+import { serveCleartextHttp2 } from './start/http2-cleartext.js';
 import { createSigninForwarder } from './signin-forward.js';
 import { createUpstreamAuthorizers } from './upstream-auth/index.js';
 
@@ -69,6 +70,8 @@ export interface ProxyOptions {
  * timeouts at the client, 0 with bare's faster accept); the kernel caps it at net.core.somaxconn.
  */
 const LISTEN_BACKLOG = 4096;
+/** An idle HTTP/1.1 connection or HTTP/2 session is closed after this long: longer than the 60 s idle timeout load balancers commonly keep, so the balancer closes first and never sends into a connection just closed. */
+const KEEP_ALIVE_MS = 65_000;
 
 /** Builds the data plane and listens; everything it holds is released by close(). */
 export async function startProxy(config: Config, logger: Logger, options: ProxyOptions): Promise<RunningProxy> {
@@ -143,9 +146,10 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     }
     edge.handle(req, res);
   };
-  const server = createServer({ keepAliveTimeout: 65_000 }, handle);
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_MS }, handle);
   // Requests Node's parser refuses (e.g. Content-Length with Transfer-Encoding) still get a JSON error with an id.
   server.on('clientError', edge.clientError);
+  const h2c = settings.http2Cleartext ? serveCleartextHttp2(server, handle, KEEP_ALIVE_MS) : undefined;
   const sockets = serveUpgrades(server, settings, edgeDeps, edge.handle, logger, metrics, gauges);
   const feed = startChangeFeed(cp, keys, logger, settings.versionPollMs, options.changePush ?? true, {
     // The control plane answering again is the signal for settlement retries to go at once.
@@ -175,9 +179,13 @@ export async function startProxy(config: Config, logger: Logger, options: ProxyO
     reportDeployments: () => reports.send(),
     async close(graceMs = config.ops.shutdownGraceMs) {
       closing = true;
-      // 1–3. No new connections, calls in flight until the deadline, then the rest cut and billed (sockets too: 1001).
+      // 1–3. No new connections (HTTP/2 sessions told to go away), calls in flight until the deadline, then the rest cut and billed (sockets too: 1001).
       sockets?.drain();
-      await stopServing(server, edge, graceMs, abandoned, () => sockets?.closeAll());
+      h2c?.drain();
+      await stopServing(server, edge, graceMs, abandoned, () => {
+        sockets?.closeAll();
+        h2c?.closeAll();
+      });
       feed.stop();
       reports.stop();
       // 4. Hand the settlements to the control plane, or leave them in the outbox for the next start.

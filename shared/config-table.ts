@@ -114,6 +114,7 @@ export const PROXY: SettingTable<ProxyTable> = {
   // OpenAI keeps a stored response 30 days.
   responseIdTtlSeconds: positive('PROXY_RESPONSE_ID_TTL_SECONDS', 30 * 24 * 3600, 'how long the workspace of a response id is remembered'),
   responseIdsMax: positive('PROXY_RESPONSE_IDS_MAX', 100_000, "response ids in each proxy's memory"),
+  http2Cleartext: { env: 'PROXY_HTTP2_CLEARTEXT', parse: flag, default: true, doc: 'HTTP/2 without TLS (h2c) beside HTTP/1.1 on the proxy port' },
   responsesWebSocket: { env: 'PROXY_RESPONSES_WEBSOCKET', parse: flag, default: true, doc: "Codex's Responses WebSocket; off: upgrades get 426" },
   // Codex's own bound on a Responses WebSocket is 60 minutes; its stream idle timeout is 5 minutes.
   webSocketLifetimeSeconds: positive('PROXY_WEBSOCKET_LIFETIME_SECONDS', 3600, 'a Responses WebSocket is closed (between calls) once this old'),

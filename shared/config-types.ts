@@ -138,6 +138,12 @@ export interface ProxySettings {
   responseIdTtlSeconds: number;
   /** Response ids remembered per proxy in memory (the oldest go first). */
   responseIdsMax: number;
+  /**
+   * Cleartext HTTP/2 with prior knowledge beside HTTP/1.1 on the proxy's port
+   * (the AWS SDK's Bedrock runtime client speaks nothing else to `http://`);
+   * off, the port speaks HTTP/1.1 alone.
+   */
+  http2Cleartext: boolean;
   /** Codex's WebSocket transport on `/v1/responses`; off, an upgrade is answered 426. */
   responsesWebSocket: boolean;
   /** A socket closes (between calls) once it is this old… */

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { AppError, toAppError } from '../../shared/errors.js';
 import { errorBody } from '../wire/errors.js';
 import type { EdgeCall } from '../observe.js';
+import { overHttp2 } from '../http2-compat.js';
 import { ClientLeft, LINGER_MIN_BYTES, lingerThenClose } from '../request-body.js';
 import { createRequestIds, newRequestId } from '../request-id.js';
 import { stepsByAction, type Steps } from './actions.js';
@@ -134,7 +135,8 @@ export function createEdgeHandler(deps: EdgeDeps): EdgeHandler {
     if (err.kind === 'too_large') lingerThenClose(req, Math.max(settings.maxBodyBytes, LINGER_MIN_BYTES));
     else if (!req.complete) lingerThenClose(req, LINGER_MIN_BYTES);
     const extra: Record<string, string> = { 'x-request-id': requestId };
-    if (err.kind === 'too_large' || !req.complete) extra.connection = 'close';
+    // HTTP/2 has no `connection` header (Node drops it with a warning): the connection's other calls go on (lingerThenClose).
+    if ((err.kind === 'too_large' || !req.complete) && !overHttp2(req)) extra.connection = 'close';
     sendCallError(res, r, err, extra);
   }
 

@@ -15,8 +15,8 @@ export async function stopServing(
   edge: EdgeHandler,
   graceMs: number,
   abandoned: AbandonedReads,
-  /** Cuts the connections the server no longer tracks (upgraded WebSockets) at the deadline. */
-  cutUpgraded: () => void = () => {},
+  /** Cuts the connections the server's HTTP/1.1 side does not track (upgraded WebSockets, HTTP/2 sessions) at the deadline. */
+  cutUntracked: () => void = () => {},
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
@@ -28,7 +28,7 @@ export async function stopServing(
   // Answers read on after their client left end now too, and the connections cut next are not read on.
   abandoned.stop();
   server.closeAllConnections();
-  cutUpgraded();
+  cutUntracked();
   await edge.idle();
   await closed;
   clearInterval(sweep);

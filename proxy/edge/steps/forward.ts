@@ -4,6 +4,7 @@ import type { UpstreamCall } from '../../wire/index.js';
 import { forward, type ForwardOutcome } from '../../forward.js';
 import { DROPPED_HEADER, droppedHeaderValue } from '../../dropped.js';
 import { upstreamHeaders } from '../../headers.js';
+import { responseGone } from '../../http2-compat.js';
 import { signsIn } from '../../upstream-auth/index.js';
 import { headersForVertex } from '../../wire/vertex/betas.js';
 import { sessionOf } from '../../routing/affinity.js';
@@ -197,7 +198,7 @@ export async function forwardCall(s: Held, deps: EdgeDeps): Promise<StepOutcome>
       chain: s.chain ?? chainOf(model, catalog, s.key.models),
       session: sessionOf(s.req.headers, s.call, s.key.workspace_id),
       stream: s.call.stream,
-      clientGone: () => s.res.destroyed,
+      clientGone: () => responseGone(s.res),
     },
     deps.routing,
     async (d, failover) => {

@@ -1,6 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, type ConverseCommandInput } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import OpenAI from 'openai';
 import { expect } from 'chai';
 import { describeEachStore } from '../../support/stores.js';
@@ -117,8 +116,6 @@ describeEachStore('translation: spend is identical across client and provider fo
       endpoint: `${dp.proxy.url}/${key.slug}/bedrock`,
       token: { token: key.secret },
       authSchemePreference: ['httpBearerAuth'],
-      // The SDK speaks HTTP/2 by default and the proxy's edge HTTP/1.1 only, until it learns h2c.
-      requestHandler: new NodeHttpHandler(),
       maxAttempts: 1,
     });
     await client.send(new ConverseCommand(converseCall(modelId)));

@@ -9,7 +9,6 @@ import {
   type ToolConfiguration,
   type ToolUseBlock,
 } from '@aws-sdk/client-bedrock-runtime';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { RunningProxy } from '../../../proxy/runtime.js';
 import type { FakeBedrock } from '../../support/fake-bedrock/index.js';
 import { PROXY_AWS_IDENTITY, startBedrockPlane, type BedrockPlane } from '../../support/bedrock-plane.js';
@@ -136,8 +135,6 @@ describeEachStore('proxy: Bedrock Converse as a client format', (store) => {
       endpoint: `${proxy.url}/${key.slug}/bedrock`,
       token: { token: secret },
       authSchemePreference: ['httpBearerAuth'],
-      // The SDK speaks HTTP/2 by default and the proxy's edge HTTP/1.1 only, until it learns h2c.
-      requestHandler: new NodeHttpHandler(),
       maxAttempts: 1,
     });
   }
@@ -221,7 +218,6 @@ describeEachStore('proxy: Bedrock Converse as a client format', (store) => {
       region: 'us-east-1',
       endpoint: `${proxy.url}/${key.slug}/bedrock`,
       credentials: PROXY_AWS_IDENTITY,
-      requestHandler: new NodeHttpHandler(),
       maxAttempts: 1,
     });
     expect((await failure(signing, 'tg/gpt-direct')).slice(0, 2)).to.deep.equal(['AccessDeniedException', 401]);

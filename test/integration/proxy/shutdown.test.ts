@@ -5,6 +5,7 @@ import { startFakeUpstream, type FakeUpstream } from '../../support/fake-upstrea
 import { moneyOf, seedKey, startTestProxy } from '../../support/data-plane.js';
 import { edgePath, modelBody } from '../../support/edge-calls.js';
 import { createFrame, isSocket, openResponsesSocket } from '../../support/responses-socket.js';
+import { http2Call, keyHeaders, openHttp2 } from '../../support/http2-calls.js';
 
 describeEachStore('proxy: graceful shutdown', (store) => {
   let cp: TestControlPlane;
@@ -60,6 +61,31 @@ describeEachStore('proxy: graceful shutdown', (store) => {
     expect((await idle.closed).code).to.equal(1001);
     expect((await busy.closed).code).to.equal(1001);
     expect(frames.at(-1)).to.equal('response.completed');
+    await closing;
+    const m = await moneyOf(cp.deps, k);
+    expect(m.entries).to.equal(1);
+    expect(m.spend).to.be.greaterThan(0);
+  });
+
+  it('an HTTP/2 stream in flight runs to its end and is billed; its session and an idle one are told to go away and close', async () => {
+    const proxy = await startTestProxy(cp, fake);
+    const k = await seedKey(cp.deps);
+    const busy = await openHttp2(proxy.url);
+    const idle = await openHttp2(proxy.url);
+    const goneAway = (s: typeof busy) => new Promise<void>((resolve) => s.once('goaway', () => resolve()));
+    const closed = (s: typeof busy) => new Promise<void>((resolve) => s.once('close', () => resolve()));
+    const [busyGoaway, idleGoaway, busyClosed, idleClosed] = [goneAway(busy), goneAway(idle), closed(busy), closed(idle)];
+    fake.enqueue({ kind: 'ok', outputTokens: 8, eventDelayMs: 50 });
+    let closing: Promise<void> | undefined;
+    const answer = await http2Call(
+      busy,
+      edgePath('chat', k.slug),
+      keyHeaders('chat', k.secret),
+      JSON.stringify(modelBody('chat', { stream: true })),
+      (s) => s.once('data', () => (closing = proxy.close())),
+    );
+    expect(answer.text).to.include('data: [DONE]');
+    await Promise.all([busyGoaway, idleGoaway, busyClosed, idleClosed]);
     await closing;
     const m = await moneyOf(cp.deps, k);
     expect(m.entries).to.equal(1);
