@@ -4,6 +4,17 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { forward, type ForwardOutcome, type ForwardRequest } from '../../../../proxy/forward.js';
 import { createAbandonedReads } from '../../../../proxy/abandoned.js';
+import type { AnswerTranslator } from '../../../../proxy/translate/index.js';
+
+/** A translator that marks what it rewrote: enough to see which of its parts the relay ran. */
+const marking: AnswerTranslator = {
+  json: (body) => Buffer.concat([Buffer.from('json:'), body]),
+  push: (chunk) => Buffer.concat([Buffer.from('push:'), chunk]),
+  end: () => Buffer.from('end'),
+  fail: (message) => Buffer.from(`fail:${message}`),
+  error: (status, body) => Buffer.concat([Buffer.from(`error ${status}:`), body]),
+  dropped: () => [],
+};
 
 function listen(server: Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -82,6 +93,9 @@ describe('proxy relay: an attempt relayed through only the layers its call needs
       const req = request(url, { method: 'POST' }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('close', () => {
+          if (!res.complete) reject(new Error('the response was cut short'));
+        });
         res.on(
           'end',
           () =>
@@ -140,5 +154,28 @@ describe('proxy relay: an attempt relayed through only the layers its call needs
     expect(r.outcome.ended).to.equal('complete');
     // The held first event (the prompt's usage) reached the tap once the read went on.
     expect(r.outcome.tap!.usage()).to.deep.include({ inputTokens: 40, outputTokens: 6 });
+  });
+
+  it('ends a translated stream the provider breaks off on its error event in the client format, not a reset, and bills it as cut', async () => {
+    answers.set('/breaks', (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(MESSAGE_START);
+      setTimeout(() => res.socket!.destroy(), 30);
+    });
+    const r = await relayed('/breaks', { format: 'messages', translate: marking });
+    expect(r.status).to.equal(200);
+    expect(r.body).to.equal(`push:${MESSAGE_START}fail:The model provider broke off the answer.`);
+    expect(r.outcome).to.include({ kind: 'cut', by: 'upstream', headersSent: true });
+  });
+
+  it("rewrites a whole answer once complete, without the provider's length", async () => {
+    answers.set('/translated', (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(CHAT_WHOLE) });
+      res.end(CHAT_WHOLE);
+    });
+    const r = await relayed('/translated', { translate: marking });
+    expect(r.body).to.equal(`json:${CHAT_WHOLE}`);
+    expect(r.headers!['content-length']).to.equal(undefined);
+    expect(r.outcome.kind).to.equal('complete');
   });
 });
