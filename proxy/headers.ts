@@ -121,12 +121,11 @@ const RELAYED = new Set([
 ]);
 
 /** The allowed part of the provider's headers, then `extra` on top: built in one object, since this runs once per answer. */
-export function downstreamHeaders(upstream: IncomingHttpHeaders, dropLength: boolean, extra?: Record<string, string>): OutgoingHttpHeaders {
+export function downstreamHeaders(upstream: IncomingHttpHeaders, extra?: Record<string, string>): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const name in upstream) {
     const value = upstream[name];
     if (value === undefined || !RELAYED.has(name)) continue;
-    if (dropLength && name === 'content-length') continue;
     // The proxy's own x-request-id names the call; the provider's is kept under another name.
     out[name === 'x-request-id' ? 'x-upstream-request-id' : name] = value;
   }

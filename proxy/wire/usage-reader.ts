@@ -8,8 +8,9 @@ export function tokens(v: unknown): number {
 
 /**
  * Whether a usage object names a count that is not a non-negative integer
- * (negative, a string, null…). Such a report cannot be billed as given: it is
- * treated as no report, so the call bills its hold rather than nothing
+ * (negative, a string, null, a fraction…). Such a report cannot be billed as
+ * given: the format's reader, the one that knows which counts a bill rests
+ * on, answers it as no report, so the call bills its hold rather than nothing
  * (security round two, finding 5). A count left out is not malformed.
  */
 export function malformedCounts(u: JsonObject, keys: readonly string[]): boolean {
@@ -49,20 +50,4 @@ export interface UsageReader {
   fromAnswer(u: JsonObject, bytes: Buffer, answer: () => JsonObject | undefined): Usage | undefined;
   /** A fresh reader for one streamed answer. */
   stream(): StreamUsage;
-}
-
-/**
- * A count a bill rests on (a call's input and output tokens): absent is
- * none, but anything other than a whole non-negative number (negative, a
- * string, null, a fraction) is malformed, NaN, and the call is billed as if
- * it had reported no usage (malformedUsage).
- */
-export function billedCount(v: unknown): number {
-  if (v === undefined) return 0;
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : NaN;
-}
-
-/** A usage with a malformed count (billedCount): billed the hold, like a missing one. */
-export function malformedUsage(u: Usage): boolean {
-  return Number.isNaN(u.inputTokens + u.cacheReadTokens + u.cacheWrite5mTokens + u.cacheWrite1hTokens + u.outputTokens);
 }

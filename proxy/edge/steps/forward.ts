@@ -19,6 +19,7 @@ import { WIRE } from '../../wire/registry.js';
 import { chainAnswers } from '../../translate/chain.js';
 import { createConverseAnswerTranslator } from '../../wire/bedrock/converse-stream-from-chat.js';
 import { EVENT_STREAM_CONTENT_TYPE } from '../../wire/bedrock/event-stream.js';
+import { bedrockErrorHeaders } from '../../wire/bedrock/client-errors.js';
 import { withClientDrops } from './access.js';
 
 /** What the proxy adds to the answer: the caller's limits, who served, and what a translation dropped (only when it dropped something). */
@@ -145,6 +146,7 @@ function relay(s: Parsed, deps: EdgeDeps, up: UpstreamCall, headers: string[], d
       abandoned: deps.abandoned,
       responseId: s.responseId,
       bedrockClient: s.route.bedrock?.api,
+      errorHeaders: s.route.bedrock?.api === 'converse' ? bedrockErrorHeaders : undefined,
       bedrockProvider: d.provider.bedrock ? d.provider.name : undefined,
       refusals: d.provider.bedrock ? deps.authorizers.of(d.provider)?.episode : undefined,
       converse: isConverseModel(d.provider, d.model) ? d.model.upstream_model : undefined,

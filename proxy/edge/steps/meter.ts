@@ -1,5 +1,4 @@
 import { plainUsage, type Usage } from '../../call.js';
-import { malformedUsage } from '../../wire/usage-reader.js';
 import { outputCeiling } from '../../wire/index.js';
 import type { AbandonedEnd } from '../../abandoned.js';
 import type { UsageTap } from '../../wire/usage-tap.js';
@@ -42,14 +41,14 @@ export function meterUsage(s: Forwarded, deps: EdgeDeps): StepOutcome {
 
 /**
  * The usage the provider reported, or undefined when it reported none or a
- * malformed count (the readers refuse what they check; NaN from a count they
- * do not is caught here): billed the hold, warned once per provider per
- * episode (money/usage-warnings.ts).
+ * malformed count (the format's usage reader answers that as none:
+ * wire/usage-reader.ts `malformedCounts`): billed the hold, warned once per
+ * provider per episode (money/usage-warnings.ts).
  */
 function reported(s: CallState, deps: EdgeDeps, tap: UsageTap | undefined): Usage | undefined {
   const usage = tap?.usage();
   const provider = s.provider?.name ?? '';
-  if (!usage || malformedUsage(usage)) {
+  if (!usage) {
     deps.usageWarnings.missing(provider, s.requestId);
     return undefined;
   }
@@ -64,9 +63,8 @@ function billTheHold(s: Planned, status: number | undefined): Bill {
 
 /** What the provider had reported (a Messages stream says the prompt's split first), else the estimate; the output seen. */
 function billWhatWasSeen(s: Planned, tap: UsageTap | undefined, status: number): Bill {
-  const soFar = tap?.reportedSoFar();
-  // A malformed prompt split is no split: the input estimate is billed instead.
-  const reported = soFar && !malformedUsage({ ...soFar, outputTokens: 0 }) ? soFar : plainUsage(s.inputEstimate, 0);
+  // A malformed prompt split is no split (the reader reports none): the input estimate is billed instead.
+  const reported = tap?.reportedSoFar() ?? plainUsage(s.inputEstimate, 0);
   return { kind: 'settle', usage: { ...reported, outputTokens: tap?.outputSeen() ?? 0 }, format: s.up.format, status };
 }
 

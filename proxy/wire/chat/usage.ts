@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../../shared/json.js';
 import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
 
@@ -27,7 +27,7 @@ function chatSplit(u: JsonObject): Usage | undefined {
     cacheReadTokens: cached,
     cacheWrite5mTokens: written,
     cacheWrite1hTokens: 0,
-    outputTokens: billedCount(u.completion_tokens),
+    outputTokens: tokens(u.completion_tokens),
     reasoningTokens: isObject(u.completion_tokens_details) ? tokens(u.completion_tokens_details.reasoning_tokens) : 0,
     webSearchRequests: 0,
   };

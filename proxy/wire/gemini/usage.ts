@@ -1,6 +1,6 @@
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 /**
  * Gemini's `usageMetadata`. `promptTokenCount` includes the cached part
@@ -22,11 +22,11 @@ export function geminiSplit(u: JsonObject): Usage {
   const cached = tokens(u.cachedContentTokenCount);
   const thoughts = tokens(u.thoughtsTokenCount);
   return {
-    inputTokens: Math.max(0, billedCount(u.promptTokenCount) - cached) + tokens(u.toolUsePromptTokenCount),
+    inputTokens: Math.max(0, tokens(u.promptTokenCount) - cached) + tokens(u.toolUsePromptTokenCount),
     cacheReadTokens: cached,
     cacheWrite5mTokens: 0,
     cacheWrite1hTokens: 0,
-    outputTokens: billedCount(u.candidatesTokenCount) + thoughts,
+    outputTokens: tokens(u.candidatesTokenCount) + thoughts,
     reasoningTokens: thoughts,
     webSearchRequests: 0,
   };
@@ -90,12 +90,10 @@ export function chatUsageOf(u: unknown): JsonObject {
   const usage = isObject(u) ? u : {};
   const split = geminiSplit(usage);
   const prompt = split.inputTokens + split.cacheReadTokens;
-  const completion = Number.isNaN(split.outputTokens) ? 0 : split.outputTokens;
-  const input = Number.isNaN(prompt) ? 0 : prompt;
   return {
-    prompt_tokens: input,
-    completion_tokens: completion,
-    total_tokens: input + completion,
+    prompt_tokens: prompt,
+    completion_tokens: split.outputTokens,
+    total_tokens: prompt + split.outputTokens,
     prompt_tokens_details: { cached_tokens: split.cacheReadTokens },
     completion_tokens_details: { reasoning_tokens: split.reasoningTokens },
   };

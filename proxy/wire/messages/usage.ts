@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../../shared/json.js';
 import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
-import { billedCount, malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
 const MESSAGES_COUNTS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
 
@@ -19,11 +19,11 @@ function messagesSplit(u: JsonObject): Usage {
   const w5m = detail && detail.ephemeral_5m_input_tokens !== undefined ? tokens(detail.ephemeral_5m_input_tokens) : Math.max(0, writes - w1h);
   const server = isObject(u.server_tool_use) ? u.server_tool_use : undefined;
   return {
-    inputTokens: billedCount(u.input_tokens),
+    inputTokens: tokens(u.input_tokens),
     cacheReadTokens: tokens(u.cache_read_input_tokens),
     cacheWrite5mTokens: w5m,
     cacheWrite1hTokens: w1h,
-    outputTokens: billedCount(u.output_tokens),
+    outputTokens: tokens(u.output_tokens),
     reasoningTokens: 0,
     webSearchRequests: server ? tokens(server.web_search_requests) : 0,
   };

@@ -1,6 +1,6 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Usage } from '../../call.js';
-import { billedCount, malformedCounts, type StreamUsage, type UsageReader } from '../usage-reader.js';
+import { malformedCounts, type StreamUsage, type UsageReader } from '../usage-reader.js';
 import { isObject } from '../../../shared/json.js';
 import { count, parseJson, type Json } from './json.js';
 
@@ -29,14 +29,14 @@ export function usageFromResponse(response: unknown): NeutralUsage | undefined {
   if (malformedCounts(u, RESPONSES_COUNTS)) return undefined;
   const inputDetails = isObject(u.input_tokens_details) ? u.input_tokens_details : {};
   const outputDetails = isObject(u.output_tokens_details) ? u.output_tokens_details : {};
-  const input = billedCount(u.input_tokens);
+  const input = count(u.input_tokens);
   const cached = Math.min(count(inputDetails.cached_tokens), input);
   return {
     inputTokens: input - cached,
     cacheReadTokens: cached,
     cacheWrite5mTokens: 0,
     cacheWrite1hTokens: 0,
-    outputTokens: billedCount(u.output_tokens),
+    outputTokens: count(u.output_tokens),
     reasoningTokens: count(outputDetails.reasoning_tokens),
     webSearchRequests: webSearches(response.output),
   };
