@@ -79,7 +79,12 @@ try {
         `head ${row.head!.toFixed(1)} (${(row.head! / row.floor!).toFixed(2)}x)  head-base ${(row.head! - row.base!).toFixed(1)} µs  load ${load()}\n`,
     );
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  // With an even count the mean of the two middle values: the upper one alone leaned every figure up.
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
   const m = { floor: median(per.floor!), base: median(per.base!), head: median(per.head!) };
   const diffs = per.head!.map((h, i) => h - per.base![i]!);
   process.stdout.write(
