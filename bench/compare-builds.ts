@@ -4,7 +4,7 @@
  * measurement), so a change is judged against its base on the same machine
  * at the same moment rather than across runs minutes apart.
  *
- *   npx tsx bench/compare-builds.ts --base /tmp/base [--rounds 6] [--seconds 4] [--format chat] [--tree] [--base-plain-models]
+ *   npx tsx bench/compare-builds.ts --base /tmp/base [--rounds 6] [--seconds 4] [--format chat] [--stream] [--tree] [--base-plain-models]
  *
  * `--base` is another checkout with its own `dist/` (built) and `node_modules`;
  * this checkout's proxy (built if stale) is "head". Both proxies share one
@@ -29,6 +29,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '4' },
     format: { type: 'string', default: 'chat' },
     connections: { type: 'string', default: '50' },
+    // Streamed calls (SSE from the fake upstream) instead of whole answers.
+    stream: { type: 'boolean', default: false },
     // A base older than the models file's deployments and Responses fields: give it only the plain aliases.
     'base-plain-models': { type: 'boolean', default: false },
     // Each build's whole `npm start` tree instead of its proxy over one control plane.
@@ -40,6 +42,7 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const format = values.format as Format;
 const connections = Number(values.connections);
+const stream = values.stream;
 
 ensureBuilt();
 const placement = choosePlacement();
@@ -59,14 +62,14 @@ try {
     ['base', base],
     ['head', head],
   ];
-  for (const [, s] of systems) await measureLoad(ctx, s, format, connections, 5);
+  for (const [, s] of systems) await measureLoad(ctx, s, format, connections, 5, stream);
   const per: Record<string, number[]> = { floor: [], base: [], head: [] };
   for (let r = 0; r < rounds; r++) {
     // Each round starts one system later, so none always runs right after another.
     const order = systems.map((_, i) => systems[(i + r) % systems.length]!);
     const row: Record<string, number> = {};
     for (const [name, s] of order) {
-      const f = await measureLoad(ctx, s, format, connections, seconds);
+      const f = await measureLoad(ctx, s, format, connections, seconds, stream);
       if (f.errors) process.stdout.write(`  ${name}: ${f.errors}/${f.requests} errors\n`);
       row[name] = f.cpuUsPerRequest!;
       per[name]!.push(f.cpuUsPerRequest!);
@@ -76,11 +79,16 @@ try {
         `head ${row.head!.toFixed(1)} (${(row.head! / row.floor!).toFixed(2)}x)  head-base ${(row.head! - row.base!).toFixed(1)} µs  load ${load()}\n`,
     );
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  // With an even count the mean of the two middle values: the upper one alone leaned every figure up.
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
   const m = { floor: median(per.floor!), base: median(per.base!), head: median(per.head!) };
   const diffs = per.head!.map((h, i) => h - per.base![i]!);
   process.stdout.write(
-    `median µs/call (${format}, ${connections} conns): floor ${m.floor.toFixed(1)}, base ${m.base.toFixed(1)} (${(m.base / m.floor).toFixed(2)}x), ` +
+    `median µs/call (${format}${stream ? ', streamed' : ''}, ${connections} conns): floor ${m.floor.toFixed(1)}, base ${m.base.toFixed(1)} (${(m.base / m.floor).toFixed(2)}x), ` +
       `head ${m.head.toFixed(1)} (${(m.head / m.floor).toFixed(2)}x); head-base per round median ${median(diffs).toFixed(1)} µs; load ${load()}\n`,
   );
   await builds.stop();

@@ -21,9 +21,16 @@ export interface LoadFigures extends LoadResult {
 
 export const CONNECTIONS = [1, 50];
 
-export async function measureLoad(ctx: BenchContext, system: System, format: Format, connections: number, seconds: number): Promise<LoadFigures> {
+export async function measureLoad(
+  ctx: BenchContext,
+  system: System,
+  format: Format,
+  connections: number,
+  seconds: number,
+  stream = false,
+): Promise<LoadFigures> {
   const { fast } = await ctx.upstream();
-  const req = system.request(format);
+  const req = system.request(format, stream ? { stream } : undefined);
   const pids: Record<string, number> = {
     upstream: fast.pid,
     ...(system.pid ? { sut: system.pid } : {}),

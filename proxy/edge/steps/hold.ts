@@ -2,6 +2,7 @@ import { usageFormatOf } from '../usage-format.js';
 import { AppError } from '../../../shared/errors.js';
 import { outputCeiling } from '../../wire/index.js';
 import { lowerCeiling, outputThatFits, worstCost } from '../../money/ceiling.js';
+import { costMicros } from '../../money/cost.js';
 import type { HoldOutcome } from '../../money/holds.js';
 import { moneySnapshot } from '../../money/snapshot.js';
 import { chainOf } from '../../routing/deployments.js';
@@ -91,14 +92,18 @@ export function holdMoney(s: Planned, deps: EdgeDeps): StepOutcome | Promise<Ste
   }
   const key = s.key;
   const model = s.model;
+  const call = s.call;
   // One hold for the whole call: sized for the dearest alias that may end up serving it.
   if (model.fallbacks.length) s.chain = chainOf(model, deps.config.models, key.models);
-  const models = s.chain ?? [model];
-  const call = s.call;
-  const holdMicros = worstCost(models, s.inputEstimate, (m) => outputCeiling(call, m));
   // The least the call may be lowered to: the configured minimum, or its own ceiling when that is smaller.
   s.outputFloor = Math.min(deps.config.proxy.minOutputTokens, call.maxTokens ?? Infinity, model.max_output_tokens);
-  const floorMicros = worstCost(models, s.inputEstimate, () => s.outputFloor * call.choices);
+  const floorOutput = s.outputFloor * call.choices;
+  // An alias without fallbacks (most calls) is priced directly: no list and no closures made per call.
+  const chain = s.chain;
+  const holdMicros = chain
+    ? worstCost(chain, s.inputEstimate, (m) => outputCeiling(call, m))
+    : costMicros(model, s.inputEstimate, outputCeiling(call, model));
+  const floorMicros = chain ? worstCost(chain, s.inputEstimate, () => floorOutput) : costMicros(model, s.inputEstimate, floorOutput);
   let holding;
   try {
     holding = deps.holds.hold(s.requestId, moneySnapshot(key.workspace_id, key.id, key, deps.now()), holdMicros, floorMicros);
