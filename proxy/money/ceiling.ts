@@ -50,6 +50,33 @@ export function lowerCeiling(up: UpstreamCall, tokens: number): string | undefin
  */
 export function capOutput(up: UpstreamCall, call: ParsedCall, model: ModelConfig): UpstreamCall {
   if (call.maxTokens !== undefined && call.maxTokens <= model.max_output_tokens) return up;
-  lowerCeiling(up, model.max_output_tokens);
+  const added = call.maxTokens === undefined ? withCeilingMember(up, call, model.max_output_tokens) : undefined;
+  if (added) up.body = added;
+  else lowerCeiling(up, model.max_output_tokens);
   return up;
+}
+
+const isJsonSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+
+/**
+ * A request passed through in the client's format, with its format's
+ * ceiling member added first and its bytes otherwise as they were: most
+ * clients name no ceiling, and parsing and writing a whole conversation
+ * again for one number cost every such call (on a 100 KB agent body 283 µs
+ * against 30–40 µs for the copy). Undefined, for the parse above, when the
+ * request is translated, its format's ceiling is nested or always sent, or
+ * the client's body has a ceiling member at all (a null one): its parsed top
+ * level says so without a search of the bytes.
+ */
+export function withCeilingMember(up: UpstreamCall, call: ParsedCall, tokens: number): Buffer | undefined {
+  const added = WIRE[up.format].addedCeiling;
+  if (!added || up.translate !== undefined || added.names.some((name) => name in call.body)) return undefined;
+  const body = up.body;
+  let open = 0;
+  while (isJsonSpace(body[open])) open++;
+  if (body[open] !== 0x7b) return undefined;
+  let next = open + 1;
+  while (isJsonSpace(body[next])) next++;
+  const member = `"${added.member}":${tokens}${body[next] === 0x7d ? '' : ','}`;
+  return Buffer.concat([body.subarray(0, open + 1), Buffer.from(member), body.subarray(open + 1)]);
 }

@@ -75,6 +75,13 @@ export interface WireParts {
   outputLimits(body: JsonObject, headers: IncomingHttpHeaders, purpose: 'call' | 'count'): OutputLimits;
   /** Writes `tokens` as a provider request's output ceiling; answers why when the request cannot be lowered that far. */
   lowerCeiling(body: Record<string, unknown>, tokens: number): string | undefined;
+  /**
+   * Where a request that names no output ceiling gets one without being
+   * parsed again (money/ceiling.ts): the top-level member written, and every
+   * member name whose presence means the request does name one. Undefined
+   * for a format whose ceiling is nested or always present.
+   */
+  addedCeiling?: { member: string; names: readonly string[] };
   /** The body fields holding the conversation: what makes a body large (body-work/jobs.ts). */
   conversationFields: readonly string[];
   /**

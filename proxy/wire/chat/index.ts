@@ -36,6 +36,7 @@ export const chatWire: WireParts = {
   genAiSystem: 'openai',
   outputLimits: chatOutputLimits,
   lowerCeiling: lowerChatCeiling,
+  addedCeiling: { member: 'max_completion_tokens', names: ['max_tokens', 'max_completion_tokens'] },
   conversationFields: ['messages'],
   withStreamUsage,
   errorBody: chatErrorBody,

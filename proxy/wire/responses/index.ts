@@ -27,6 +27,7 @@ export const responsesWire: WireParts = {
     body.max_output_tokens = tokens;
     return undefined;
   },
+  addedCeiling: { member: 'max_output_tokens', names: ['max_output_tokens'] },
   conversationFields: ['input'],
   withStreamUsage: () => undefined,
   errorBody: chatErrorBody,
