@@ -129,6 +129,9 @@ export interface CallState {
   clientDropped: readonly string[];
 }
 
+/** Shared by every call whose client framing dropped nothing (all but Converse's): no array made per call. */
+const NO_CLIENT_DROPS: readonly string[] = Object.freeze([]);
+
 export function newCallState(req: IncomingMessage, res: ServerResponse, route: Route, obs: EdgeCall): CallState {
   return {
     req,
@@ -157,7 +160,7 @@ export function newCallState(req: IncomingMessage, res: ServerResponse, route: R
     costMicros: 0,
     accounted: false,
     responseId: undefined,
-    clientDropped: [],
+    clientDropped: NO_CLIENT_DROPS,
   };
 }
 
