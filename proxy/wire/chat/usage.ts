@@ -3,7 +3,21 @@ import { isObject } from '../../../shared/json.js';
 import type { Usage } from '../../call.js';
 import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../usage-reader.js';
 
-const FINISH_REASON = /"finish_reason":"([a-z_]+)"/;
+const FINISH_REASON = /"finish_reason"\s*:\s*"([a-z_]+)"/;
+
+/**
+ * Whether a chunk holds a usage object (not the `"usage":null` OpenAI puts on
+ * every chunk of a stream that asked for usage), written compactly or with the
+ * space Python's `json.dumps` puts after a colon: two native searches, where a
+ * pattern would cost more on every delta.
+ */
+function holdsUsage(data: string): boolean {
+  return data.includes('"usage":{') || data.includes('"usage": {');
+}
+
+function namesFinishReason(data: string): boolean {
+  return data.includes('"finish_reason":"') || data.includes('"finish_reason": "');
+}
 
 const CHAT_COUNTS = ['prompt_tokens', 'completion_tokens'] as const;
 
@@ -42,10 +56,10 @@ function chatStream(): StreamUsage {
     event(data) {
       if (data === '[DONE]') return;
       // Only the usage chunk needs parsing; every other chunk is one delta.
-      if (!data.includes('"usage":{')) {
+      if (!holdsUsage(data)) {
         deltas++;
         // Only the closing chunk of a choice names a reason: a byte search on the rest.
-        if (data.includes('"finish_reason":"')) {
+        if (namesFinishReason(data)) {
           const m = FINISH_REASON.exec(data);
           if (m) reasons.push(m[1]!);
         }

@@ -74,6 +74,16 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     );
   });
 
+  it('reads a Chat stream written with spaced JSON (a Python server) as it reads a compact one: usage, reasons, deltas', () => {
+    const spaced = Buffer.from(chatFrames.map((f) => f.replaceAll('":', '": ').replaceAll('":  ', '": ')).join(''));
+    expect(spaced.toString()).to.include('"usage": {');
+    const tap = createUsageTap('chat', true);
+    for (const p of cut(spaced, [17, 200, 333])) tap.feed(p);
+    expect(tap.usage()).to.deep.equal(plainUsage(7, 2));
+    expect(tap.finishReasons()).to.deep.equal(['stop']);
+    expect(tap.outputSeen()).to.equal(4);
+  });
+
   it('reads Messages usage from message_start plus the cumulative message_delta, cache reads apart from input', () => {
     const tap = createUsageTap('messages', true);
     for (const p of cut(messagesStream, [17, 200, 333])) tap.feed(p);
