@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { responsesErrorBody, toOpenAIErrorBody } from '../../../../../proxy/wire/responses/errors.js';
+import { toOpenAIErrorBody } from '../../../../../proxy/wire/responses/errors.js';
 import { responsesOutputLimits } from '../../../../../proxy/wire/responses/parse.js';
 import { parseResponsesRequest } from '../../../../../proxy/wire/responses/schema.js';
 import { responsesUsageReader, usageFromResponse } from '../../../../../proxy/wire/responses/usage.js';
@@ -87,13 +87,6 @@ describe('Responses format: request checks', () => {
 });
 
 describe('Responses format: errors', () => {
-  it('renders the OpenAI error shape with the status type', () => {
-    expect(JSON.parse(responsesErrorBody(429, 'slow down', 'rate_limit_exceeded'))).to.deep.equal({
-      error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' },
-    });
-    expect(JSON.parse(responsesErrorBody(503, 'x')).error.type).to.equal('api_error');
-  });
-
   it('keeps an OpenAI provider error as it is, and turns an Anthropic one into the OpenAI shape', () => {
     const openai = { error: { message: 'bad', type: 'invalid_request_error', param: 'input', code: 'x' } };
     expect(JSON.parse(toOpenAIErrorBody(400, Buffer.from(JSON.stringify(openai))).toString()).error).to.deep.equal(openai.error);
