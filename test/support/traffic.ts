@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import type { WireFormat } from '../../proxy/call.js';
-import { edgePath } from './edge-calls.js';
+import { edgePath, keyHeaders } from './edge-calls.js';
 
 /** One call of the steady traffic, as its client saw it. */
 export interface Outcome {
@@ -72,9 +72,7 @@ export function startTraffic(options: TrafficOptions): Traffic {
       stream,
       messages: [{ role: 'user', content: `Steady call ${i}.` }],
     });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) };
-    if (format === 'chat') headers.authorization = `Bearer ${options.secret}`;
-    else Object.assign(headers, { 'x-api-key': options.secret, 'anthropic-version': '2023-06-01' });
+    const headers = { ...keyHeaders(format, options.secret), 'content-length': String(Buffer.byteLength(body)) };
     const sentAt = Date.now() - t0;
     return new Promise((resolve) => {
       const done = (o: Omit<Outcome, 'format' | 'stream' | 'target' | 'sentAt' | 'endedAt'>) =>
@@ -127,8 +125,16 @@ function parses(text: string): boolean {
   }
 }
 
+/** What each format's stream ends with. A Record, so a new format does not compile until its end is written. */
+const STREAM_END: Record<WireFormat, string> = {
+  chat: 'data: [DONE]',
+  messages: 'event: message_stop',
+  responses: 'event: response.completed',
+  gemini: '"finishReason"',
+};
+
 function streamEnded(format: WireFormat, text: string): boolean {
-  return format === 'chat' ? text.includes('data: [DONE]') : text.includes('event: message_stop');
+  return text.includes(STREAM_END[format]);
 }
 
 /** Outcomes grouped by status (0: no answer), for a failure message. */

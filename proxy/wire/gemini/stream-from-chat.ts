@@ -1,6 +1,6 @@
 import { isObject, type JsonObject } from '../../../shared/json.js';
 import type { ParsedCall } from '../../call.js';
-import type { AnswerTranslator } from '../../translate/types.js';
+import type { AnswerTranslator, ChatChunkReader } from '../../translate/types.js';
 import { functionCallPart, geminiError, geminiJson, geminiJsonOf, parse, reasoningOf, wantsThoughts } from './answer-from-chat.js';
 import { Outbox, SseReader } from '../sse.js';
 import { googleError } from './errors.js';
@@ -51,6 +51,16 @@ class ChatStreamTranslator implements AnswerTranslator {
     return geminiJsonOf(this.call, completion, this.droppedNames);
   }
 
+  /** The stream as Chat chunk objects, not bytes (two hops, chain.ts): no middle SSE written and parsed back. */
+  fromChatChunks(): ChatChunkReader {
+    return {
+      chunk: (chunk) => (chunk === '[DONE]' ? this.onDone() : this.onChunk(chunk)),
+      end: () => this.finishStream(),
+      fail: (message) => this.failStream(message),
+      take: () => this.out.take(),
+    };
+  }
+
   dropped(): string[] {
     return [...this.droppedNames];
   }
@@ -65,16 +75,23 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   end(): Buffer {
-    if (!this.ended) {
-      if (this.finish !== undefined) this.close();
-      else this.failWith(502, 'The model provider ended the answer before it finished.');
-    }
+    this.finishStream();
     return this.out.take();
   }
 
   fail(message: string): Buffer {
-    if (!this.ended) this.failWith(502, message);
+    this.failStream(message);
     return this.out.take();
+  }
+
+  private finishStream(): void {
+    if (this.ended) return;
+    if (this.finish !== undefined) this.close();
+    else this.failWith(502, 'The model provider ended the answer before it finished.');
+  }
+
+  private failStream(message: string): void {
+    if (!this.ended) this.failWith(502, message);
   }
 
   private failWith(status: number, message: string): void {
@@ -89,13 +106,18 @@ class ChatStreamTranslator implements AnswerTranslator {
   }
 
   private onData(data: string): void {
-    if (this.ended) return;
-    if (data === '[DONE]') {
-      if (this.finish !== undefined) this.close();
-      return;
-    }
-    const chunk = parse(data);
-    if (!isObject(chunk)) return;
+    if (data === '[DONE]') this.onDone();
+    else this.onChunk(parse(data));
+  }
+
+  /** Chat's `[DONE]`: the answer closes if its choice had finished (else `end` names the stream cut short). */
+  private onDone(): void {
+    if (!this.ended && this.finish !== undefined) this.close();
+  }
+
+  /** One parsed Chat chunk, from this translator's own SSE reader or from the first of two hops. */
+  private onChunk(chunk: unknown): void {
+    if (this.ended || !isObject(chunk)) return;
     if (chunk.error !== undefined) {
       const error = isObject(chunk.error) ? chunk.error : {};
       this.failWith(500, typeof error.message === 'string' ? error.message : 'The model provider reported an error mid-answer.');

@@ -36,10 +36,6 @@ export function openaiErrorType(status: number): string {
   }
 }
 
-export function responsesErrorBody(status: number, message: string, code: string | null = null, param: string | null = null): string {
-  return JSON.stringify({ error: { message, type: openaiErrorType(status), param, code } });
-}
-
 /**
  * The error a provider's answer says, whatever shape it came in: OpenAI's
  * `{ error: { … } }`, Anthropic's `{ type: 'error', error: { type, message } }`,

@@ -1,8 +1,7 @@
-import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { Usage } from '../../call.js';
 import { malformedCounts, type StreamUsage, type UsageReader } from '../usage-reader.js';
 import { isObject } from '../../../shared/json.js';
-import { count, parseJson, type Json } from './json.js';
+import { count, parseJson } from './json.js';
 
 /** The neutral usage every format's reader answers with (proxy/call.ts). */
 export type NeutralUsage = Usage;
@@ -43,53 +42,7 @@ export function usageFromResponse(response: unknown): NeutralUsage | undefined {
 }
 
 /** The stream events that end an answer; each carries the whole response, usage included. */
-export const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-
-/** One parsed stream event → the usage it reports, if it is a final event that has one. */
-export function usageFromEvent(event: unknown): NeutralUsage | undefined {
-  if (!isObject(event) || typeof event.type !== 'string' || !FINAL_EVENTS.has(event.type)) return undefined;
-  return usageFromResponse(event.response);
-}
-
-/**
- * Reads usage off a Responses stream on the side: fed the provider's bytes
- * as they pass, it parses only the final event's data (found by its
- * `event:` name, so the many delta events are never parsed).
- */
-export class ResponsesStreamUsage {
-  private readonly parser: EventSourceParser;
-  private readonly decoder = new TextDecoder();
-  private found: NeutralUsage | undefined;
-  private final: string | undefined;
-
-  constructor() {
-    this.parser = createParser({
-      onEvent: (e) => {
-        // OpenAI names every event; the data's own `type` is read only for a nameless one.
-        if (e.event !== undefined && !FINAL_EVENTS.has(e.event)) return;
-        const data = parseJson(e.data);
-        const usage = usageFromEvent(data);
-        if (usage) {
-          this.found = usage;
-          this.final = (data as Json).type as string;
-        }
-      },
-    });
-  }
-
-  feed(chunk: Buffer): void {
-    this.parser.feed(this.decoder.decode(chunk, { stream: true }));
-  }
-
-  usage(): NeutralUsage | undefined {
-    return this.found;
-  }
-
-  /** Which final event carried the usage (`response.completed`, …), undefined before it came. */
-  finalEvent(): string | undefined {
-    return this.final;
-  }
-}
+const FINAL_EVENTS: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** The status of an answer that ended, for traces: `completed`, `incomplete` or `failed`. */
 const STATUS = /"status":"([a-z_]+)"/;

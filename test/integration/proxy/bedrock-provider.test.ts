@@ -19,6 +19,14 @@ const HAIKU_ID = 'anthropic.claude-haiku-4-5-20251001-v1:0';
 /** tg/sonnet's prices in picodollars per token (3 and 15 USD per million; Messages-format cache defaults). */
 const PRICE = { input: 3_000_000n, output: 15_000_000n, read: 300_000n, write5m: 3_750_000n, write1h: 6_000_000n };
 
+/** What a streamed call of each format adds to be told its usage (a Chat client asks for the usage chunk; the others always get it). */
+const STREAM_USAGE: Record<WireFormat, Record<string, unknown>> = {
+  chat: { stream_options: { include_usage: true } },
+  messages: {},
+  responses: {},
+  gemini: {},
+};
+
 function usdText(pico: bigint): string {
   const f = pico * 1000n;
   return `${f / 10n ** 15n}.${String(f % 10n ** 15n).padStart(15, '0')}`;
@@ -105,7 +113,7 @@ describeEachStore('proxy: an Amazon Bedrock provider', (store) => {
       it(`bills a ${format} client${stream ? ', streamed,' : ''} exactly what Bedrock reports, cache reads and writes included`, async () => {
         const key = await seedAnotherKey(dp.cp.deps, base);
         fake.enqueue({ kind: 'ok', outputTokens: 9, cacheReadTokens: 5_000, cacheWriteTokens: 1_200, cacheWrite1hTokens: 200, tools: 'none' });
-        const extra = format === 'chat' && stream ? { stream, stream_options: { include_usage: true } } : { stream };
+        const extra = stream ? { stream, ...STREAM_USAGE[format] } : { stream };
         const answer = await edgeCall(proxy.url, format, key.slug, key.secret, modelBody(format, { ...extra, max_tokens: 100 }));
         expect(answer.status, answer.text).to.equal(200);
         if (stream) expect(sseData(answer.text).length).to.be.above(2);

@@ -8,6 +8,7 @@ import { openTestStore, resetStore } from '../../support/stores.js';
 import { startTestControlPlane, TEST_MODELS_FILE, type TestControlPlane } from '../../support/control-plane.js';
 import { seedKey, UPSTREAM_SECRET, type SeededKey } from '../../support/data-plane.js';
 import { freePort } from '../../support/processes.js';
+import type { WireFormat } from '../../../proxy/call.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -48,16 +49,31 @@ async function until(what: string, child: Child, probe: () => Promise<boolean>):
   throw new Error(`${what} did not come up:\n${child.output.slice(-30).join('\n')}`);
 }
 
+type Part = { type: string; text: string } | { text: string };
+type Turn = { role: string; content: Part[] } | { role: string; parts: Part[] };
+
+/** Three short text parts of turn `i`, in the part shape `make` builds. */
+const parts = (i: number, make: (text: string) => Part): Part[] => [0, 1, 2].map((j) => make(`turn ${i} part ${j}: a lazy dog`));
+
+const textTurn = (i: number): Turn => ({ role: i % 2 === 1 ? 'assistant' : 'user', content: parts(i, (text) => ({ type: 'text', text })) });
+/**
+ * Turn `i` of a conversation in each format's shape. A Record, so a new
+ * format does not compile until its turns are written; a Responses input
+ * here is the client's own turns, all user ones.
+ */
+const TURN: Record<WireFormat, (i: number) => Turn> = {
+  chat: textTurn,
+  messages: textTurn,
+  responses: (i) => ({ role: 'user', content: parts(i, (text) => ({ type: 'input_text', text })) }),
+  gemini: (i) => ({ role: i % 2 === 1 ? 'model' : 'user', parts: parts(i, (text) => ({ text })) }),
+};
+
 /**
  * A conversation of `n` turns of three short text parts each (~150 bytes a
  * turn): small objects are what costs most to parse and translate per byte.
  */
-function turns(n: number, format: 'chat' | 'messages' | 'responses'): { role: string; content: { type: string; text: string }[] }[] {
-  const type = format === 'responses' ? 'input_text' : 'text';
-  return Array.from({ length: n }, (_, i) => ({
-    role: format !== 'responses' && i % 2 === 1 ? 'assistant' : 'user',
-    content: [0, 1, 2].map((j) => ({ type, text: `turn ${i} part ${j}: a lazy dog` })),
-  }));
+function turns(n: number, format: WireFormat): Turn[] {
+  return Array.from({ length: n }, (_, i) => TURN[format](i));
 }
 
 // Odd: the conversation ends on a user turn.

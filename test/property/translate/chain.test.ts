@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { parseCall } from '../../../proxy/wire/index.js';
 import type { ParsedCall } from '../../../proxy/call.js';
+import { WIRE } from '../../../proxy/wire/registry.js';
+import type { JsonObject } from '../../../shared/json.js';
 import { chainAnswers } from '../../../proxy/translate/chain.js';
 import { translateCall } from '../../../proxy/translate/index.js';
 import type { AnswerTranslator } from '../../../proxy/translate/types.js';
@@ -9,8 +11,8 @@ import { testConfig } from '../../support/control-plane.js';
 import { messageEvents, messageJson, messagesAnswer } from '../../support/messages-answers.js';
 
 /**
- * Two hops (a Responses client on a Messages-only provider, and a Messages
- * client on a Responses-only one) hand the first hop's Chat chunks and
+ * Two hops (a Responses or Gemini client on a Messages-only provider, and a
+ * Messages client on a Responses-only one) hand the first hop's Chat chunks and
  * whole Chat completion to the second as objects rather than bytes
  * (translate/chain.ts). The client must not see a difference: for any
  * provider stream — well-formed or not, cut anywhere, ended or broken off
@@ -46,6 +48,19 @@ function reverseHops(): { first: AnswerTranslator; second: AnswerTranslator } {
   const toChat = translateCall('messages', 'chat', call, MODEL);
   const middle: ParsedCall = { ...call, body: toChat.request, raw: Buffer.alloc(0), choices: 1 };
   return { first: translateCall('chat', 'responses', middle, MODEL).answer, second: toChat.answer };
+}
+
+function geminiCall(): ParsedCall {
+  const raw = Buffer.from(JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'x' }] }] }));
+  return WIRE.gemini.modelInPath!.parse(JSON.parse(raw.toString()) as JsonObject, raw, MODEL.alias, true, 'call');
+}
+
+/** A Gemini client's pair as translateCall builds it: Messages → Chat, then Chat → Gemini. */
+function geminiHops(): { first: AnswerTranslator; second: AnswerTranslator } {
+  const call = geminiCall();
+  const toChat = translateCall('gemini', 'chat', call, MODEL);
+  const middle: ParsedCall = { ...call, body: toChat.request, raw: Buffer.alloc(0), choices: 1 };
+  return { first: translateCall('chat', 'messages', middle, MODEL).answer, second: toChat.answer };
 }
 
 /** A translator's byte methods alone (called as methods: some translators are class instances). */
@@ -259,6 +274,15 @@ describe('property: two hops joined by Chat objects write what they write joined
     );
   });
 
+  it('any Messages stream to a Gemini client, cut anywhere, ended or broken off: the same bytes, push by push', () => {
+    fc.assert(
+      fc.property(stream, fc.array(fc.nat(40), { maxLength: 30 }), ending, (sse, cuts, end) => {
+        sameStream(translateCall('gemini', 'messages', geminiCall(), MODEL).answer, joinedByBytes(geminiHops()), sse, cuts, end);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('any whole answer, either way, well-formed or not: the same body and the same dropped names', () => {
     fc.assert(
       fc.property(
@@ -306,6 +330,22 @@ describe('property: two hops joined by Chat objects write what they write joined
     stream.end();
     const whole = chainAnswers(counted, reverseHops().second).json(Buffer.from('{"id":"resp_1","output":[]}'));
     expect(JSON.parse(whole.toString())).to.include({ type: 'message', id: 'msg_1' });
+    expect(written).to.equal(0);
+  });
+
+  it('Messages → Chat and Chat → Gemini join by objects: the first hop never writes Chat bytes', () => {
+    const { first, second } = geminiHops();
+    let written = 0;
+    const counted: AnswerTranslator = { ...first, push: (b) => (written++, first.push(b)), end: () => (written++, first.end()) };
+    const chain = chainAnswers(counted, second);
+    chain.push(Buffer.from('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1"}}\n\n'));
+    const out = chain.push(
+      Buffer.from(
+        `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } })}\n\n`,
+      ),
+    );
+    expect(out.toString()).to.include('"parts":[{"text":"hi"}]');
+    chain.end();
     expect(written).to.equal(0);
   });
 });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { responsesErrorBody, toOpenAIErrorBody } from '../../../../../proxy/wire/responses/errors.js';
+import { toOpenAIErrorBody } from '../../../../../proxy/wire/responses/errors.js';
 import { responsesOutputLimits } from '../../../../../proxy/wire/responses/parse.js';
 import { parseResponsesRequest } from '../../../../../proxy/wire/responses/schema.js';
-import { ResponsesStreamUsage, usageFromEvent, usageFromResponse } from '../../../../../proxy/wire/responses/usage.js';
+import { responsesUsageReader, usageFromResponse } from '../../../../../proxy/wire/responses/usage.js';
 import type { AppError } from '../../../../../shared/errors.js';
 import { codexRequest } from '../../../../support/responses-bodies.js';
 
@@ -87,13 +87,6 @@ describe('Responses format: request checks', () => {
 });
 
 describe('Responses format: errors', () => {
-  it('renders the OpenAI error shape with the status type', () => {
-    expect(JSON.parse(responsesErrorBody(429, 'slow down', 'rate_limit_exceeded'))).to.deep.equal({
-      error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' },
-    });
-    expect(JSON.parse(responsesErrorBody(503, 'x')).error.type).to.equal('api_error');
-  });
-
   it('keeps an OpenAI provider error as it is, and turns an Anthropic one into the OpenAI shape', () => {
     const openai = { error: { message: 'bad', type: 'invalid_request_error', param: 'input', code: 'x' } };
     expect(JSON.parse(toOpenAIErrorBody(400, Buffer.from(JSON.stringify(openai))).toString()).error).to.deep.equal(openai.error);
@@ -150,29 +143,19 @@ describe('Responses format: usage', () => {
     });
   });
 
-  it('reads the final event of a stream, whichever way it ended', () => {
+  it('reads the usage of a stream off its final event, whichever way it ended', () => {
     for (const type of ['response.completed', 'response.incomplete', 'response.failed']) {
-      expect(usageFromEvent({ type, response })).to.deep.equal(neutral);
-    }
-    expect(usageFromEvent({ type: 'response.in_progress', response })).to.equal(undefined);
-  });
-
-  it('reads a stream fed in pieces of any size', () => {
-    const text =
-      `event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { ...response, usage: null } })}\n\n` +
-      `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"hi"}\n\n` +
-      `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response })}\n\n`;
-    for (const size of [1, 7, 64, text.length]) {
-      const tap = new ResponsesStreamUsage();
-      for (let i = 0; i < text.length; i += size) tap.feed(Buffer.from(text.slice(i, i + size)));
-      expect(tap.usage()).to.deep.equal(neutral);
-      expect(tap.finalEvent()).to.equal('response.completed');
+      const stream = responsesUsageReader.stream();
+      stream.event(JSON.stringify({ type: 'response.created', response: { ...response, usage: null } }), 'response.created');
+      stream.event('{"type":"response.output_text.delta","delta":"hi"}', 'response.output_text.delta');
+      stream.event(JSON.stringify({ type, response }), type);
+      expect(stream.usage(), type).to.deep.equal(neutral);
     }
   });
 
   it('reports no usage for a stream that never finished', () => {
-    const tap = new ResponsesStreamUsage();
-    tap.feed(Buffer.from('event: response.created\ndata: {"type":"response.created","response":{"usage":null}}\n\n'));
-    expect(tap.usage()).to.equal(undefined);
+    const stream = responsesUsageReader.stream();
+    stream.event(JSON.stringify({ type: 'response.in_progress', response }), 'response.in_progress');
+    expect(stream.usage()).to.equal(undefined);
   });
 });
