@@ -50,7 +50,7 @@ describeEachStore("web console: the Usage page's top keys show a period budget's
         expect(monthlyRow).to.match(/\$1\.50 of \$25\.00 this month · resets /);
         expect(await top.filter({ hasText: 'lifetime key' }).innerText()).to.not.match(/this month|resets/);
         const wide = await c.page.evaluate(() =>
-          [...document.querySelectorAll('body *')]
+          Array.from(document.querySelectorAll('body *'))
             .filter((el) => el.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
             .map((el) => `${el.tagName}.${el.className}`),
         );
