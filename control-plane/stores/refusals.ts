@@ -18,10 +18,12 @@ export interface RefusalRow {
  * request id, like settled calls): a usage row at no cost, in the key's
  * workspace; a key this control plane does not know records nothing. A
  * budget refusal also records the key's 100 % budget alert, with one
- * delivery per webhook, when no 100 % alert was recorded for the key at its
- * present budget: a key refused on its worst case before its spend reached
- * the budget (a call that does not fit what is left) still tells its owner
- * that it stopped. Moves no money. Returns the request ids recorded now.
+ * delivery per webhook, when no 100 % alert was recorded for the key in its
+ * present period (a key with a `budget_period`: since the period `now` is in
+ * began, so a monthly key refused again next month tells its owner again) or,
+ * for a lifetime budget, at its present budget amount: a key refused on its
+ * worst case before its spend reached the budget (a call that does not fit
+ * what is left) still tells its owner that it stopped. Moves no money. Returns the request ids recorded now.
  */
 export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], now: Date): Promise<Set<string>> {
   if (!rows.length) return new Set();
@@ -36,14 +38,19 @@ export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], n
        ON CONFLICT (request_id) WHERE request_id IS NOT NULL DO NOTHING
        RETURNING request_id, key_id, workspace_id, refusal_reason
      ), budget_stops AS (
-       SELECT DISTINCT k.id AS key_id, k.workspace_id, k.name, k.prefix, k.budget_usd, k.spend_usd
+       -- The spend the budget counts, as the settlement's alerts report it: lifetime, or the present period's.
+       SELECT DISTINCT k.id AS key_id, k.workspace_id, k.name, k.prefix, k.budget_usd,
+              CASE WHEN k.budget_period IS NULL THEN k.spend_usd
+                   WHEN k.period_started_at = date_trunc(k.budget_period, $8::timestamptz, 'UTC') THEN k.period_spend_usd
+                   ELSE 0 END AS spend_usd
          FROM ins JOIN api_keys k ON k.id = ins.key_id
         WHERE ins.refusal_reason = 'budget' AND k.budget_usd > 0
           AND NOT EXISTS (
             SELECT 1 FROM alert_events e
              WHERE e.workspace_id = k.workspace_id AND e.type = 'key.budget_crossed'
                AND e.payload->>'key_id' = k.id::text AND (e.payload->>'threshold_percent')::int = 100
-               AND (e.payload->>'budget_usd')::float8 = k.budget_usd::float8)
+               AND CASE WHEN k.budget_period IS NULL THEN (e.payload->>'budget_usd')::float8 = k.budget_usd::float8
+                        ELSE e.created_at >= date_trunc(k.budget_period, $8::timestamptz, 'UTC') END)
      ), events AS (
        INSERT INTO alert_events (workspace_id, type, payload, created_at)
        SELECT b.workspace_id, 'key.budget_crossed',

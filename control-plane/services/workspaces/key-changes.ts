@@ -40,7 +40,7 @@ async function mayChange(q: Queryable, auth: ConsoleAuth, key: ApiKey): Promise<
   const org = await org_find_by_id(q, auth.orgId);
   if (!org?.members_edit_own_keys) {
     throw forbidden(
-      'This organization lets only owners and admins change keys (an admin may allow members to change their own: PUT /v1/orgs/{org_id}/key-settings).',
+      'This organization lets only owners and admins change keys; an admin may allow members to change their own in Settings → Keys (PUT /v1/orgs/{org_id}/key-settings).',
     );
   }
 }

@@ -6,6 +6,7 @@ import type { UsageReport } from '../../../shared/contract/usage.js';
 import { describeEachStore } from '../../support/stores.js';
 import { api_key_update } from '../../../control-plane/stores/api-keys.js';
 import { insertUsageWorkspace } from '../../support/usage-workspace.js';
+import { ledger_record_refusals } from '../../../control-plane/stores/refusals.js';
 
 /** The rule of docs/keys.md: a call's cost counts in the budget period its hold was taken in, whenever it settles. */
 describeEachStore('usage settlement into budget periods', (store) => {
@@ -93,5 +94,65 @@ describeEachStore('usage settlement into budget periods', (store) => {
     expect((await row()).started).to.equal('2026-03-02T00:00:00.000Z');
     const [monday] = await recordUsage(at('2026-03-09T00:00:01Z'), [report(0, '2026-03-09T00:00:00Z')]);
     expect(monday).to.include({ key_remaining_micros: 10_000, period_start_ms: Date.parse('2026-03-09T00:00:00Z') });
+  });
+
+  describe("a budget refusal's 100 % alert", () => {
+    const refuse = (iso: string) =>
+      ledger_record_refusals(
+        store.db,
+        [
+          {
+            request_id: `req_${randomUUID().replace(/-/g, '')}`,
+            key_id: keyId,
+            model: 'tg/m',
+            format: 'chat',
+            status: 429,
+            refusal_reason: 'budget',
+            refused_count: 1,
+            started_at: new Date(iso),
+          },
+        ],
+        new Date(iso),
+      );
+    const hundreds = async () =>
+      (
+        await store.db.query<{ at: Date; spend: number }>(
+          `SELECT created_at AS at, (payload->>'spend_usd')::float8 AS spend FROM alert_events
+            WHERE type = 'key.budget_crossed' AND payload->>'key_id' = $1 AND (payload->>'threshold_percent')::int = 100 ORDER BY created_at`,
+          [keyId],
+        )
+      ).map((e) => ({ at: new Date(e.at).toISOString(), spend: e.spend }));
+
+    it('fires once per period for a monthly key: refused in November and again in December, one alert in each', async () => {
+      await store.db.query(`UPDATE api_keys SET budget_period = 'month' WHERE id = $1`, [keyId]);
+      await recordUsage(at('2026-11-10T00:00:00Z'), [report(3_000, '2026-11-10T00:00:00Z')]);
+      await refuse('2026-11-20T00:00:00Z');
+      await refuse('2026-11-30T23:59:59Z');
+      await refuse('2026-12-01T00:00:01Z');
+      await refuse('2026-12-15T00:00:00Z');
+      // December's alert reports December's spend (none settled yet), not November's.
+      expect(await hundreds()).to.deep.equal([
+        { at: '2026-11-20T00:00:00.000Z', spend: 0.003 },
+        { at: '2026-12-01T00:00:01.000Z', spend: 0 },
+      ]);
+    });
+
+    it("a refusal after the period's settled crossing adds none; the next period's crossing fires again", async () => {
+      await recordUsage(at('2026-03-01T12:00:00Z'), [report(10_000, '2026-03-01T12:00:00Z')]);
+      await refuse('2026-03-01T13:00:00Z');
+      await recordUsage(at('2026-03-02T12:00:00Z'), [report(10_000, '2026-03-02T12:00:00Z')]);
+      await refuse('2026-03-02T13:00:00Z');
+      expect((await hundreds()).map((e) => e.at)).to.deep.equal(['2026-03-01T12:00:00.000Z', '2026-03-02T12:00:00.000Z']);
+    });
+
+    it('a lifetime budget fires once per budget amount, whatever the month', async () => {
+      await store.db.query(`UPDATE api_keys SET budget_period = NULL WHERE id = $1`, [keyId]);
+      await refuse('2026-11-20T00:00:00Z');
+      await refuse('2026-12-20T00:00:00Z');
+      expect(await hundreds()).to.have.length(1);
+      await api_key_update(store.db, keyId, { budget_usd: 0.02 }, new Date('2026-12-21T00:00:00Z'));
+      await refuse('2026-12-22T00:00:00Z');
+      expect((await hundreds()).map((e) => e.at)).to.deep.equal(['2026-11-20T00:00:00.000Z', '2026-12-22T00:00:00.000Z']);
+    });
   });
 });

@@ -14,6 +14,7 @@ import { usagePage } from './pages/usage.js';
 import { refusalsPage } from './pages/refusals.js';
 import { alertsPage } from './pages/alerts.js';
 import { modelsPage } from './pages/models.js';
+import { keySettingsPage } from './pages/key-settings.js';
 
 /**
  * @typedef {{ path: RegExp, nav: string, title: string, page: (section: HTMLElement, s: any, ctx: any) => unknown, admin?: boolean }} Route
@@ -33,6 +34,7 @@ const ROUTES = [
   { path: /^\/settings\/sso$/, nav: 'sso', title: 'Single sign-on', page: ssoPage, admin: true },
   { path: /^\/settings\/audit$/, nav: 'audit', title: 'Audit log', page: auditPage, admin: true },
   { path: /^\/settings\/alerts$/, nav: 'alerts', title: 'Money alerts', page: alertsPage, admin: true },
+  { path: /^\/settings\/keys$/, nav: 'key-settings', title: 'Key settings', page: keySettingsPage, admin: true },
 ];
 
 const NAV = [
@@ -48,6 +50,7 @@ const NAV = [
   { id: 'sso', href: '#/settings/sso', label: 'SSO', admin: true },
   { id: 'audit', href: '#/settings/audit', label: 'Audit log', admin: true },
   { id: 'alerts', href: '#/settings/alerts', label: 'Alerts', admin: true },
+  { id: 'key-settings', href: '#/settings/keys', label: 'Keys', admin: true },
 ];
 
 const WORKSPACE_KEY = 'tollgate.workspace';

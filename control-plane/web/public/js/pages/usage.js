@@ -54,6 +54,26 @@ function legend(series) {
   );
 }
 
+const PER = { day: 'today', week: 'this week', month: 'this month' };
+
+/**
+ * A key with a period budget: what its present period has spent against the
+ * budget, and when the period resets (the range above may span periods, so
+ * the range's spend alone cannot say how close the key is to stopping).
+ */
+function periodLine(g) {
+  if (!g.budget_period || g.budget_usd == null) return null;
+  return h(
+    'span',
+    { class: 'hint block period' },
+    money(g.period_spend_usd ?? 0),
+    ` of `,
+    money(g.budget_usd),
+    ` ${PER[g.budget_period]}`,
+    g.period_resets_at ? ` · resets ${when(g.period_resets_at)}` : '',
+  );
+}
+
 /** Usage: where the money went, by time, model, team, key and user, and the request log. */
 export async function usagePage(section, s, { params, navigate }) {
   fill(section, h('h1', { tabindex: '-1' }, 'Usage'));
@@ -256,6 +276,7 @@ export async function usagePage(section, s, { params, navigate }) {
                     value: String(g.spend_usd),
                     'aria-label': `${g.label}: ${usd(g.spend_usd)}`,
                   }),
+                  periodLine(g),
                 ),
               ),
             )
