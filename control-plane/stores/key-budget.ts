@@ -16,8 +16,20 @@ interface KeyBudgetSql {
   periodStartedAt: string;
 }
 
+/** The start of the budget period `now` is in, for a key row `k` with a `budget_period` (UTC calendar periods). */
+export function periodStartSql(k: string, now: string): string {
+  return `date_trunc(${k}.budget_period, ${now}::timestamptz, 'UTC')`;
+}
+
+/** The spend a key's budget counts at `now`: lifetime, or its present period's (nothing yet when the row's period is an earlier one). */
+export function countedSpendSql(k: string, now: string, cols: KeyBudgetSql = defaultCols(k)): string {
+  return `CASE WHEN ${k}.budget_period IS NULL THEN ${cols.spend}
+               WHEN ${cols.periodStartedAt} = ${periodStartSql(k, now)} THEN ${cols.periodSpend}
+               ELSE 0 END`;
+}
+
 export function keyBudgetSelect(k: string, now: string, cols: KeyBudgetSql = defaultCols(k)): string {
-  const current = `date_trunc(${k}.budget_period, ${now}::timestamptz, 'UTC')`;
+  const current = periodStartSql(k, now);
   return `CASE WHEN ${k}.budget_usd IS NULL THEN NULL
                  WHEN ${k}.budget_period IS NULL THEN floor((${k}.budget_usd - ${cols.spend}) * 1000000)
                  WHEN ${cols.periodStartedAt} = ${current} THEN floor((${k}.budget_usd - ${cols.periodSpend}) * 1000000)

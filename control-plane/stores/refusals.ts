@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { countedSpendSql, periodStartSql } from './key-budget.js';
 
 /** A group of refused calls as the proxy reported it (docs/console-api.md, refusals). */
 export interface RefusalRow {
@@ -39,10 +40,7 @@ export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], n
        RETURNING request_id, key_id, workspace_id, refusal_reason
      ), budget_stops AS (
        -- The spend the budget counts, as the settlement's alerts report it: lifetime, or the present period's.
-       SELECT DISTINCT k.id AS key_id, k.workspace_id, k.name, k.prefix, k.budget_usd,
-              CASE WHEN k.budget_period IS NULL THEN k.spend_usd
-                   WHEN k.period_started_at = date_trunc(k.budget_period, $8::timestamptz, 'UTC') THEN k.period_spend_usd
-                   ELSE 0 END AS spend_usd
+       SELECT DISTINCT k.id AS key_id, k.workspace_id, k.name, k.prefix, k.budget_usd, ${countedSpendSql('k', '$8')} AS spend_usd
          FROM ins JOIN api_keys k ON k.id = ins.key_id
         WHERE ins.refusal_reason = 'budget' AND k.budget_usd > 0
           AND NOT EXISTS (
@@ -50,7 +48,7 @@ export async function ledger_record_refusals(q: Queryable, rows: RefusalRow[], n
              WHERE e.workspace_id = k.workspace_id AND e.type = 'key.budget_crossed'
                AND e.payload->>'key_id' = k.id::text AND (e.payload->>'threshold_percent')::int = 100
                AND CASE WHEN k.budget_period IS NULL THEN (e.payload->>'budget_usd')::float8 = k.budget_usd::float8
-                        ELSE e.created_at >= date_trunc(k.budget_period, $8::timestamptz, 'UTC') END)
+                        ELSE e.created_at >= ${periodStartSql('k', '$8')} END)
      ), events AS (
        INSERT INTO alert_events (workspace_id, type, payload, created_at)
        SELECT b.workspace_id, 'key.budget_crossed',
