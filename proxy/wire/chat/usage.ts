@@ -5,18 +5,29 @@ import { malformedCounts, tokens, type StreamUsage, type UsageReader } from '../
 
 const FINISH_REASON = /"finish_reason"\s*:\s*"([a-z_]+)"/;
 
-/**
- * Whether a chunk holds a usage object (not the `"usage":null` OpenAI puts on
- * every chunk of a stream that asked for usage), written compactly or with the
- * space Python's `json.dumps` puts after a colon: two native searches, where a
- * pattern would cost more on every delta.
- */
-function holdsUsage(data: string): boolean {
-  return data.includes('"usage":{') || data.includes('"usage": {');
-}
+const SPACE = 0x20;
+const COLON = 0x3a;
+const BRACE = 0x7b;
+const QUOTE = 0x22;
 
-function namesFinishReason(data: string): boolean {
-  return data.includes('"finish_reason":"') || data.includes('"finish_reason": "');
+/**
+ * Whether some `key` in a chunk has a value starting with `open`, however the
+ * JSON is spaced (compact, or the space Python's `json.dumps` puts after a
+ * colon). A search for the key, then a look at the bytes after it: every
+ * chunk of a stream that asked for usage names `"usage":null` and
+ * `"finish_reason":null`, so only the value's first byte tells the usage chunk
+ * and a closing one.
+ */
+function valueOpens(data: string, key: string, open: number): boolean {
+  for (let at = data.indexOf(key); at >= 0; at = data.indexOf(key, at + key.length)) {
+    let i = at + key.length;
+    while (data.charCodeAt(i) === SPACE) i++;
+    if (data.charCodeAt(i) !== COLON) continue;
+    do i++;
+    while (data.charCodeAt(i) === SPACE);
+    if (data.charCodeAt(i) === open) return true;
+  }
+  return false;
 }
 
 const CHAT_COUNTS = ['prompt_tokens', 'completion_tokens'] as const;
@@ -56,10 +67,10 @@ function chatStream(): StreamUsage {
     event(data) {
       if (data === '[DONE]') return;
       // Only the usage chunk needs parsing; every other chunk is one delta.
-      if (!holdsUsage(data)) {
+      if (!valueOpens(data, '"usage"', BRACE)) {
         deltas++;
         // Only the closing chunk of a choice names a reason: a byte search on the rest.
-        if (namesFinishReason(data)) {
+        if (valueOpens(data, '"finish_reason"', QUOTE)) {
           const m = FINISH_REASON.exec(data);
           if (m) reasons.push(m[1]!);
         }
