@@ -21,12 +21,13 @@
  * measured the way CI measures.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { z } from 'zod';
 import { BenchContext, PROFILES, probe, tollgateRequest, type RequestShape } from './lib/context.js';
 import {
   GUARD_FAILS_AT,
@@ -119,10 +120,14 @@ async function measure(m: Measured, seconds: number): Promise<number> {
   return cpuUs.sut! / completed;
 }
 
-async function startTollgates(ctx: BenchContext, regress: number | undefined): Promise<Measured[]> {
+async function startTollgates(ctx: BenchContext, regress: SelfTest | undefined): Promise<Measured[]> {
   const modelsFile = await ctx.models();
   const env = regress
-    ? { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench/lib/guard-regress-hook.mjs')}`, BENCH_GUARD_REGRESS: String(regress) }
+    ? {
+        NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench/lib/guard-regress-hook.mjs')}`,
+        BENCH_GUARD_REGRESS: String(regress.share),
+        BENCH_GUARD_REGRESS_DIR: regress.dir,
+      }
     : {};
   const started: Tollgate[] = [];
   for (const shape of ['split', 'whole'] as const) {
@@ -145,10 +150,69 @@ async function startTollgates(ctx: BenchContext, regress: number | undefined): P
   ];
 }
 
+/**
+ * The self-test's regression (`bench/lib/guard-regress-hook.mjs`): a share of
+ * each Tollgate process's own warm CPU per request, spun before every request.
+ * Its processes name themselves in `dir`; `signal` tells them the warm-up is
+ * over, then that the calibration pass is.
+ */
+interface SelfTest {
+  share: number;
+  dir: string;
+  signal(): void;
+  /** Resolves once every live process has taken its cost (timing its spin takes a moment). */
+  calibrated(): Promise<void>;
+  /** What each process found it costs per request, warm, and spins since. */
+  spins(): string[];
+}
+
+const spinSchema = z.object({ ownUs: z.number(), served: z.number(), spinUs: z.number() });
+
+function selfTest(share: number): SelfTest {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-guard-regress-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return {
+    share,
+    dir,
+    signal() {
+      for (const pid of readdirSync(dir)) {
+        try {
+          process.kill(Number(pid), 'SIGUSR2');
+        } catch {
+          /* a process that has exited (npm's prestart build) has nothing to slow */
+        }
+      }
+    },
+    async calibrated() {
+      const pending = () => readdirSync(dir).filter((pid) => existsSync(`/proc/${pid}`) && !readFileSync(join(dir, pid), 'utf8'));
+      const deadline = Date.now() + 30_000;
+      while (pending().length && Date.now() < deadline) await sleep(100);
+    },
+    spins() {
+      return readdirSync(dir).flatMap((pid) => {
+        // A process that has exited (npm's prestart build) ran no measured call.
+        if (!existsSync(`/proc/${pid}`)) return [];
+        const text = readFileSync(join(dir, pid), 'utf8');
+        const command =
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+            .split('\0')
+            .find((a) => a.endsWith('.js')) ?? '?';
+        if (!text) return [`${command} (${pid}): not calibrated`];
+        const s = spinSchema.parse(JSON.parse(text));
+        // A proxy that served nothing in the window has nothing to slow.
+        if (s.served === 0) return [];
+        return [
+          `${command.split('/').slice(-1)[0]} (${pid}): ${s.ownUs.toFixed(1)} µs per request over ${s.served}, spins ${s.spinUs.toFixed(1)} µs`,
+        ];
+      });
+    },
+  };
+}
+
 async function run(): Promise<boolean> {
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
-  const regress = values.regress === undefined ? undefined : Number(values.regress);
+  const regress = values.regress === undefined ? undefined : selfTest(Number(values.regress));
   const baseline = guardBaselineSchema.parse(JSON.parse(readFileSync(values.baseline, 'utf8')));
   const t0 = performance.now();
   ensureBuilt();
@@ -157,7 +221,7 @@ async function run(): Promise<boolean> {
   if (placement.driver) spawnSync('taskset', ['-a', '-p', '-c', placement.driver, String(process.pid)]);
   const ctx = new BenchContext(PROFILES.quick, placement, 'autocannon', 'split', new Report());
   say(
-    `guard: ${placement.note}; ${rounds} rounds of ${seconds}s at ${CONNECTIONS} connections${regress ? `; self-test, Tollgate made ${regress * 100}% costlier` : ''}; load ${load()}`,
+    `guard: ${placement.note}; ${rounds} rounds of ${seconds}s at ${CONNECTIONS} connections${regress ? `; self-test, Tollgate made ${regress.share * 100}% costlier` : ''}; load ${load()}`,
   );
   try {
     const floor = await ctx.floor();
@@ -174,6 +238,14 @@ async function run(): Promise<boolean> {
     // Fresh processes need their code warm before a call costs what it will (docs/bench.md, Method).
     for (const m of all) await measure(m, Number(values.warm));
     say(`warmed at ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+    if (regress) {
+      // The hook takes each process's own cost per request over one pass of every Tollgate path, warm, then spins.
+      regress.signal();
+      for (const m of all) if (!m.key.startsWith('floor')) await measure(m, seconds);
+      regress.signal();
+      await regress.calibrated();
+      say(`self-test calibrated at ${((performance.now() - t0) / 1000).toFixed(1)}s: ${regress.spins().join('; ')}`);
+    }
     const measured: GuardRound[] = [];
     for (let r = 0; r < rounds; r++) {
       const row: Partial<Record<Measured['key'], number>> = {};

@@ -1,14 +1,29 @@
 // The guard's self-test (`bench/guard.ts --regress 0.15`) preloads this into
-// Tollgate's processes only (NODE_OPTIONS=--import): once the process has
-// served 4,000 requests, every request an HTTP server of it receives first
-// spins the CPU for BENCH_GUARD_REGRESS (a share) of what it spent per
-// request over requests 2,000 to 4,000, so the process costs that share more
-// per call: a regression the guard must catch. Nothing in Tollgate's code
-// reads the variable.
+// Tollgate's processes only (NODE_OPTIONS=--import). Each proxy process that
+// loads it writes its pid into BENCH_GUARD_REGRESS_DIR; the guard signals those
+// pids (SIGUSR2) once when its warm-up is done and once after a calibration
+// pass over every measured path. Between the two signals the hook takes the
+// process's own CPU per request, code already warm; from the second on,
+// every request an HTTP server of it receives first spins the CPU for
+// BENCH_GUARD_REGRESS (a share) of that, so the process costs that share
+// more per call: a regression the guard must catch. What it spins it writes
+// into its pid's file, for the guard to report. Nothing in Tollgate's code
+// reads these variables.
 import http from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 const share = Number(process.env.BENCH_GUARD_REGRESS);
-if (share > 0) {
+const dir = process.env.BENCH_GUARD_REGRESS_DIR;
+// The regression is a busy loop in a proxy step, so only the proxy's process
+// spins: `dist/bin/proxy.js`, or `dist/bin/start.js`, where `npm start` runs
+// the proxy (its control-plane child, npm and the build check do not). A
+// control plane made slower would also starve the load generator on its core,
+// and the guard would then read that, not the slip. Worker threads (the
+// proxy's body worker) preload it too; they serve no HTTP.
+const proxy = /[\\/]dist[\\/]bin[\\/](proxy|start)\.js$/.test(process.argv[1] ?? '');
+if (share > 0 && dir && proxy && isMainThread) {
   const cpuUs = () => {
     const u = process.cpuUsage();
     return u.user + u.system;
@@ -20,38 +35,42 @@ if (share > 0) {
   const spin = (turns) => {
     for (let i = 0; i < turns; i++) sink = (sink + i) | 0;
   };
-  let turnsPerUs = 0;
   // The fastest of five trials: on a shared VM the CPU clock also counts time
   // the host took away, which only makes a trial look slower.
-  const calibrate = () => {
+  const turnsPerUs = () => {
     spin(1_000_000); // compiled before it is timed
+    let best = 0;
     for (let trial = 0; trial < 5; trial++) {
       const t0 = cpuUs();
       spin(20_000_000);
-      turnsPerUs = Math.max(turnsPerUs, 20_000_000 / Math.max(1, cpuUs() - t0));
+      best = Math.max(best, 20_000_000 / Math.max(1, cpuUs() - t0));
     }
+    return best;
   };
-  // The process's own cost per request is taken once, over requests 2,000 to
-  // 4,000 (start-up left out, nothing spun yet), so the spin cannot feed on itself.
-  const from = 2_000;
-  const to = 4_000;
   let requests = 0;
-  let atFromUs = 0;
+  let mark;
   let turns = 0;
+  process.on('SIGUSR2', () => {
+    if (!mark) {
+      mark = { cpu: cpuUs(), requests };
+      return;
+    }
+    if (turns) return;
+    const served = requests - mark.requests;
+    const ownUs = served ? (cpuUs() - mark.cpu) / served : 0;
+    // A process that served nothing in the window (npm's own) has nothing to slow.
+    if (served) turns = Math.max(1, Math.round(share * ownUs * turnsPerUs()));
+    // What it spins is written beside its pid, for the guard to report.
+    writeFileSync(join(dir, String(process.pid)), JSON.stringify({ ownUs, served, spinUs: share * ownUs }));
+  });
   const emit = http.Server.prototype.emit;
   http.Server.prototype.emit = function (event, ...args) {
     if (event === 'request') {
       requests++;
-      if (requests === from) atFromUs = cpuUs();
-      else if (requests === to) {
-        const ownUs = (cpuUs() - atFromUs) / (to - from);
-        calibrate();
-        turns = Math.round(share * ownUs * turnsPerUs);
-        if (process.env.BENCH_GUARD_REGRESS_DEBUG)
-          process.stderr.write(`regress hook: ${ownUs.toFixed(1)} µs per request, spinning ${(turns / turnsPerUs).toFixed(1)} µs\n`);
-      } else if (turns) spin(turns);
+      if (turns) spin(turns);
     }
     return emit.call(this, event, ...args);
   };
+  writeFileSync(join(dir, String(process.pid)), '');
   process.on('exit', () => sink);
 }
