@@ -13,6 +13,7 @@ import { user_find_by_id } from '../../../control-plane/stores/users.js';
 import { TEST_MODELS_FILE, call, testConfig } from '../../support/control-plane.js';
 import { resetStore, testPostgresUrl, openTestStore } from '../../support/stores.js';
 import { skipped } from '../../support/skips.js';
+import { buildService } from '../../support/cluster.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -41,7 +42,9 @@ async function reservedPort(): Promise<{ port: string; release(): Promise<void> 
 }
 
 /**
- * Runs the CLI as a user would, with only the settings given. CONTROL_PLANE_PORT
+ * Runs the CLI as a user would (`npm run cli` runs the compiled dist/bin/cli.js:
+ * no tsx start for each of the file's ~50 runs; each suite brings dist/ up to
+ * date first), with only the settings given. CONTROL_PLANE_PORT
  * always names a port of this test's choosing, so a service someone else runs
  * on 8080 is never asked.
  */
@@ -49,7 +52,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'bin/cli.ts'), ...args],
+      [join(ROOT, 'dist/bin/cli.js'), ...args],
       { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, MODELS_FILE: TEST_MODELS_FILE, ...env } },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
@@ -74,6 +77,7 @@ describe('cli: help and usage errors', function () {
   let dir: string;
   let port: Awaited<ReturnType<typeof reservedPort>>;
   before(async () => {
+    await buildService();
     dir = tempDir();
     port = await reservedPort();
     env = { DATA_DIR: join(dir, 'data'), CONTROL_PLANE_PORT: port.port };
@@ -145,6 +149,7 @@ function storeStory(title: string, settings: () => Promise<NodeJS.ProcessEnv | u
     let port: Awaited<ReturnType<typeof reservedPort>> | undefined;
 
     before(async function () {
+      await buildService();
       const store = await settings();
       if (!store) {
         skipped(title, 'no PostgreSQL server');
@@ -293,6 +298,7 @@ describe('cli: the store the running service uses', function () {
   this.timeout(120_000);
   let dir: string;
   let service: RunningControlPlane | undefined;
+  before(() => buildService());
   beforeEach(() => {
     dir = tempDir();
   });
