@@ -9,12 +9,33 @@ export interface UsageChunkFilter {
 const EMPTY = Buffer.alloc(0);
 const LF_LF = Buffer.from('\n\n');
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
-const USAGE_OBJECT = Buffer.from('"usage":{');
+const USAGE_KEY = Buffer.from('"usage"');
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
+const SPACE = 0x20;
+const COLON = 0x3a;
+const BRACE = 0x7b;
+
+/**
+ * Whether `buf` has a `"usage"` key whose value is an object, compact
+ * (`"usage":{`) or spaced as Python writes JSON (`"usage": {`): one native
+ * search per key, then the bytes after it decide (OpenAI's deltas carry
+ * `"usage":null`).
+ */
+function holdsUsageObject(buf: Buffer): boolean {
+  for (let at = buf.indexOf(USAGE_KEY); at >= 0; at = buf.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
+    let i = at + USAGE_KEY.length;
+    while (buf[i] === SPACE) i++;
+    if (buf[i] !== COLON) continue;
+    do i++;
+    while (buf[i] === SPACE);
+    if (buf[i] === BRACE) return true;
+  }
+  return false;
+}
 
 /** Only a frame holding a usage object is decoded and tested; every delta frame is a native byte search. */
 function isUsageOnly(frame: Buffer): boolean {
-  return frame.includes(USAGE_OBJECT) && EMPTY_CHOICES.test(frame.toString('utf8'));
+  return holdsUsageObject(frame) && EMPTY_CHOICES.test(frame.toString('utf8'));
 }
 
 /** Whether a chunk ends where an SSE frame does (a blank line). */
@@ -43,7 +64,7 @@ export function createUsageChunkFilter(): UsageChunkFilter {
   return {
     push(chunk) {
       // The usual chunk: whole frames, none with a usage object. It passes as it is, with no copy.
-      if (!pending.length && endsFrame(chunk) && !chunk.includes(USAGE_OBJECT)) return chunk;
+      if (!pending.length && endsFrame(chunk) && !holdsUsageObject(chunk)) return chunk;
       const buf = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       const out: Buffer[] = [];
       let start = 0;

@@ -14,6 +14,8 @@ const chatFrames = [
 ];
 const chatStream = Buffer.from(chatFrames.join(''));
 const withoutUsage = Buffer.from(chatFrames.filter((_, i) => i !== 4).join(''));
+/** The same frames as a Python server writes them (`json.dumps`' default separators): `"usage": {`. */
+const spacedFrames = chatFrames.map((f) => f.replaceAll('":', '": ').replaceAll('":  ', '": ').replaceAll(',"', ', "'));
 
 const messagesStream = Buffer.from(
   [
@@ -51,6 +53,19 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
     );
   });
 
+  it('drops the usage-only chunk of a stream written with spaced JSON (a Python server), however the stream is cut', () => {
+    const spaced = Buffer.from(spacedFrames.join(''));
+    expect(spacedFrames[4]).to.include('"usage": {').and.include('"choices": []');
+    const expected = Buffer.from(spacedFrames.filter((_, i) => i !== 4).join(''));
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 12 }), (offsets) => {
+        const filter = createUsageChunkFilter();
+        const out = Buffer.concat([...cut(spaced, offsets).map((p) => filter.push(p)), filter.flush()]);
+        expect(out.toString()).to.equal(expected.toString());
+      }),
+    );
+  });
+
   it('passes a chunk of whole frames without a usage object as the very buffer it got, and still drops the usage chunk', () => {
     const filter = createUsageChunkFilter();
     const chunks = chatFrames.map((f) => Buffer.from(f));
@@ -75,7 +90,7 @@ describe('proxy: usage taps and the usage-chunk filter', () => {
   });
 
   it('reads a Chat stream written with spaced JSON (a Python server) as it reads a compact one: usage, reasons, deltas', () => {
-    const spaced = Buffer.from(chatFrames.map((f) => f.replaceAll('":', '": ').replaceAll('":  ', '": ')).join(''));
+    const spaced = Buffer.from(spacedFrames.join(''));
     expect(spaced.toString()).to.include('"usage": {');
     const tap = createUsageTap('chat', true);
     for (const p of cut(spaced, [17, 200, 333])) tap.feed(p);
