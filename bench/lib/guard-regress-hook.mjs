@@ -57,9 +57,8 @@ if (share > 0 && dir && proxy && isMainThread) {
     }
     if (turns) return;
     const served = requests - mark.requests;
-    const ownUs = served ? (cpuUs() - mark.cpu) / served : 0;
-    // A process that served nothing in the window (npm's own) has nothing to slow.
-    if (served) turns = Math.max(1, Math.round(share * ownUs * turnsPerUs()));
+    const ownUs = (cpuUs() - mark.cpu) / Math.max(1, served);
+    turns = Math.max(1, Math.round(share * ownUs * turnsPerUs()));
     // What it spins is written beside its pid, for the guard to report.
     writeFileSync(join(dir, String(process.pid)), JSON.stringify({ ownUs, served, spinUs: share * ownUs }));
   });

@@ -19,7 +19,8 @@ const BRACE = 0x7b;
  * Whether `buf` has a `"usage"` key whose value is an object, compact
  * (`"usage":{`) or spaced as Python writes JSON (`"usage": {`): one native
  * search per key, then the bytes after it decide (OpenAI's deltas carry
- * `"usage":null`).
+ * `"usage":null`). The stream reader's `valueOpens` (usage.ts) is the same
+ * test on decoded text; this one runs on the bytes, before any decoding.
  */
 function holdsUsageObject(buf: Buffer): boolean {
   for (let at = buf.indexOf(USAGE_KEY); at >= 0; at = buf.indexOf(USAGE_KEY, at + USAGE_KEY.length)) {
